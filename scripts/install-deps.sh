@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# install-deps.sh - install the Debian packages pvnet needs to build, test and benchmark.
+# Installs only what is missing; needs root (or sudo) when something is missing.
+set -euo pipefail
+
+pkgs=(
+	build-essential pkgconf meson ninja-build clang clang-format
+	libxen-dev          # Xen public headers (netif.h, ring.h, grant_table.h, xs_wire.h) and libxenstore
+	xenstore-utils      # xenstore-read/-write/-ls/-rm/-watch for the integration tests
+	libcmocka-dev       # unit test framework
+	libjansson-dev      # JSON for the control socket and bench output
+	libsodium-dev       # keyed hashing for tables a guest can fill
+	uthash-dev          # hash tables for the control plane
+	python3             # test-result summary in scripts/test.sh
+	iproute2            # network namespaces for the integration tests
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test.sh - build pvnet and run every test suite: a plain -Werror build, the same
+# under AddressSanitizer+UndefinedBehaviorSanitizer, and the threaded tests under
+# ThreadSanitizer.  Ends with "N passed, N failed" and exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+scripts/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+total_pass=0
+total_fail=0
+total_skip=0
+
+# run_build NAME MESON-ARGS... -- MESON-TEST-ARGS...
+run_build() {
+	local name=$1
+	shift
+	local setup=() testargs=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do setup+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	testargs=("$@")
+	local dir="$top/build-test/$name"
+
+	echo "=== $name: configure and build ==="
+	if ! { [ -f "$dir/build.ninja" ] && meson configure "$dir" "${setup[@]}" >/dev/null ||
+	       meson setup --wipe "$dir" "${setup[@]}" >/dev/null 2>&1 || meson setup "$dir" "${setup[@]}"; } ||
+	   ! ninja -C "$dir"; then
+		echo "$name: BUILD FAILED"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	echo "=== $name: test ==="
+	meson test -C "$dir" --print-errorlogs --num-processes 2 "${testargs[@]}"
+	local counts
+	counts=$(python3 - "$dir/meson-logs/testlog.json" <<'PY'
+import json, sys
+p = f = s = 0
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): p += 1
+        elif r == "SKIP": s += 1
+        else: f += 1
+except OSError:
+    f = 1
+print(p, f, s)
+PY
+)
+	read -r p f s <<<"$counts"
+	echo "$name: $p passed, $f failed, $s skipped"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
+}
+
+common=(--werror -Dtests=enabled)
+run_build plain "${common[@]}" --
+run_build asan "${common[@]}" -Db_sanitize=address,undefined -Db_lundef=false -- \
+	--suite unit --suite fuzz-replay --suite integration
+# TSan needs the non-PIE-compatible mmap layout some kernels break; setarch -R keeps it happy.
+run_build tsan "${common[@]}" -Db_sanitize=thread -Db_lundef=false -- \
+	--suite threaded --wrapper 'setarch -R'
+
+echo "${total_pass} passed, ${total_fail} failed, ${total_skip} skipped"
+[ "$total_fail" -eq 0 ]

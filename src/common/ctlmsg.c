@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/* ctlmsg.c - framing of pvnetd's control socket: one JSON object per datagram, with fds */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/ctlmsg.h"
+
+int ctlmsg_send(int sock, const json_t *msg, const int *fds, unsigned int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CTLMSG_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {0};
+	struct iovec iov;
+	char *text;
+	ssize_t n;
+	int rc = 0;
+
+	if (nfds > CTLMSG_MAX_FDS)
+		return -EINVAL;
+	text = json_dumps(msg, JSON_COMPACT);
+	if (!text)
+		return -ENOMEM;
+	iov.iov_base = text;
+	iov.iov_len = strlen(text);
+	if (iov.iov_len > CTLMSG_MAX) {
+		rc = -EMSGSIZE;
+		goto free_text;
+	}
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	do {
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		rc = -errno;
+	else if ((size_t)n != iov.iov_len)
+		rc = -EMSGSIZE;
+free_text:
+	free(text);
+	return rc;
+}
+
+int ctlmsg_recv(int sock, json_t **msg, int *fds, unsigned int *nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CTLMSG_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {0};
+	struct cmsghdr *cm;
+	struct iovec iov;
+	unsigned int got = 0;
+	json_error_t jerr;
+	char *buf;
+	ssize_t n;
+	int rc = 0;
+
+	*msg = NULL;
+	*nfds = 0;
+	/* One byte more than allowed, so an oversized message shows as MSG_TRUNC or a full buffer. */
+	buf = malloc(CTLMSG_MAX + 1);
+	if (!buf)
+		return -ENOMEM;
+	iov.iov_base = buf;
+	iov.iov_len = CTLMSG_MAX + 1;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	do {
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		rc = -errno;
+		goto free_buf;
+	}
+	/* Take ownership of every descriptor first, so none leaks on any error below. */
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t cnt;
+		int *p;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		cnt = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		p = (int *)(void *)CMSG_DATA(cm);
+		for (size_t i = 0; i < cnt; i++) {
+			if (fds && got < CTLMSG_MAX_FDS)
+				fds[got++] = p[i];
+			else
+				close(p[i]);
+		}
+	}
+	if (n == 0) {
+		rc = -ECONNRESET;
+		goto close_fds;
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n > CTLMSG_MAX) {
+		rc = -EBADMSG;
+		goto close_fds;
+	}
+	*msg = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, &jerr);
+	if (!*msg || !json_is_object(*msg)) {
+		json_decref(*msg);
+		*msg = NULL;
+		rc = -EBADMSG;
+		goto close_fds;
+	}
+	*nfds = got;
+	free(buf);
+	return 0;
+
+close_fds:
+	while (got)
+		close(fds[--got]);
+free_buf:
+	free(buf);
+	return rc;
+}
+
+int ctlmsg_call(int sock, const json_t *req, const int *fds, unsigned int nfds, json_t **reply,
+		int *rfds, unsigned int *nrfds)
+{
+	unsigned int dummy;
+	json_t *e;
+	int rc;
+
+	*reply = NULL;
+	if (!nrfds)
+		nrfds = &dummy;
+	rc = ctlmsg_send(sock, req, fds, nfds);
+	if (rc < 0)
+		return rc;
+	rc = ctlmsg_recv(sock, reply, rfds, nrfds);
+	if (rc < 0)
+		return rc;
+	e = json_object_get(*reply, "errno");
+	if (json_object_get(*reply, "error")) {
+		int v = json_is_integer(e) ? (int)json_integer_value(e) : EIO;
+
+		return v > 0 ? -v : -EIO;
+	}
+	return 0;
+}
+
+json_t *ctlmsg_error(int err, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	return json_pack("{s:s, s:i}", "error", text, "errno", err);
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/* log.c - levelled logging to stderr, with a rate limit for peer-caused events */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+
+static enum log_level log_threshold = LOG_INFO;
+
+static const char *const log_names[] = {"err", "warn", "info", "debug"};
+
+void log_set_level(enum log_level level)
+{
+	log_threshold = level;
+}
+
+int log_level_parse(const char *s)
+{
+	for (unsigned int i = 0; i < sizeof(log_names) / sizeof(log_names[0]); i++)
+		if (!strcmp(s, log_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	struct timespec ts;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	n = snprintf(line, sizeof(line), "%5lld.%03ld %-5s ", (long long)ts.tv_sec,
+		     ts.tv_nsec / 1000000, log_names[level]);
+	if (n < 0)
+		return;
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* One fputs per line so lines from several threads do not interleave. */
+	strncat(line, "\n", sizeof(line) - strlen(line) - 1);
+	fputs(line, stderr);
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > log_threshold)
+		return;
+	va_start(ap, fmt);
+	log_vmsg(level, fmt, ap);
+	va_end(ap);
+}
+
+bool log_ratelimit_ok(struct log_ratelimit *rl)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (now - rl->window_start >= rl->interval_ns) {
+		if (rl->suppressed)
+			log_msg(LOG_WARN, "%u messages suppressed", rl->suppressed);
+		rl->window_start = now;
+		rl->printed = 0;
+		rl->suppressed = 0;
+	}
+	if (rl->printed < rl->burst) {
+		rl->printed++;
+		return true;
+	}
+	rl->suppressed++;
+	return false;
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LOG_ERR, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

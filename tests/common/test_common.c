@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/* test_common.c - unit tests of src/common: control-message framing, event loop, log rate limit */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/ctlmsg.h"
+#include "common/log.h"
+#include "common/loop.h"
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void seqpair(int sv[2])
+{
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+static void test_ctlmsg_roundtrip_with_fds(void **state)
+{
+	int sv[2], p[2], fds[CTLMSG_MAX_FDS];
+	unsigned int nfds;
+	json_t *msg, *got;
+	char c;
+
+	seqpair(sv);
+	assert_int_equal(pipe(p), 0);
+	msg = json_pack("{s:s, s:i}", "op", "x", "n", 7);
+	assert_int_equal(ctlmsg_send(sv[0], msg, &p[1], 1), 0);
+	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), 0);
+	assert_int_equal(nfds, 1);
+	assert_true(json_equal(msg, got));
+	/* The received descriptor is the pipe's write end. */
+	assert_int_equal(write(fds[0], "z", 1), 1);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	assert_int_equal(c, 'z');
+	close(fds[0]);
+	json_decref(msg);
+	json_decref(got);
+	close(p[0]);
+	close(p[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_ctlmsg_rejects_bad_messages_without_leaking_fds(void **state)
+{
+	int sv[2], p[2], fds[CTLMSG_MAX_FDS], before;
+	unsigned int nfds;
+	struct msghdr mh = {0};
+	json_t *got;
+
+	seqpair(sv);
+	assert_int_equal(pipe(p), 0);
+	before = count_fds();
+	/* Not JSON, with an fd attached: the fd must be closed, not leaked. */
+	{
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = {.iov_base = "{bad", .iov_len = 4};
+		struct cmsghdr *cm;
+
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &p[0], sizeof(int));
+		assert_int_equal(sendmsg(sv[0], &mh, 0), 4);
+	}
+	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -EBADMSG);
+	assert_null(got);
+	assert_int_equal(count_fds(), before);
+
+	/* JSON but not an object. */
+	assert_int_equal(send(sv[0], "[1,2]", 5, 0), 5);
+	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -EBADMSG);
+
+	/* Too large to be a control message. */
+	{
+		size_t big = CTLMSG_MAX + 10;
+		char *buf = malloc(big);
+		int sz = (int)big * 2;
+
+		memset(buf, ' ', big);
+		buf[0] = '{';
+		buf[big - 1] = '}';
+		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		assert_int_equal(send(sv[0], buf, big, 0), (ssize_t)big);
+		free(buf);
+		assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -EBADMSG);
+	}
+
+	/* Orderly shutdown of the peer. */
+	close(sv[0]);
+	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -ECONNRESET);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void test_ctlmsg_call_maps_error_reply(void **state)
+{
+	int sv[2], fds[CTLMSG_MAX_FDS];
+	unsigned int nfds;
+	json_t *req = json_pack("{s:s}", "op", "x"), *reply = NULL, *got, *err;
+
+	seqpair(sv);
+	/* Queue the server's answer first: a seqpacket pair buffers it. */
+	err = ctlmsg_error(ENOSPC, "full: %d", 3);
+	assert_int_equal(ctlmsg_send(sv[1], err, NULL, 0), 0);
+	assert_int_equal(ctlmsg_call(sv[0], req, NULL, 0, &reply, NULL, NULL), -ENOSPC);
+	assert_string_equal(json_string_value(json_object_get(reply, "error")), "full: 3");
+	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), 0);
+	assert_true(json_equal(got, req));
+	assert_int_equal(ctlmsg_send(sv[0], req, fds, CTLMSG_MAX_FDS + 1), -EINVAL);
+	json_decref(got);
+	json_decref(err);
+	json_decref(reply);
+	json_decref(req);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+struct loop_fixture {
+	struct loop *l;
+	struct loop_watch a, b;
+	int pa[2], pb[2];
+	int fired_a, fired_b;
+};
+
+static void on_a(struct loop_watch *w, uint32_t ev)
+{
+	struct loop_fixture *f = w->data;
+	char c;
+
+	f->fired_a++;
+	assert_int_equal(read(w->fd, &c, 1), 1);
+	/* Removing the other watch in the same batch must cancel its pending event. */
+	loop_del(f->l, &f->b);
+	loop_stop(f->l);
+}
+
+static void on_b(struct loop_watch *w, uint32_t ev)
+{
+	struct loop_fixture *f = w->data;
+	char c;
+
+	f->fired_b++;
+	assert_int_equal(read(w->fd, &c, 1), 1);
+	loop_del(f->l, &f->a);
+	loop_stop(f->l);
+}
+
+static void test_loop_delete_during_dispatch(void **state)
+{
+	struct loop_fixture f = {0};
+
+	f.l = loop_create();
+	assert_non_null(f.l);
+	assert_int_equal(pipe(f.pa), 0);
+	assert_int_equal(pipe(f.pb), 0);
+	f.a = (struct loop_watch){.fd = f.pa[0], .cb = on_a, .data = &f};
+	f.b = (struct loop_watch){.fd = f.pb[0], .cb = on_b, .data = &f};
+	assert_int_equal(loop_add(f.l, &f.a, EPOLLIN), 0);
+	assert_int_equal(loop_add(f.l, &f.b, EPOLLIN), 0);
+	assert_int_equal(loop_add(f.l, &f.b, EPOLLIN), -EEXIST);
+	assert_int_equal(write(f.pa[1], "x", 1), 1);
+	assert_int_equal(write(f.pb[1], "y", 1), 1);
+	assert_int_equal(loop_run(f.l), 0);
+	/* Exactly one of the two ran: whichever came first removed the other. */
+	assert_int_equal(f.fired_a + f.fired_b, 1);
+	assert_int_equal(loop_run_once(f.l, 0), 0);
+	loop_destroy(f.l);
+	for (int i = 0; i < 2; i++) {
+		close(f.pa[i]);
+		close(f.pb[i]);
+	}
+}
+
+static void test_loop_timeout_and_mod(void **state)
+{
+	struct loop_fixture f = {0};
+
+	f.l = loop_create();
+	assert_int_equal(pipe(f.pa), 0);
+	f.a = (struct loop_watch){.fd = f.pa[0], .cb = on_a, .data = &f};
+	assert_int_equal(loop_add(f.l, &f.a, 0), 0);
+	assert_int_equal(write(f.pa[1], "x", 1), 1);
+	/* Watching for nothing: the readable pipe does not fire. */
+	assert_int_equal(loop_run_once(f.l, 10), 0);
+	assert_int_equal(loop_mod(f.l, &f.a, EPOLLIN), 0);
+	f.b.fd = -1;
+	assert_int_equal(loop_run_once(f.l, 1000), 1);
+	assert_int_equal(f.fired_a, 1);
+	loop_destroy(f.l);
+	close(f.pa[0]);
+	close(f.pa[1]);
+}
+
+static void test_ratelimit_burst(void **state)
+{
+	struct log_ratelimit rl = {.interval_ns = 60ULL * 1000000000ULL, .burst = 3};
+	int printed = 0;
+
+	for (int i = 0; i < 100; i++)
+		printed += log_ratelimit_ok(&rl);
+	assert_int_equal(printed, 3);
+	assert_int_equal(rl.suppressed, 97);
+	assert_int_equal(log_level_parse("debug"), LOG_DEBUG);
+	assert_int_equal(log_level_parse("loud"), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ctlmsg_roundtrip_with_fds),
+		cmocka_unit_test(test_ctlmsg_rejects_bad_messages_without_leaking_fds),
+		cmocka_unit_test(test_ctlmsg_call_maps_error_reply),
+		cmocka_unit_test(test_loop_delete_during_dispatch),
+		cmocka_unit_test(test_loop_timeout_and_mod),
+		cmocka_unit_test(test_ratelimit_burst),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
