@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* xen.h - include Xen's public protocol headers with the barriers ring.h expects */
+#ifndef PVNET_COMMON_XEN_H
+#define PVNET_COMMON_XEN_H
+
+/*
+ * Xen's headers are the protocol: pvnet includes them rather than retyping
+ * them.  They expect the includer to provide <stdint.h> and the barrier
+ * macros used by ring.h (xen_mb/xen_rmb/xen_wmb map onto mb/rmb/wmb).
+ * Between processes sharing memory these are C11 fences: release before
+ * publishing a producer index, acquire after reading one, and a full
+ * (sequentially consistent) fence where a store must be visible before a
+ * later load — the notify check of RING_PUSH_*_AND_CHECK_NOTIFY and
+ * RING_FINAL_CHECK_FOR_*.  On x86 only the full fence costs an instruction.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef mb
+#define mb()  atomic_thread_fence(memory_order_seq_cst)
+#define rmb() atomic_thread_fence(memory_order_acquire)
+#define wmb() atomic_thread_fence(memory_order_release)
+#endif
+
+#include <xen/xen.h>
+#include <xen/event_channel.h>
+#include <xen/grant_table.h>
+#include <xen/io/netif.h>
+#include <xen/io/ring.h>
+#include <xen/io/xenbus.h>
+#include <xen/io/xs_wire.h>
+
+#endif /* PVNET_COMMON_XEN_H */

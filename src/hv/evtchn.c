@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+// evtchn.c - interdomain event channels: Xen's port life cycle over eventfds
+
+/*
+ * Theory of Operation
+ *
+ * State.  Each domain slot has max_evtchns ports, allocated once and kept
+ * until hv_destroy() (type-stable, see hv_internal.h); port 0 is reserved
+ * as on Xen.  A port is FREE, UNBOUND (allocated for one remote domain to
+ * bind) or INTERDOMAIN (bound to a peer port).  Per port: a pending bit and
+ * a mask bit in one atomic word, an eventfd readable while an event is
+ * pending, and counters.
+ *
+ * Eventfds belong to the channel, not to the port.  alloc_unbound creates
+ * two: the port's own, and a spare that the binder's port will own.  When
+ * one end of a bound channel closes, its eventfd goes back to the
+ * survivor as the spare for the next binder.  So the pair of fds a guest
+ * process got from hv_evtchn_guest_fds() (wait on its own, kick the
+ * other) stays valid across binds and closes of the other end; the fds are
+ * closed only when the last port of the channel closes.
+ *
+ * Delivery.  notify sets the peer's pending bit and writes the peer's
+ * eventfd only on the 0->1 edge of pending and only if not masked; an
+ * event storm costs one atomic per notify, not a syscall.  pending() clears
+ * the bit and drains the eventfd (a cross-process guest writes it
+ * directly, so that is where its kicks are seen; any number of them reads
+ * as one event).  unmask re-signals an event that arrived while masked.  A
+ * port whose owner is another process ("external") cannot be seen to
+ * consume, so every notify to it writes its eventfd.
+ *
+ * Threads.  The control plane (alloc, bind, close, guest_fds, domain
+ * destroy) holds hv->lock.  notify, pending, mask, unmask, fd are
+ * lock-free: they look the domain up in its type-stable slot, and notify
+ * brackets its use of the peer pointer with the sending port's inflight
+ * count.  Whoever unbinds a channel first clears the peer pointer and then
+ * waits for the inflight count of the port(s) that pointed at it to reach 0
+ * (a few instructions: a notify never blocks), so no notify can still
+ * write an eventfd that has moved or been closed.  The sequentially
+ * consistent ordering of those two atomics is what makes this safe (the
+ * store of the peer pointer versus the load of inflight, Dekker style).
+ */
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "hv/evtchn.h"
+#include "hv/hv_internal.h"
+
+static void hv_evtchn_port_reset(struct hv_evtchn_port *p)
+{
+	atomic_store(&p->state, HV_ECS_FREE);
+	atomic_store(&p->flags, 0);
+	atomic_store(&p->external, false);
+	atomic_store(&p->peer, NULL);
+	atomic_store(&p->sent, 0);
+	atomic_store(&p->delivered, 0);
+	atomic_store(&p->spurious, 0);
+	p->remote_dom = 0;
+	p->remote_port = 0;
+	p->efd = -1;
+	p->spare_efd = -1;
+}
+
+int hv_evtchn_domain_init(struct hv *hv, struct hv_domain *d)
+{
+	if (!d->ports) {
+		d->ports = calloc(hv->cfg.max_evtchns, sizeof(*d->ports));
+		if (!d->ports)
+			return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < hv->cfg.max_evtchns; i++)
+		hv_evtchn_port_reset(&d->ports[i]);
+	atomic_store(&d->ports[0].state, HV_ECS_RESERVED);
+	return 0;
+}
+
+/* Wait until no notify is reading @p's peer pointer (bounded: notify never blocks). */
+static void hv_evtchn_quiesce(struct hv_evtchn_port *p)
+{
+	while (atomic_load(&p->inflight))
+		sched_yield();
+}
+
+/* Set @q pending and signal its eventfd if that is an edge to deliver. */
+static void hv_evtchn_raise(struct hv_evtchn_port *q)
+{
+	static const uint64_t one = 1;
+	uint32_t old = atomic_fetch_or(&q->flags, HV_EVTCHN_PENDING);
+
+	if (!atomic_load_explicit(&q->external, memory_order_relaxed) &&
+	    (old & (HV_EVTCHN_PENDING | HV_EVTCHN_MASKED)))
+		return;
+	/* EAGAIN: counter saturated, the event is pending anyway. */
+	if (write(q->efd, &one, sizeof(one)) == sizeof(one))
+		atomic_fetch_add_explicit(&q->delivered, 1, memory_order_relaxed);
+}
+
+static bool hv_evtchn_is_open(uint32_t state)
+{
+	return state == HV_ECS_UNBOUND || state == HV_ECS_INTERDOMAIN;
+}
+
+/* Fast-path lookup of an open port of a live domain, or NULL. */
+static struct hv_evtchn_port *hv_evtchn_port_get(struct hv *hv, domid_t dom, evtchn_port_t port)
+{
+	struct hv_domain *d = hv_domain_lookup_live(hv, dom);
+	struct hv_evtchn_port *p;
+
+	if (!d || port == 0 || port >= hv->cfg.max_evtchns)
+		return NULL;
+	p = &d->ports[port];
+	if (!hv_evtchn_is_open(atomic_load_explicit(&p->state, memory_order_acquire)))
+		return NULL;
+	return p;
+}
+
+/* A free port of @d other than 0, or 0 if none (hv->lock held). */
+static evtchn_port_t hv_evtchn_find_free(struct hv *hv, struct hv_domain *d)
+{
+	for (evtchn_port_t i = 1; i < hv->cfg.max_evtchns; i++)
+		if (atomic_load(&d->ports[i].state) == HV_ECS_FREE)
+			return i;
+	return 0;
+}
+
+int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtchn_port_t *port)
+{
+	struct hv_evtchn_port *p;
+	struct hv_domain *d;
+	evtchn_port_t n;
+	int rc = 0;
+
+	if (remote_dom == DOMID_SELF)
+		remote_dom = dom;
+	pthread_mutex_lock(&hv->lock);
+	d = hv_domain_lookup_live(hv, dom);
+	if (!d) {
+		rc = -ESRCH;
+		goto unlock;
+	}
+	n = hv_evtchn_find_free(hv, d);
+	if (!n) {
+		rc = -ENOSPC;
+		goto unlock;
+	}
+	p = &d->ports[n];
+	hv_evtchn_port_reset(p);
+	p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->efd < 0) {
+		rc = -errno;
+		goto unlock;
+	}
+	p->spare_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (p->spare_efd < 0) {
+		rc = -errno;
+		goto close_efd;
+	}
+	p->remote_dom = remote_dom;
+	atomic_store_explicit(&p->state, HV_ECS_UNBOUND, memory_order_release);
+	hv->nr_ports_open++;
+	*port = n;
+	goto unlock;
+
+close_efd:
+	close(p->efd);
+	p->efd = -1;
+unlock:
+	pthread_mutex_unlock(&hv->lock);
+	return rc;
+}
+
+int hv_evtchn_bind_interdomain(struct hv *hv, domid_t dom, domid_t remote_dom,
+			       evtchn_port_t remote_port, evtchn_port_t *local_port)
+{
+	struct hv_evtchn_port *lp, *rp;
+	struct hv_domain *ld, *rd;
+	evtchn_port_t n;
+	int rc = 0;
+
+	if (remote_dom == DOMID_SELF)
+		remote_dom = dom;
+	pthread_mutex_lock(&hv->lock);
+	ld = hv_domain_lookup_live(hv, dom);
+	rd = hv_domain_lookup_live(hv, remote_dom);
+	if (!ld || !rd) {
+		rc = -ESRCH;
+		goto unlock;
+	}
+	if (remote_port == 0 || remote_port >= hv->cfg.max_evtchns) {
+		rc = -EINVAL;
+		goto unlock;
+	}
+	rp = &rd->ports[remote_port];
+	/* Xen: only an unbound port allocated for us. */
+	if (atomic_load(&rp->state) != HV_ECS_UNBOUND || rp->remote_dom != dom) {
+		rc = -EINVAL;
+		goto unlock;
+	}
+	n = hv_evtchn_find_free(hv, ld);
+	if (!n) {
+		rc = -ENOSPC;
+		goto unlock;
+	}
+	lp = &ld->ports[n];
+	hv_evtchn_port_reset(lp);
+	lp->efd = rp->spare_efd;
+	rp->spare_efd = -1;
+	lp->remote_dom = remote_dom;
+	lp->remote_port = remote_port;
+	rp->remote_port = n;
+	atomic_store(&lp->peer, rp);
+	atomic_store(&rp->peer, lp);
+	atomic_store(&lp->state, HV_ECS_INTERDOMAIN);
+	atomic_store(&rp->state, HV_ECS_INTERDOMAIN);
+	hv->nr_ports_open++;
+	/* Xen: events sent to the unbound port were lost; assume there were some. */
+	hv_evtchn_raise(lp);
+	*local_port = n;
+unlock:
+	pthread_mutex_unlock(&hv->lock);
+	return rc;
+}
+
+/* Close one open port (hv->lock held); a bound peer goes back to unbound. */
+static void hv_evtchn_close_port(struct hv *hv, struct hv_evtchn_port *p)
+{
+	if (atomic_load(&p->state) == HV_ECS_INTERDOMAIN) {
+		struct hv_evtchn_port *q = atomic_load(&p->peer);
+
+		/* Unlink both directions first, then wait out notifies in flight. */
+		atomic_store(&p->peer, NULL);
+		atomic_store(&q->peer, NULL);
+		atomic_store(&p->state, HV_ECS_FREE);
+		atomic_store(&q->state, HV_ECS_UNBOUND);
+		hv_evtchn_quiesce(p);
+		hv_evtchn_quiesce(q);
+		/* As Xen's evtchn_close: the peer may be bound again by p's domain. */
+		q->remote_port = 0;
+		q->spare_efd = p->efd;
+	} else {
+		atomic_store(&p->state, HV_ECS_FREE);
+		hv_evtchn_quiesce(p);
+		close(p->efd);
+		close(p->spare_efd);
+	}
+	p->efd = -1;
+	p->spare_efd = -1;
+	atomic_store(&p->flags, 0);
+	atomic_store(&p->external, false);
+	hv->nr_ports_open--;
+}
+
+int hv_evtchn_close(struct hv *hv, domid_t dom, evtchn_port_t port)
+{
+	struct hv_domain *d;
+	int rc = 0;
+
+	pthread_mutex_lock(&hv->lock);
+	d = hv_domain_lookup_live(hv, dom);
+	if (!d) {
+		rc = -ESRCH;
+		goto unlock;
+	}
+	if (port == 0 || port >= hv->cfg.max_evtchns ||
+	    !hv_evtchn_is_open(atomic_load(&d->ports[port].state))) {
+		rc = -EINVAL;
+		goto unlock;
+	}
+	hv_evtchn_close_port(hv, &d->ports[port]);
+unlock:
+	pthread_mutex_unlock(&hv->lock);
+	return rc;
+}
+
+uint32_t hv_evtchn_domain_close_all(struct hv *hv, struct hv_domain *d)
+{
+	uint32_t n = 0;
+
+	if (!d->ports)
+		return 0;
+	for (evtchn_port_t i = 1; i < hv->cfg.max_evtchns; i++) {
+		if (hv_evtchn_is_open(atomic_load(&d->ports[i].state))) {
+			hv_evtchn_close_port(hv, &d->ports[i]);
+			n++;
+		}
+	}
+	return n;
+}
+
+int hv_evtchn_notify(struct hv *hv, domid_t dom, evtchn_port_t port)
+{
+	struct hv_domain *d = hv_domain_lookup_live(hv, dom);
+	struct hv_evtchn_port *p, *q;
+	uint32_t state;
+	int rc = 0;
+
+	if (!d || port == 0 || port >= hv->cfg.max_evtchns)
+		return -EINVAL;
+	p = &d->ports[port];
+	/* Seq-cst: pairs with the unlink-then-quiesce of hv_evtchn_close_port(). */
+	atomic_fetch_add(&p->inflight, 1);
+	state = atomic_load(&p->state);
+	if (state == HV_ECS_INTERDOMAIN) {
+		q = atomic_load(&p->peer);
+		if (q) /* NULL: the peer closed just now; dropped like unbound */
+			hv_evtchn_raise(q);
+	} else if (state != HV_ECS_UNBOUND) {
+		rc = -EINVAL; /* Xen drops events on unbound ports silently */
+	}
+	atomic_fetch_sub(&p->inflight, 1);
+	if (rc == 0)
+		atomic_fetch_add_explicit(&p->sent, 1, memory_order_relaxed);
+	return rc;
+}
+
+int hv_evtchn_fd(struct hv *hv, domid_t dom, evtchn_port_t port)
+{
+	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
+
+	return p ? p->efd : -EINVAL;
+}
+
+int hv_evtchn_pending(struct hv *hv, domid_t dom, evtchn_port_t port)
+{
+	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
+	uint64_t cnt;
+	uint32_t old;
+	bool got;
+
+	if (!p)
+		return -EINVAL;
+	old = atomic_fetch_and(&p->flags, ~HV_EVTCHN_PENDING);
+	/* Drain: makes the fd unreadable, and is where a guest's kicks land. */
+	got = read(p->efd, &cnt, sizeof(cnt)) == sizeof(cnt);
+	if (old & HV_EVTCHN_PENDING)
+		got = true;
+	if (!got)
+		atomic_fetch_add_explicit(&p->spurious, 1, memory_order_relaxed);
+	return got;
+}
+
+int hv_evtchn_mask(struct hv *hv, domid_t dom, evtchn_port_t port)
+{
+	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
+
+	if (!p)
+		return -EINVAL;
+	atomic_fetch_or(&p->flags, HV_EVTCHN_MASKED);
+	return 0;
+}
+
+int hv_evtchn_unmask(struct hv *hv, domid_t dom, evtchn_port_t port)
+{
+	static const uint64_t one = 1;
+	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
+	uint32_t old;
+
+	if (!p)
+		return -EINVAL;
+	old = atomic_fetch_and(&p->flags, ~HV_EVTCHN_MASKED);
+	/* An event arrived while masked and was not signalled: do it now. */
+	if ((old & HV_EVTCHN_MASKED) && (old & HV_EVTCHN_PENDING) &&
+	    write(p->efd, &one, sizeof(one)) == sizeof(one))
+		atomic_fetch_add_explicit(&p->delivered, 1, memory_order_relaxed);
+	return 0;
+}
+
+int hv_evtchn_guest_fds(struct hv *hv, domid_t dom, evtchn_port_t port, int *wait_fd, int *kick_fd)
+{
+	struct hv_evtchn_port *p;
+	int rc = 0;
+
+	pthread_mutex_lock(&hv->lock);
+	p = hv_evtchn_port_get(hv, dom, port);
+	if (!p) {
+		rc = -EINVAL;
+		goto unlock;
+	}
+	atomic_store(&p->external, true);
+	*wait_fd = p->efd;
+	if (atomic_load(&p->state) == HV_ECS_INTERDOMAIN)
+		*kick_fd = atomic_load(&p->peer)->efd;
+	else
+		*kick_fd = p->spare_efd;
+unlock:
+	pthread_mutex_unlock(&hv->lock);
+	return rc;
+}
+
+int hv_evtchn_port_stats(struct hv *hv, domid_t dom, evtchn_port_t port, struct hv_evtchn_stats *st)
+{
+	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
+
+	if (!p)
+		return -EINVAL;
+	st->sent = atomic_load(&p->sent);
+	st->delivered = atomic_load(&p->delivered);
+	st->spurious = atomic_load(&p->spurious);
+	return 0;
+}

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: MIT
+// gnttab.c - grant table v1, hypervisor side: map, unmap and copy batches
+
+/*
+ * Theory of Operation
+ *
+ * Shared memory.  Each domain's grant table is an array of
+ * grant_entry_v1_t in a memfd that the guest maps and writes at any time.
+ * hv never trusts a field it has read twice: for each op it loads the
+ * flags+domid word once (acquire) and the frame once into locals,
+ * validates the locals, and then sets GTF_reading (and GTF_writing) with a
+ * 32-bit compare-and-swap that expects exactly the flags+domid it
+ * validated, as Xen's _set_status_v1() does.  If the guest changed the entry
+ * in between, the CAS fails and the op starts over from a fresh read; after
+ * HV_GRANT_RETRIES failed attempts the entry is "unstable" and the op fails
+ * with GNTST_general_error.  Nothing has been pinned at that point.
+ *
+ * hv-private state.  Per entry, struct hv_active (Xen's active entry) holds
+ * the pin counts, the pinning domain and the frame snapshot taken at the
+ * first pin; later pins use that snapshot, so every mapping of an entry
+ * points at the same page whatever the guest rewrites.  The in-use bits are
+ * cleared when the last pin of their kind goes.  The guest cannot reach
+ * this state, so it cannot make hv leak or double-release a pin.
+ *
+ * Threads.  One hv_gnttab handle is used by one thread at a time; many
+ * handles on many threads may work on the same domain.  Entry state
+ * changes take the entry's one-word spinlock (a few instructions, no
+ * syscall; only two handles on the same ref contend).  A batch takes one
+ * lock-free reference per domain it touches (hv_domain_get), not one per
+ * op; each mapping holds its own reference, so a destroyed domain's memory
+ * stays mapped until the last unmap.  hv-wide counters are updated once per
+ * batch.
+ */
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "hv/gnttab.h"
+#include "hv/hv_internal.h"
+
+/* Same bound as Xen's _set_status_v1(): a guest that keeps rewriting loses. */
+#define HV_GRANT_RETRIES 4
+
+/* Busy-wait this long on an entry lock before yielding the CPU. */
+#define HV_SPIN_BEFORE_YIELD 128
+
+/* Distinct domains one batch keeps referenced (netback uses one or two). */
+#define HV_BATCH_DOMS 4
+
+void (*hv_gnttab_race_hook)(grant_entry_v1_t *entry);
+
+/* The flags and domid of a v1 entry, updated together (Xen's grant_combo). */
+union hv_grant_combo {
+	uint32_t raw;
+	struct {
+		uint16_t flags;
+		domid_t domid;
+	};
+};
+
+/* One maptrack entry: a live mapping, or a link in the free list. */
+struct hv_maptrack {
+	struct hv_domain *d; /* NULL when free */
+	uint8_t *addr;
+	grant_ref_t ref;
+	bool write;
+	uint32_t next_free;
+};
+
+struct hv_gnttab {
+	struct hv *hv;
+	domid_t self;
+	uint32_t nr_maptrack;
+	uint32_t free_head; /* nr_maptrack when empty */
+	struct hv_maptrack *maptrack;
+};
+
+/* Domains referenced by the batch in progress, with negative results. */
+struct hv_batch {
+	struct hv *hv;
+	uint32_t n;
+	domid_t id[HV_BATCH_DOMS];
+	struct hv_domain *d[HV_BATCH_DOMS];
+};
+
+static inline void hv_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void hv_active_lock(struct hv_active *act)
+{
+	unsigned int spins = 0;
+
+	while (atomic_exchange_explicit(&act->lock, 1, memory_order_acquire)) {
+		while (atomic_load_explicit(&act->lock, memory_order_relaxed)) {
+			if (++spins < HV_SPIN_BEFORE_YIELD) {
+				hv_cpu_relax();
+				continue;
+			}
+			/* The holder may be preempted: let it run. */
+			sched_yield();
+			spins = 0;
+		}
+	}
+}
+
+static void hv_active_unlock(struct hv_active *act)
+{
+	atomic_store_explicit(&act->lock, 0, memory_order_release);
+}
+
+static uint32_t *hv_grant_word(grant_entry_v1_t *e)
+{
+	return (uint32_t *)(void *)&e->flags;
+}
+
+/*
+ * Pin entry @ref of @d for domain @self, reading (and writing if @write).
+ * On GNTST_okay, *@frame is the frame to use and the entry carries
+ * GTF_reading (and GTF_writing); on failure nothing has changed.
+ */
+static int16_t hv_grant_pin(struct hv_domain *d, grant_ref_t ref, domid_t self, bool write,
+			    uint32_t *frame)
+{
+	grant_entry_v1_t *e;
+	struct hv_active *act;
+	int16_t rc = GNTST_general_error;
+	uint32_t snap_frame;
+	bool pinned;
+
+	if (ref >= d->nr_grants)
+		return GNTST_bad_gntref;
+	e = &d->gnttab[ref];
+	act = &d->active[ref];
+
+	hv_active_lock(act);
+	pinned = act->rd_pins || act->wr_pins;
+	if (pinned && act->domid != self)
+		goto unlock; /* Xen: "Bad domain" on an active entry */
+	/* Xen's pin counts are 8 bits per kind; ours overflow much later. */
+	if ((write ? act->wr_pins : act->rd_pins) == UINT16_MAX)
+		goto unlock;
+
+	for (int tries = 0;; tries++) {
+		union hv_grant_combo cur, want;
+
+		/* One read of each shared field; only the locals are used below. */
+		cur.raw = __atomic_load_n(hv_grant_word(e), __ATOMIC_ACQUIRE);
+		snap_frame = __atomic_load_n(&e->frame, __ATOMIC_RELAXED);
+
+		if ((cur.flags & GTF_type_mask) != GTF_permit_access) {
+			rc = GNTST_general_error;
+			goto unlock;
+		}
+		if (cur.domid != self || (write && (cur.flags & GTF_readonly))) {
+			rc = GNTST_permission_denied;
+			goto unlock;
+		}
+		if (pinned)
+			snap_frame = act->frame;
+		else if (snap_frame >= d->npages) {
+			rc = GNTST_bad_page;
+			goto unlock;
+		}
+
+		want = cur;
+		want.flags |= GTF_reading | (write ? GTF_writing : 0);
+		if (hv_gnttab_race_hook)
+			hv_gnttab_race_hook(e);
+		if (__atomic_compare_exchange_n(hv_grant_word(e), &cur.raw, want.raw, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+		if (tries + 1 == HV_GRANT_RETRIES) {
+			rc = GNTST_general_error; /* the guest keeps rewriting it */
+			goto unlock;
+		}
+	}
+
+	if (!pinned) {
+		act->domid = self;
+		act->frame = snap_frame;
+	}
+	if (write)
+		act->wr_pins++;
+	else
+		act->rd_pins++;
+	*frame = act->frame;
+	rc = GNTST_okay;
+unlock:
+	hv_active_unlock(act);
+	return rc;
+}
+
+/* Drop one pin taken by hv_grant_pin(); clears the in-use bits it owned. */
+static void hv_grant_unpin(struct hv_domain *d, grant_ref_t ref, bool write)
+{
+	grant_entry_v1_t *e = &d->gnttab[ref];
+	struct hv_active *act = &d->active[ref];
+	union hv_grant_combo mask = {.raw = UINT32_MAX};
+	uint16_t clear = 0;
+
+	hv_active_lock(act);
+	if (write) {
+		act->wr_pins--;
+		if (!act->wr_pins)
+			clear |= GTF_writing;
+	} else {
+		act->rd_pins--;
+	}
+	if (!act->rd_pins && !act->wr_pins)
+		clear |= GTF_reading;
+	if (clear) {
+		/* One atomic on the whole word: the guest CASes the same word. */
+		mask.flags = (uint16_t)~clear;
+		__atomic_fetch_and(hv_grant_word(e), mask.raw, __ATOMIC_RELEASE);
+	}
+	hv_active_unlock(act);
+}
+
+/* The domain @id for this batch (a reference held until hv_batch_end). */
+static struct hv_domain *hv_batch_domain(struct hv_batch *b, domid_t id)
+{
+	struct hv_domain *d;
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		if (b->id[i] == id) {
+			d = b->d[i];
+			goto check_dying;
+		}
+	}
+	if (b->n == HV_BATCH_DOMS) {
+		for (uint32_t i = 0; i < b->n; i++)
+			if (b->d[i])
+				hv_domain_put(b->hv, b->d[i]);
+		b->n = 0;
+	}
+	d = hv_domain_get(b->hv, id);
+	b->id[b->n] = id;
+	b->d[b->n] = d;
+	b->n++;
+check_dying:
+	/* Destroyed since the batch took its reference: refuse new work. */
+	if (d && atomic_load_explicit(&d->state, memory_order_relaxed) != HV_DOM_LIVE)
+		return NULL;
+	return d;
+}
+
+static void hv_batch_end(struct hv_batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->d[i])
+			hv_domain_put(b->hv, b->d[i]);
+	b->n = 0;
+}
+
+struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
+{
+	struct hv_gnttab *gt;
+
+	if (!hv) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!hv_domain_lookup_live(hv, self)) {
+		errno = ESRCH;
+		return NULL;
+	}
+	gt = calloc(1, sizeof(*gt));
+	if (!gt)
+		return NULL;
+	gt->maptrack = calloc(hv->cfg.max_maptrack, sizeof(*gt->maptrack));
+	if (!gt->maptrack) {
+		free(gt);
+		return NULL;
+	}
+	gt->hv = hv;
+	gt->self = self;
+	gt->nr_maptrack = hv->cfg.max_maptrack;
+	for (uint32_t i = 0; i < gt->nr_maptrack; i++)
+		gt->maptrack[i].next_free = i + 1;
+	gt->free_head = 0;
+	return gt;
+}
+
+/* Undo one mapping: unpin, release the maptrack entry, drop the domain. */
+static void hv_gnttab_unmap_one(struct hv_gnttab *gt, grant_handle_t h)
+{
+	struct hv_maptrack *mt = &gt->maptrack[h];
+	struct hv_domain *d = mt->d;
+
+	hv_grant_unpin(d, mt->ref, mt->write);
+	atomic_fetch_sub(&d->maps, 1);
+	mt->d = NULL;
+	mt->addr = NULL;
+	mt->next_free = gt->free_head;
+	gt->free_head = h;
+	hv_domain_put(gt->hv, d); /* may free a zombie: after the unpin */
+}
+
+void hv_gnttab_close(struct hv_gnttab *gt)
+{
+	uint64_t n = 0;
+
+	if (!gt)
+		return;
+	for (uint32_t h = 0; h < gt->nr_maptrack; h++) {
+		if (gt->maptrack[h].d) {
+			hv_gnttab_unmap_one(gt, h);
+			n++;
+		}
+	}
+	atomic_fetch_sub(&gt->hv->maps_in_use, n);
+	free(gt->maptrack);
+	free(gt);
+}
+
+static int16_t hv_gnttab_map_one(struct hv_gnttab *gt, struct hv_batch *b,
+				 struct gnttab_map_grant_ref *op)
+{
+	bool write = !(op->flags & GNTMAP_readonly);
+	struct hv_maptrack *mt;
+	struct hv_domain *d;
+	uint32_t frame;
+	int16_t rc;
+
+	/* As Xen: a map op must ask for a host mapping. */
+	if (!(op->flags & GNTMAP_host_map))
+		return GNTST_bad_gntref;
+	/* No device (IOMMU) mappings and no PTE updates to emulate. */
+	if (op->flags & (GNTMAP_device_map | GNTMAP_contains_pte))
+		return GNTST_general_error;
+	d = hv_batch_domain(b, op->dom);
+	if (!d)
+		return GNTST_bad_domain;
+	if (gt->free_head == gt->nr_maptrack)
+		return GNTST_no_device_space;
+	rc = hv_grant_pin(d, op->ref, gt->self, write, &frame);
+	if (rc != GNTST_okay)
+		return rc;
+
+	op->handle = gt->free_head;
+	mt = &gt->maptrack[op->handle];
+	gt->free_head = mt->next_free;
+	mt->d = d;
+	mt->ref = op->ref;
+	mt->write = write;
+	mt->addr = (write ? d->mem_rw : (uint8_t *)d->mem_ro) + (size_t)frame * HV_PAGE_SIZE;
+	atomic_fetch_add(&d->refs, 1); /* the mapping keeps the memory alive */
+	atomic_fetch_add(&d->maps, 1);
+	op->host_addr = (uint64_t)(uintptr_t)mt->addr;
+	return GNTST_okay;
+}
+
+int hv_gnttab_map_grant_refs(struct hv_gnttab *gt, uint32_t count, struct gnttab_map_grant_ref *ops)
+{
+	struct hv_batch b = {.hv = gt ? gt->hv : NULL};
+	uint64_t mapped = 0;
+
+	if (!gt || (count && !ops))
+		return -EINVAL;
+	for (uint32_t i = 0; i < count; i++) {
+		struct gnttab_map_grant_ref *op = &ops[i];
+
+		op->dev_bus_addr = 0;
+		op->status = hv_gnttab_map_one(gt, &b, op);
+		if (op->status == GNTST_okay)
+			mapped++;
+		else
+			op->host_addr = 0;
+	}
+	hv_batch_end(&b);
+	atomic_fetch_add(&gt->hv->maps_in_use, mapped);
+	atomic_fetch_add(&gt->hv->map_ops, count);
+	atomic_fetch_add(&gt->hv->batches, 1);
+	return 0;
+}
+
+int hv_gnttab_unmap_grant_refs(struct hv_gnttab *gt, uint32_t count,
+			       struct gnttab_unmap_grant_ref *ops)
+{
+	uint64_t unmapped = 0;
+
+	if (!gt || (count && !ops))
+		return -EINVAL;
+	for (uint32_t i = 0; i < count; i++) {
+		struct gnttab_unmap_grant_ref *op = &ops[i];
+		grant_handle_t h = op->handle;
+
+		if (h >= gt->nr_maptrack || !gt->maptrack[h].d) {
+			op->status = GNTST_bad_handle;
+			continue;
+		}
+		if (op->host_addr && op->host_addr != (uint64_t)(uintptr_t)gt->maptrack[h].addr) {
+			op->status = GNTST_bad_virt_addr;
+			continue;
+		}
+		hv_gnttab_unmap_one(gt, h);
+		op->status = GNTST_okay;
+		unmapped++;
+	}
+	atomic_fetch_sub(&gt->hv->maps_in_use, unmapped);
+	atomic_fetch_add(&gt->hv->unmap_ops, count);
+	atomic_fetch_add(&gt->hv->batches, 1);
+	return 0;
+}
+
+/* One side of a copy that is a grant: pinned domain, ref and direction. */
+struct hv_copy_side {
+	struct hv_domain *d;
+	grant_ref_t ref;
+	bool write;
+};
+
+/* Pin one granted side of a copy and return its address in *@p. */
+static int16_t hv_copy_pin(struct hv_gnttab *gt, struct hv_batch *b,
+			   const union xengnttab_copy_ptr *ptr, bool write,
+			   struct hv_copy_side *side, uint8_t **p)
+{
+	uint32_t frame;
+	int16_t rc;
+
+	side->d = hv_batch_domain(b, ptr->foreign.domid);
+	if (!side->d)
+		return GNTST_bad_domain;
+	rc = hv_grant_pin(side->d, ptr->foreign.ref, gt->self, write, &frame);
+	if (rc != GNTST_okay) {
+		side->d = NULL;
+		return rc;
+	}
+	side->ref = ptr->foreign.ref;
+	side->write = write;
+	*p = (write ? side->d->mem_rw : (uint8_t *)side->d->mem_ro) + (size_t)frame * HV_PAGE_SIZE +
+	     ptr->foreign.offset;
+	return GNTST_okay;
+}
+
+static int16_t hv_gnttab_copy_one(struct hv_gnttab *gt, struct hv_batch *b,
+				  xengnttab_grant_copy_segment_t *seg)
+{
+	struct hv_copy_side src = {0}, dst = {0};
+	uint8_t *s = seg->source.virt, *dp = seg->dest.virt;
+	int16_t rc;
+
+	/* gntdev refuses local-to-local copies: nothing for a hypervisor to do. */
+	if (!(seg->flags & (GNTCOPY_source_gref | GNTCOPY_dest_gref)))
+		return GNTST_bad_copy_arg;
+	/* Both page checks before pinning, so a bad segment pins nothing. */
+	if ((seg->flags & GNTCOPY_source_gref) &&
+	    (uint32_t)seg->source.foreign.offset + seg->len > HV_PAGE_SIZE)
+		return GNTST_bad_copy_arg;
+	if ((seg->flags & GNTCOPY_dest_gref) &&
+	    (uint32_t)seg->dest.foreign.offset + seg->len > HV_PAGE_SIZE)
+		return GNTST_bad_copy_arg;
+
+	if (seg->flags & GNTCOPY_source_gref) {
+		rc = hv_copy_pin(gt, b, &seg->source, false, &src, &s);
+		if (rc != GNTST_okay)
+			return rc;
+	}
+	if (seg->flags & GNTCOPY_dest_gref) {
+		rc = hv_copy_pin(gt, b, &seg->dest, true, &dst, &dp);
+		if (rc != GNTST_okay)
+			goto unpin_src;
+	}
+	/* Both sides may be the same granted page. */
+	memmove(dp, s, seg->len);
+	rc = GNTST_okay;
+
+	if (dst.d)
+		hv_grant_unpin(dst.d, dst.ref, true);
+unpin_src:
+	if (src.d)
+		hv_grant_unpin(src.d, src.ref, false);
+	return rc;
+}
+
+int hv_gnttab_grant_copy(struct hv_gnttab *gt, uint32_t count, xengnttab_grant_copy_segment_t *segs)
+{
+	struct hv_batch b = {.hv = gt ? gt->hv : NULL};
+
+	if (!gt || (count && !segs))
+		return -EINVAL;
+	for (uint32_t i = 0; i < count; i++)
+		segs[i].status = hv_gnttab_copy_one(gt, &b, &segs[i]);
+	hv_batch_end(&b);
+	atomic_fetch_add(&gt->hv->copy_ops, count);
+	atomic_fetch_add(&gt->hv->batches, 1);
+	return 0;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/* hv_internal.h - state shared by the hv modules; not for use outside src/hv */
+#ifndef PVNET_HV_HV_INTERNAL_H
+#define PVNET_HV_HV_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hv/hv.h"
+
+/*
+ * Domain slots are type-stable: all max_domains of them are allocated in
+ * hv_create() and only freed by hv_destroy(), and a slot's port array,
+ * once allocated, stays until hv_destroy() too.  That is what lets the
+ * event channel fast path look a domain and a peer port up without a lock
+ * (compare Linux's SLAB_TYPESAFE_BY_RCU): the memory it reads is always a
+ * port, and the per-port inflight count (evtchn.c) tells the control plane
+ * when no notify can still be using an old binding.
+ *
+ * A live domain with id d sits in slot d % max_domains; hv_domain_create()
+ * picks the next id upwards whose slot is free, so ids are not reused while
+ * the previous holder of the slot is a zombie.
+ */
+
+enum hv_dom_state {
+	HV_DOM_FREE = 0,
+	HV_DOM_LIVE,
+	HV_DOM_DYING, /* destroyed, memory still mapped by someone (zombie) */
+};
+
+/*
+ * struct hv_active - hv-private state of one grant entry (Xen's active
+ * entry); the guest cannot touch it.  All fields but @lock are protected by
+ * @lock, a one-word spinlock: its critical sections are a handful of loads
+ * and one CAS, no syscall, and two handles only contend on the same ref.
+ */
+struct hv_active {
+	atomic_uint lock;
+	uint16_t rd_pins; /* read-only maps and copy sources */
+	uint16_t wr_pins; /* writable maps and copy destinations */
+	domid_t domid;	  /* the domain pinning it */
+	uint32_t frame;	  /* frame snapshot taken at the first pin */
+};
+
+/* Event channel port states (Xen's ECS_*, the subset we model). */
+enum hv_ecs {
+	HV_ECS_FREE = 0,
+	HV_ECS_RESERVED, /* port 0 */
+	HV_ECS_UNBOUND,
+	HV_ECS_INTERDOMAIN,
+};
+
+#define HV_EVTCHN_PENDING 1U
+#define HV_EVTCHN_MASKED  2U
+
+/*
+ * struct hv_evtchn_port - one port.  @state, @peer, @remote_*, @efd,
+ * @spare_efd and @external are written by the control plane under hv->lock;
+ * the fast path reads @state/@peer/@external atomically and @efd, which does
+ * not change while the port is open.  @flags and the counters are atomics
+ * any thread may update.
+ */
+struct hv_evtchn_port {
+	_Atomic uint32_t state;
+	_Atomic uint32_t flags;	   /* HV_EVTCHN_PENDING | HV_EVTCHN_MASKED */
+	_Atomic uint32_t inflight; /* notifies currently reading @peer */
+	_Atomic bool external;	   /* the owner consumes its eventfd itself */
+	struct hv_evtchn_port *_Atomic peer;
+	domid_t remote_dom;	   /* unbound: may bind; interdomain: peer's domain */
+	evtchn_port_t remote_port; /* interdomain: peer's port */
+	int efd;		   /* own eventfd, -1 when free */
+	int spare_efd;		   /* unbound: the eventfd the binder's port will own */
+	_Atomic uint64_t sent;
+	_Atomic uint64_t delivered;
+	_Atomic uint64_t spurious;
+};
+
+/*
+ * struct hv_domain - one domain slot.  @state and @domid are written under
+ * hv->lock and read atomically by the fast paths; @refs counts the registry
+ * (1 while live), each grant mapping and each batch in progress; the
+ * domain's memory is freed when it drops to 0.
+ */
+struct hv_domain {
+	_Atomic uint32_t state;
+	_Atomic uint32_t domid;
+	_Atomic uint32_t refs;
+	_Atomic uint32_t maps; /* live mappings of this domain's grants */
+
+	/* Guest memory: read-write and read-only views of the memfd. */
+	int memfd;
+	uint32_t npages;
+	uint8_t *mem_rw;
+	const uint8_t *mem_ro;
+
+	/* Grant table: shared (guest-written) entries and hv-private state. */
+	int gnttab_fd;
+	uint32_t nr_grants;
+	grant_entry_v1_t *gnttab;
+	struct hv_active *active;
+
+	/* Event channels: max_evtchns ports, allocated once per slot. */
+	struct hv_evtchn_port *ports;
+};
+
+struct hv {
+	struct hv_config cfg;
+	pthread_mutex_t lock; /* control plane: domain and port life cycles */
+	struct hv_domain *doms;
+	uint32_t next_domid;
+	uint32_t nr_live;
+	uint32_t nr_zombies;
+	uint32_t nr_ports_open;
+	_Atomic uint64_t maps_in_use;
+	_Atomic uint64_t copy_ops;
+	_Atomic uint64_t map_ops;
+	_Atomic uint64_t unmap_ops;
+	_Atomic uint64_t batches;
+};
+
+/* Slot of @domid (it may hold another domain or none). */
+static inline struct hv_domain *hv_slot(struct hv *hv, domid_t domid)
+{
+	return &hv->doms[domid % hv->cfg.max_domains];
+}
+
+/**
+ * hv_domain_get() - take a reference on a live domain
+ * @hv: the hypervisor
+ * @domid: the domain
+ *
+ * Once per batch, not per op: one mutex round trip.
+ *
+ * Return: the domain, or NULL if it does not exist or is dying
+ */
+struct hv_domain *hv_domain_get(struct hv *hv, domid_t domid);
+
+/**
+ * hv_domain_put() - drop a reference; the last one frees a zombie's memory
+ * @hv: the hypervisor
+ * @d: the domain
+ */
+void hv_domain_put(struct hv *hv, struct hv_domain *d);
+
+/**
+ * hv_domain_lookup_live() - lock-free lookup for the event channel fast path
+ * @hv: the hypervisor
+ * @domid: the domain
+ *
+ * Return: the slot if it holds live @domid, else NULL.  The slot memory is
+ * type-stable, so a racing destroy cannot make this a use-after-free.
+ */
+struct hv_domain *hv_domain_lookup_live(struct hv *hv, domid_t domid);
+
+/**
+ * hv_evtchn_domain_init() - prepare a slot's ports for a new domain
+ * @hv: the hypervisor
+ * @d: the slot, its ports array allocated if needed
+ *
+ * Return: 0 or -ENOMEM
+ */
+int hv_evtchn_domain_init(struct hv *hv, struct hv_domain *d);
+
+/**
+ * hv_evtchn_domain_close_all() - close every port of a domain (hv->lock held)
+ * @hv: the hypervisor
+ * @d: the domain
+ *
+ * Return: the number of ports that were open
+ */
+uint32_t hv_evtchn_domain_close_all(struct hv *hv, struct hv_domain *d);
+
+/*
+ * Test hook: if set, called by the grant code between its snapshot of a
+ * shared entry and the compare-and-swap that marks it in use, so that a
+ * test can play a guest rewriting the entry at the worst moment.  NULL in
+ * production; one predictable branch per op.
+ */
+extern void (*hv_gnttab_race_hook)(grant_entry_v1_t *entry);
+
+#endif /* PVNET_HV_HV_INTERNAL_H */

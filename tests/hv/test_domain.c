@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+// test_domain.c - hv domain life cycle: memfd checks, ids, zombies, leak reports
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hv/hv.h"
+#include "hv_test.h"
+
+static void test_create_defaults(void **state)
+{
+	struct hv_config cfg;
+	struct hv_stats st;
+	struct hv *hv;
+
+	hv_config_default(&cfg);
+	assert_int_equal(cfg.max_domains, 64);
+	assert_int_equal(cfg.gnttab_frames, 32);
+	assert_int_equal(cfg.max_evtchns, 1024);
+
+	hv = hv_create(NULL);
+	assert_non_null(hv);
+	hv_stats(hv, &st);
+	assert_int_equal(st.domains, 1); /* dom0 */
+	assert_int_equal(st.zombies, 0);
+	assert_int_equal(st.maps_in_use, 0);
+	assert_int_equal(hv_domain_nr_grants(hv, 0), 0);
+	assert_int_equal(hv_domain_gnttab_fd(hv, 0), -ESRCH);
+	hv_destroy(hv);
+	hv_destroy(NULL);
+}
+
+static void test_bad_config(void **state)
+{
+	struct hv_config cfg;
+
+	hv_config_default(&cfg);
+	cfg.max_domains = 1;
+	errno = 0;
+	assert_null(hv_create(&cfg));
+	assert_int_equal(errno, EINVAL);
+	hv_config_default(&cfg);
+	cfg.max_evtchns = 1;
+	assert_null(hv_create(&cfg));
+	hv_config_default(&cfg);
+	cfg.gnttab_frames = 0;
+	assert_null(hv_create(&cfg));
+	hv_config_default(&cfg);
+	cfg.max_maptrack = 0;
+	assert_null(hv_create(&cfg));
+}
+
+static void expect_rejected(struct hv *hv, int fd, uint32_t npages)
+{
+	domid_t id = 0;
+
+	assert_true(fd >= 0);
+	assert_int_equal(hv_domain_create(hv, fd, npages, &id), -EINVAL);
+	/* Not taken on failure: still ours to close. */
+	assert_int_equal(close(fd), 0);
+}
+
+static void test_memfd_checks(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	char path[] = "/tmp/hv-test-XXXXXX";
+	int fd;
+
+	assert_non_null(hv);
+	expect_rejected(hv, make_memfd(4, 0, 0), 4);			  /* unsealed */
+	expect_rejected(hv, make_memfd(4, 0, F_SEAL_SHRINK), 4);	  /* may grow */
+	expect_rejected(hv, make_memfd(4, 0, F_SEAL_GROW), 4);		  /* may shrink */
+	expect_rejected(hv, make_memfd(4, 0, GUEST_SEALS), 5);		  /* size mismatch */
+	expect_rejected(hv, make_memfd(4, 4 * 4096 + 1, GUEST_SEALS), 4); /* not whole pages */
+	expect_rejected(hv, make_memfd(4, 0, GUEST_SEALS), 0);		  /* no pages */
+	expect_rejected(hv, make_memfd(1, 0, GUEST_SEALS), HV_MAX_DOMAIN_PAGES + 1);
+
+	/* A regular file is not a memfd. */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	expect_rejected(hv, fd, 1);
+	assert_int_equal(hv_domain_create(hv, -1, 1, &(domid_t){0}), -EINVAL);
+	hv_destroy(hv);
+}
+
+static void test_create_ids_and_gnttab(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	struct guest a, b;
+	struct hv_stats st;
+	struct stat sb;
+	int gfd;
+
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 16, &a), 0);
+	assert_int_equal(guest_create(hv, 16, &b), 0);
+	assert_int_equal(a.domid, 1);
+	assert_int_equal(b.domid, 2);
+	hv_stats(hv, &st);
+	assert_int_equal(st.domains, 3);
+
+	/* The grant table memfd: 32 frames of 512 entries, sealed against resizing. */
+	assert_int_equal(hv_domain_nr_grants(hv, a.domid), 16384);
+	gfd = hv_domain_gnttab_fd(hv, a.domid);
+	assert_true(gfd >= 0);
+	assert_int_equal(fstat(gfd, &sb), 0);
+	assert_int_equal(sb.st_size, 32 * 4096);
+	assert_int_equal(fcntl(gfd, F_GET_SEALS) & GUEST_SEALS, GUEST_SEALS);
+	assert_int_not_equal(ftruncate(gfd, 4096), 0);
+
+	assert_int_equal(hv_domain_destroy(hv, 0, NULL), -EPERM);
+	assert_int_equal(hv_domain_destroy(hv, 9, NULL), -ESRCH);
+	assert_int_equal(hv_domain_destroy(hv, a.domid, NULL), 0);
+	assert_int_equal(hv_domain_destroy(hv, a.domid, NULL), -ESRCH);
+	assert_int_equal(hv_domain_gnttab_fd(hv, a.domid), -ESRCH);
+	hv_stats(hv, &st);
+	assert_int_equal(st.domains, 2);
+	assert_int_equal(st.zombies, 0); /* nothing mapped: freed at once */
+
+	guest_unmap(&a);
+	guest_unmap(&b);
+	hv_destroy(hv);
+}
+
+static void test_domain_slots_exhausted(void **state)
+{
+	struct hv_config cfg;
+	struct guest g1, g2, g3;
+	struct hv *hv;
+	domid_t id;
+	int fd;
+
+	hv_config_default(&cfg);
+	cfg.max_domains = 3;
+	hv = hv_create(&cfg);
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 1, &g1), 0);
+	assert_int_equal(guest_create(hv, 1, &g2), 0);
+	fd = make_memfd(1, 0, GUEST_SEALS);
+	assert_int_equal(hv_domain_create(hv, fd, 1, &id), -ENOSPC);
+	close(fd);
+	assert_int_equal(hv_domain_destroy(hv, g1.domid, NULL), 0);
+	/* Ids go upwards: 3 maps to dom0's slot and is skipped, 4 takes slot 1. */
+	assert_int_equal(guest_create(hv, 1, &g3), 0);
+	assert_int_equal(g3.domid, 4);
+	guest_unmap(&g1);
+	guest_unmap(&g2);
+	guest_unmap(&g3);
+	hv_destroy(hv);
+}
+
+/* Destroy with a mapping held: zombie until the unmap, memory valid meanwhile. */
+static void test_destroy_with_mappings(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	struct gnttab_map_grant_ref op, op2;
+	xengnttab_grant_copy_segment_t seg;
+	struct hv_leak leak;
+	struct hv_stats st;
+	struct hv_gnttab *gt;
+	struct guest g, g2;
+	grant_ref_t r1, r2;
+	uint8_t buf[8];
+	uint8_t *p;
+
+	assert_non_null(hv);
+	gt = hv_gnttab_open(hv, 0);
+	assert_non_null(gt);
+	assert_int_equal(guest_create(hv, 4, &g), 0);
+	memcpy(g.mem + 2 * 4096, "zombie!", 8);
+	r1 = guest_grant(&g, 0, 2, false);
+	r2 = guest_grant(&g, 0, 3, true);
+	assert_int_equal(map1(gt, g.domid, r1, GNTMAP_host_map, &op), GNTST_okay);
+	p = (uint8_t *)(uintptr_t)op.host_addr;
+
+	assert_int_equal(hv_domain_destroy(hv, g.domid, &leak), 0);
+	assert_int_equal(leak.maps_in_use, 1);
+	assert_int_equal(leak.grants_active, 2);
+	assert_int_equal(leak.evtchns_open, 0);
+	hv_stats(hv, &st);
+	assert_int_equal(st.zombies, 1);
+	assert_int_equal(st.maps_in_use, 1);
+
+	/* New operations on the dead domain's refs fail... */
+	assert_int_equal(map1(gt, g.domid, r2, GNTMAP_host_map | GNTMAP_readonly, &op2),
+			 GNTST_bad_domain);
+	seg = (xengnttab_grant_copy_segment_t){.source.foreign = {.ref = r1, .domid = g.domid},
+					       .dest.virt = buf,
+					       .len = 8,
+					       .flags = GNTCOPY_source_gref};
+	assert_int_equal(hv_gnttab_grant_copy(gt, 1, &seg), 0);
+	assert_int_equal(seg.status, GNTST_bad_domain);
+
+	/* ...but the mapping still works, and the id is not reused meanwhile. */
+	assert_memory_equal(p, "zombie!", 8);
+	p[0] = 'Z';
+	assert_int_equal(g.mem[2 * 4096], 'Z');
+	assert_int_equal(guest_create(hv, 1, &g2), 0);
+	assert_int_not_equal(g2.domid, g.domid);
+
+	assert_int_equal(unmap1(gt, op.handle), GNTST_okay);
+	hv_stats(hv, &st);
+	assert_int_equal(st.zombies, 0);
+	assert_int_equal(st.maps_in_use, 0);
+	assert_int_equal(st.domains, 2);
+
+	hv_gnttab_close(gt);
+	guest_unmap(&g);
+	guest_unmap(&g2);
+	hv_destroy(hv);
+}
+
+static void test_destroy_with_ports(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	evtchn_port_t p1, p2, q;
+	struct hv_leak leak;
+	struct hv_stats st;
+	struct guest g;
+
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 1, &g), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g.domid, 0, &p1), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g.domid, 0, &p2), 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(hv, 0, g.domid, p2, &q), 0);
+	hv_stats(hv, &st);
+	assert_int_equal(st.evtchns_open, 3);
+
+	assert_int_equal(hv_domain_destroy(hv, g.domid, &leak), 0);
+	assert_int_equal(leak.evtchns_open, 2);
+	assert_int_equal(leak.maps_in_use, 0);
+	assert_int_equal(leak.grants_active, 0);
+	hv_stats(hv, &st);
+	assert_int_equal(st.evtchns_open, 1);		 /* dom0's end, back to unbound */
+	assert_int_equal(hv_evtchn_notify(hv, 0, q), 0); /* dropped, as on Xen */
+	assert_int_equal(hv_evtchn_close(hv, 0, q), 0);
+	hv_stats(hv, &st);
+	assert_int_equal(st.evtchns_open, 0);
+	guest_unmap(&g);
+	hv_destroy(hv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_create_defaults),
+	    cmocka_unit_test(test_bad_config),
+	    cmocka_unit_test(test_memfd_checks),
+	    cmocka_unit_test(test_create_ids_and_gnttab),
+	    cmocka_unit_test(test_domain_slots_exhausted),
+	    cmocka_unit_test(test_destroy_with_mappings),
+	    cmocka_unit_test(test_destroy_with_ports),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+// test_evtchn.c - event channel life cycle, edge delivery, masking, guest fds
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+
+#include "hv/hv.h"
+#include "hv_test.h"
+
+struct fx {
+	struct hv *hv;
+	struct guest g;
+};
+
+static int setup(void **state)
+{
+	struct hv_config cfg;
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	hv_config_default(&cfg);
+	cfg.max_evtchns = 8; /* small, to reach exhaustion */
+	f->hv = hv_create(&cfg);
+	if (!f->hv || guest_create(f->hv, 1, &f->g) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	guest_unmap(&f->g);
+	hv_destroy(f->hv);
+	free(f);
+	return 0;
+}
+
+/* Is @fd readable within @ms milliseconds? */
+static bool readable(int fd, int ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	return poll(&pfd, 1, ms) == 1 && (pfd.revents & POLLIN);
+}
+
+/* Bind dom0 to a fresh unbound port of the guest; consume the bind's event. */
+static void connect(struct fx *f, evtchn_port_t *gp, evtchn_port_t *bp)
+{
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, gp), 0);
+	assert_int_not_equal(*gp, 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, *gp, bp), 0);
+	/* Xen sets the binder's port pending, for events lost while unbound. */
+	assert_true(readable(hv_evtchn_fd(f->hv, 0, *bp), 0));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, *bp), 1);
+}
+
+static void test_lifecycle(void **state)
+{
+	struct fx *f = *state;
+	evtchn_port_t gp, bp;
+	struct hv_evtchn_stats st;
+	int gfd, bfd;
+
+	connect(f, &gp, &bp);
+	gfd = hv_evtchn_fd(f->hv, f->g.domid, gp);
+	bfd = hv_evtchn_fd(f->hv, 0, bp);
+	assert_true(gfd >= 0 && bfd >= 0 && gfd != bfd);
+	assert_false(readable(bfd, 0));
+
+	/* Guest -> backend. */
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_true(readable(bfd, 100));
+	assert_false(readable(gfd, 0));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_false(readable(bfd, 0));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0); /* spurious */
+
+	/* Backend -> guest. */
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
+	assert_true(readable(gfd, 100));
+	assert_int_equal(hv_evtchn_pending(f->hv, f->g.domid, gp), 1);
+
+	assert_int_equal(hv_evtchn_port_stats(f->hv, 0, bp, &st), 0);
+	assert_int_equal(st.sent, 1);
+	assert_int_equal(st.delivered, 2); /* the bind's and the guest's */
+	assert_int_equal(st.spurious, 1);
+}
+
+/* Pending is a bit, not a count: one eventfd write for a burst of notifies. */
+static void test_edge(void **state)
+{
+	struct fx *f = *state;
+	evtchn_port_t gp, bp;
+	struct hv_evtchn_stats gs, bs;
+
+	connect(f, &gp, &bp);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_int_equal(hv_evtchn_port_stats(f->hv, f->g.domid, gp, &gs), 0);
+	assert_int_equal(hv_evtchn_port_stats(f->hv, 0, bp, &bs), 0);
+	assert_int_equal(gs.sent, 100);
+	assert_int_equal(bs.delivered, 2); /* bind + first notify */
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0);
+	/* Consumed: the next notify is an edge again. */
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_true(readable(hv_evtchn_fd(f->hv, 0, bp), 100));
+}
+
+static void test_mask_unmask(void **state)
+{
+	struct fx *f = *state;
+	evtchn_port_t gp, bp;
+	int bfd;
+
+	connect(f, &gp, &bp);
+	bfd = hv_evtchn_fd(f->hv, 0, bp);
+	assert_int_equal(hv_evtchn_mask(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_false(readable(bfd, 10));
+	/* Late EOI: unmask after the work re-signals what arrived meanwhile. */
+	assert_int_equal(hv_evtchn_unmask(f->hv, 0, bp), 0);
+	assert_true(readable(bfd, 100));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	/* Unmask with nothing pending signals nothing. */
+	assert_int_equal(hv_evtchn_mask(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_unmask(f->hv, 0, bp), 0);
+	assert_false(readable(bfd, 0));
+	assert_int_equal(hv_evtchn_mask(f->hv, 0, 99), -EINVAL);
+	assert_int_equal(hv_evtchn_unmask(f->hv, 0, 99), -EINVAL);
+}
+
+static void test_close_unbinds_peer(void **state)
+{
+	struct fx *f = *state;
+	evtchn_port_t gp, bp, bp2;
+	struct hv_stats st;
+
+	connect(f, &gp, &bp);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
+	/* The guest's end is unbound again: notifies are dropped, not errors. */
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), -EINVAL);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), -EINVAL);
+	/* And can be bound again by the same remote domain. */
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, gp, &bp2), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp2), 1);
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp2), 1);
+
+	/* Closing the allocating end puts the binder's end back to unbound. */
+	assert_int_equal(hv_evtchn_close(f->hv, f->g.domid, gp), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp2), 0);
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.evtchns_open, 1);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, bp2), 0);
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.evtchns_open, 0);
+}
+
+static void test_invalid_ports(void **state)
+{
+	struct fx *f = *state;
+	evtchn_port_t gp, bp, p;
+	struct guest g2;
+
+	connect(f, &gp, &bp);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, 0), -EINVAL); /* reserved */
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, 8), -EINVAL); /* out of range */
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, UINT32_MAX), -EINVAL);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp + 1), -EINVAL); /* not ours */
+	assert_int_equal(hv_evtchn_notify(f->hv, 9, 1), -EINVAL);      /* no such domain */
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp + 1), -EINVAL);
+	assert_int_equal(hv_evtchn_fd(f->hv, 0, bp + 1), -EINVAL);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, 0), -EINVAL);
+
+	/* Binding: only an unbound port allocated for the binder. */
+	assert_int_equal(guest_create(f->hv, 1, &g2), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, g2.domid, &p), 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, p, &bp), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, gp, &bp), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, 0, &bp), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, 100, &bp), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, 9, 1, &bp), -ESRCH);
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, 9, 0, &p), -ESRCH);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, g2.domid, f->g.domid, p, &bp), 0);
+	guest_unmap(&g2);
+}
+
+static void test_exhaustion_and_loopback(void **state)
+{
+	struct fx *f = *state;
+	evtchn_port_t p[7], q;
+
+	/* Ports 1..7 of 8; port 0 is reserved. */
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(hv_evtchn_alloc_unbound(f->hv, 0, DOMID_SELF, &p[i]), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, 0, 0, &q), -ENOSPC);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, 0, p[0], &q), -ENOSPC);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, p[6]), 0);
+	/* Loopback within one domain, as Xen allows. */
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, DOMID_SELF, p[0], &q), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, q), 1);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, q), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, p[0]), 1);
+}
+
+/* A guest process with only its two fds, from before the bind to after a rebind. */
+static void test_guest_fds(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_guest g = {0};
+	evtchn_port_t bp, bp2;
+	int wait_fd, kick_fd;
+
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
+	assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd), 0);
+	assert_int_not_equal(g.wait_fd, g.kick_fd);
+	assert_int_equal(hv_evtchn_guest_notify(&g), 0); /* before the bind: harmless */
+
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
+	assert_int_equal(hv_evtchn_fd(f->hv, 0, bp), g.kick_fd);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+
+	/* A kick storm: the backend sees one readable fd and one event. */
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(hv_evtchn_guest_notify(&g), 0);
+	assert_true(readable(g.kick_fd, 100));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0);
+
+	/* Backend -> guest: every notify reaches an external port. */
+	assert_int_equal(hv_evtchn_guest_pending(&g), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
+	assert_true(readable(g.wait_fd, 100));
+	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
+	assert_int_equal(hv_evtchn_guest_pending(&g), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
+
+	/* The backend goes away and comes back: the guest's fds stay right. */
+	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_guest_notify(&g), 0);
+	assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &wait_fd, &kick_fd), 0);
+	assert_int_equal(wait_fd, g.wait_fd);
+	assert_int_equal(kick_fd, g.kick_fd);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp2), 0);
+	assert_int_equal(hv_evtchn_fd(f->hv, 0, bp2), g.kick_fd);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp2), 0);
+	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
+	assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, 7, &wait_fd, &kick_fd), -EINVAL);
+}
+
+/* The kick counter saturates: the guest treats that as "already pending". */
+static void test_guest_notify_saturated(void **state)
+{
+	struct hv_evtchn_guest g = {.port = 1};
+	uint64_t big = UINT64_MAX - 1; /* the largest value an eventfd holds */
+
+	g.kick_fd = eventfd(0, EFD_NONBLOCK);
+	g.wait_fd = eventfd(0, EFD_NONBLOCK);
+	assert_true(g.kick_fd >= 0 && g.wait_fd >= 0);
+	assert_int_equal(write(g.kick_fd, &big, sizeof(big)), sizeof(big));
+	assert_int_equal(hv_evtchn_guest_notify(&g), 0);
+	assert_int_equal(hv_evtchn_guest_pending(&g), 0);
+	close(g.wait_fd);
+	assert_true(hv_evtchn_guest_pending(&g) < 0); /* EBADF is reported, not hidden */
+	close(g.kick_fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_edge, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mask_unmask, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_unbinds_peer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_invalid_ports, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exhaustion_and_loopback, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_guest_fds, setup, teardown),
+	    cmocka_unit_test(test_guest_notify_saturated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: MIT
+// test_gnttab.c - grant map, unmap and copy: every status, in-use flags, races
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "hv/hv.h"
+#include "hv/hv_internal.h"
+#include "hv_test.h"
+
+#define NPAGES 8
+
+struct fx {
+	struct hv *hv;
+	struct hv_gnttab *gt;
+	struct guest g;
+};
+
+static int setup_cfg(void **state, uint32_t max_maptrack)
+{
+	struct hv_config cfg;
+	struct fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	hv_config_default(&cfg);
+	cfg.max_maptrack = max_maptrack;
+	f->hv = hv_create(&cfg);
+	if (!f->hv || guest_create(f->hv, NPAGES, &f->g) < 0)
+		return -1;
+	f->gt = hv_gnttab_open(f->hv, 0);
+	if (!f->gt)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_cfg(state, 16384);
+}
+
+static int setup_small_maptrack(void **state)
+{
+	return setup_cfg(state, 4);
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	hv_gnttab_race_hook = NULL;
+	hv_gnttab_close(f->gt);
+	guest_unmap(&f->g);
+	hv_destroy(f->hv);
+	free(f);
+	return 0;
+}
+
+static uint64_t maps_in_use(struct fx *f)
+{
+	struct hv_stats st;
+
+	hv_stats(f->hv, &st);
+	return st.maps_in_use;
+}
+
+static void test_map_rw(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t r = guest_grant(&f->g, 0, 5, false);
+	uint8_t *p;
+
+	assert_true(r >= HV_GNTSHR_FIRST_REF);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	p = (uint8_t *)(uintptr_t)op.host_addr;
+	assert_non_null(p);
+	memcpy(p, "backend", 8);
+	assert_memory_equal(f->g.mem + 5 * 4096, "backend", 8);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading | GTF_writing);
+	assert_int_equal(maps_in_use(f), 1);
+
+	/* End of access while mapped fails, as on Xen; after the unmap it works. */
+	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), -EBUSY);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+	assert_int_equal(maps_in_use(f), 0);
+	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), 0);
+	assert_int_equal(gflags(&f->g, r), 0);
+}
+
+static void test_map_ro_faults_on_write(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, true);
+	volatile uint8_t *p;
+	int status;
+	pid_t pid;
+
+	memcpy(f->g.mem + 4096, "ro", 3);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_readonly | GTF_reading);
+	p = (volatile uint8_t *)(uintptr_t)op.host_addr;
+	assert_int_equal(p[0], 'r');
+
+	/* A backend writing through a read-only mapping must fault. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* Die of the fault; cmocka's handler would run the other tests here. */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		p[0] = 'X';
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(f->g.mem[4096], 'r');
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_readonly);
+}
+
+/* Each map failure status, and that none of them leaves a pin behind. */
+static void test_map_failures(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t ro = guest_grant(&f->g, 0, 1, true);
+	grant_ref_t other = guest_grant(&f->g, 7, 1, false);
+	grant_ref_t beyond = guest_grant(&f->g, 0, NPAGES, false);
+	grant_ref_t unset, xfer;
+
+	assert_int_equal(hv_gntshr_alloc_ref(&f->g.gs, &unset), 0);
+	xfer = guest_grant(&f->g, 0, 1, false);
+	f->g.gt[xfer].flags = GTF_accept_transfer;
+
+	assert_int_equal(map1(f->gt, f->g.domid, ro, GNTMAP_host_map, &op),
+			 GNTST_permission_denied);
+	assert_int_equal(op.host_addr, 0);
+	assert_int_equal(map1(f->gt, f->g.domid, other, GNTMAP_host_map, &op),
+			 GNTST_permission_denied);
+	assert_int_equal(map1(f->gt, f->g.domid, beyond, GNTMAP_host_map, &op), GNTST_bad_page);
+	assert_int_equal(map1(f->gt, f->g.domid, unset, GNTMAP_host_map, &op), GNTST_general_error);
+	assert_int_equal(map1(f->gt, f->g.domid, xfer, GNTMAP_host_map, &op), GNTST_general_error);
+	assert_int_equal(map1(f->gt, f->g.domid, 16384, GNTMAP_host_map, &op), GNTST_bad_gntref);
+	assert_int_equal(map1(f->gt, f->g.domid, UINT32_MAX, GNTMAP_host_map, &op),
+			 GNTST_bad_gntref);
+	assert_int_equal(map1(f->gt, 42, ro, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_bad_domain);
+	assert_int_equal(map1(f->gt, 0, 8, GNTMAP_host_map, &op), GNTST_bad_gntref); /* dom0 */
+	assert_int_equal(map1(f->gt, f->g.domid, ro, GNTMAP_readonly, &op), GNTST_bad_gntref);
+	assert_int_equal(map1(f->gt, f->g.domid, ro,
+			      GNTMAP_host_map | GNTMAP_readonly | GNTMAP_contains_pte, &op),
+			 GNTST_general_error);
+
+	assert_int_equal(gflags(&f->g, ro), GTF_permit_access | GTF_readonly);
+	assert_int_equal(gflags(&f->g, other), GTF_permit_access);
+	assert_int_equal(gflags(&f->g, beyond), GTF_permit_access);
+	assert_int_equal(maps_in_use(f), 0);
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 1, NULL), -EINVAL);
+	assert_int_equal(hv_gnttab_map_grant_refs(NULL, 0, NULL), -EINVAL);
+}
+
+static void test_unmap_failures(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	struct gnttab_unmap_grant_ref u;
+	grant_ref_t r = guest_grant(&f->g, 0, 2, false);
+
+	assert_int_equal(unmap1(f->gt, 0), GNTST_bad_handle);
+	assert_int_equal(unmap1(f->gt, UINT32_MAX), GNTST_bad_handle);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	u = (struct gnttab_unmap_grant_ref){.handle = op.handle, .host_addr = op.host_addr + 1};
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 1, &u), 0);
+	assert_int_equal(u.status, GNTST_bad_virt_addr);
+	u.host_addr = op.host_addr;
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 1, &u), 0);
+	assert_int_equal(u.status, GNTST_okay);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_bad_handle); /* twice */
+}
+
+/* A writable and a read-only mapping of one entry: bits go in the right order. */
+static void test_map_rw_and_ro_same_ref(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref ops[2] = {
+	    {.flags = GNTMAP_host_map, .dom = f->g.domid},
+	    {.flags = GNTMAP_host_map | GNTMAP_readonly, .dom = f->g.domid},
+	};
+	grant_ref_t r = guest_grant(&f->g, 0, 3, false);
+
+	ops[0].ref = ops[1].ref = r;
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 2, ops), 0);
+	assert_int_equal(ops[0].status, GNTST_okay);
+	assert_int_equal(ops[1].status, GNTST_okay);
+	assert_int_not_equal(ops[0].host_addr, ops[1].host_addr); /* rw and ro views */
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading | GTF_writing);
+	assert_int_equal(unmap1(f->gt, ops[0].handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading);
+	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), -EBUSY);
+	assert_int_equal(unmap1(f->gt, ops[1].handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+}
+
+static void test_maptrack_exhaustion(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref ops[5];
+	struct gnttab_unmap_grant_ref u[4];
+	grant_ref_t r = guest_grant(&f->g, 0, 0, true);
+
+	for (int i = 0; i < 5; i++)
+		ops[i] = (struct gnttab_map_grant_ref){
+		    .flags = GNTMAP_host_map | GNTMAP_readonly, .ref = r, .dom = f->g.domid};
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 5, ops), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(ops[i].status, GNTST_okay);
+		u[i] = (struct gnttab_unmap_grant_ref){.handle = ops[i].handle};
+	}
+	assert_int_equal(ops[4].status, GNTST_no_device_space);
+	assert_int_equal(maps_in_use(f), 4);
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 4, u), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(u[i].status, GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_readonly);
+	/* Handles are reusable. */
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &ops[0]),
+			 GNTST_okay);
+}
+
+/* Copies to, from and between grants, with per-segment status in a mixed batch. */
+static void test_copy_mixed_batch(void **state)
+{
+	struct fx *f = *state;
+	struct guest g2;
+	uint8_t in[16] = "hello, guest!", out[16] = {0};
+	grant_ref_t src = guest_grant(&f->g, 0, 1, true);
+	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
+	grant_ref_t ro_dst = guest_grant(&f->g, 0, 3, true);
+	grant_ref_t g2dst;
+	xengnttab_grant_copy_segment_t segs[7];
+	struct hv_stats st;
+
+	assert_int_equal(guest_create(f->hv, 2, &g2), 0);
+	g2dst = guest_grant(&g2, 0, 1, false);
+	memcpy(f->g.mem + 4096 + 100, "from the guest", 15);
+
+	memset(segs, 0, sizeof(segs));
+	/* 0: virt -> grant (RX path) */
+	segs[0].source.virt = in;
+	segs[0].dest.foreign = (typeof(segs[0].dest.foreign)){dst, 10, f->g.domid};
+	segs[0].len = 14;
+	segs[0].flags = GNTCOPY_dest_gref;
+	/* 1: grant -> virt (TX path), read-only grant is fine as a source */
+	segs[1].source.foreign = (typeof(segs[1].source.foreign)){src, 100, f->g.domid};
+	segs[1].dest.virt = out;
+	segs[1].len = 15;
+	segs[1].flags = GNTCOPY_source_gref;
+	/* 2: grant of one domain -> grant of another (guest to guest) */
+	segs[2].source.foreign = (typeof(segs[2].source.foreign)){src, 100, f->g.domid};
+	segs[2].dest.foreign = (typeof(segs[2].dest.foreign)){g2dst, 4090, g2.domid};
+	segs[2].len = 6;
+	segs[2].flags = GNTCOPY_source_gref | GNTCOPY_dest_gref;
+	/* 3: crosses the page on the granted side */
+	segs[3] = segs[0];
+	segs[3].dest.foreign.offset = 4095;
+	segs[3].len = 2;
+	/* 4: into a read-only grant */
+	segs[4] = segs[0];
+	segs[4].dest.foreign.ref = ro_dst;
+	/* 5: bad ref on the source side */
+	segs[5] = segs[1];
+	segs[5].source.foreign.ref = 99999;
+	/* 6: no granted side at all */
+	segs[6].source.virt = in;
+	segs[6].dest.virt = out;
+	segs[6].len = 1;
+
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 7, segs), 0);
+	assert_int_equal(segs[0].status, GNTST_okay);
+	assert_int_equal(segs[1].status, GNTST_okay);
+	assert_int_equal(segs[2].status, GNTST_okay);
+	assert_int_equal(segs[3].status, GNTST_bad_copy_arg);
+	assert_int_equal(segs[4].status, GNTST_permission_denied);
+	assert_int_equal(segs[5].status, GNTST_bad_gntref);
+	assert_int_equal(segs[6].status, GNTST_bad_copy_arg);
+
+	assert_memory_equal(f->g.mem + 2 * 4096 + 10, "hello, guest!", 14);
+	assert_memory_equal(out, "from the guest", 15);
+	assert_memory_equal(g2.mem + 4096 + 4090, "from t", 6);
+
+	/* The in-use bits of a copy last only as long as the copy. */
+	assert_int_equal(gflags(&f->g, src), GTF_permit_access | GTF_readonly);
+	assert_int_equal(gflags(&f->g, dst), GTF_permit_access);
+	assert_int_equal(gflags(&g2, g2dst), GTF_permit_access);
+	assert_int_equal(hv_gntshr_end_access(&f->g.gs, dst), 0);
+
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.copy_ops, 7);
+	assert_int_equal(st.batches, 1);
+	guest_unmap(&g2);
+}
+
+/* A copy may pin an entry that is also mapped; the mapping keeps its bits. */
+static void test_copy_while_mapped(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	uint8_t out[4];
+	grant_ref_t r = guest_grant(&f->g, 0, 4, false);
+	xengnttab_grant_copy_segment_t seg = {.source.foreign = {r, 0, f->g.domid},
+					      .dest.virt = out,
+					      .len = 4,
+					      .flags = GNTCOPY_source_gref};
+
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_okay);
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 1, &seg), 0);
+	assert_int_equal(seg.status, GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+}
+
+static int hook_calls;
+static domid_t hook_domid;
+
+/* The guest points the entry at another domain between hv's read and its CAS. */
+static void hook_rewrite_domid(grant_entry_v1_t *e)
+{
+	hook_calls++;
+	if (hook_calls == 1)
+		__atomic_store_n(&e->domid, hook_domid, __ATOMIC_RELAXED);
+}
+
+/* The guest keeps flipping a harmless bit: every CAS fails. */
+static void hook_flip(grant_entry_v1_t *e)
+{
+	hook_calls++;
+	__atomic_fetch_xor(&e->flags, GTF_PWT, __ATOMIC_RELAXED);
+}
+
+static void test_guest_rewrites_during_pin(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+	uint8_t out[1];
+	xengnttab_grant_copy_segment_t seg = {.source.foreign = {r, 0, f->g.domid},
+					      .dest.virt = out,
+					      .len = 1,
+					      .flags = GNTCOPY_source_gref};
+
+	/* CAS fails, the retry sees the new domid: refused, nothing pinned. */
+	hook_calls = 0;
+	hook_domid = 5;
+	hv_gnttab_race_hook = hook_rewrite_domid;
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_permission_denied);
+	assert_int_equal(hook_calls, 1);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+	assert_int_equal(maps_in_use(f), 0);
+
+	/* An entry that never holds still: bounded retries, then general error. */
+	f->g.gt[r].domid = 0;
+	hook_calls = 0;
+	hv_gnttab_race_hook = hook_flip;
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_general_error);
+	assert_int_equal(hook_calls, 4);
+	assert_int_equal(gflags(&f->g, r) & (GTF_reading | GTF_writing), 0);
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 1, &seg), 0);
+	assert_int_equal(seg.status, GNTST_general_error);
+	assert_int_equal(gflags(&f->g, r) & (GTF_reading | GTF_writing), 0);
+	hv_gnttab_race_hook = NULL;
+	assert_int_equal(maps_in_use(f), 0);
+	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), 0);
+}
+
+/* The guest rewrites a mapped entry: the mapping keeps its frame, new maps are checked. */
+static void test_guest_rewrites_mapped_entry(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op, op2;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	/* Blind rewrite, as a hostile guest would: other frame, other domain. */
+	f->g.gt[r].frame = 6;
+	__atomic_store_n(&f->g.gt[r].domid, 3, __ATOMIC_RELEASE);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op2),
+			 GNTST_permission_denied);
+	/* Back to us but at another frame: the pinned frame wins. */
+	__atomic_store_n(&f->g.gt[r].domid, 0, __ATOMIC_RELEASE);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op2), GNTST_okay);
+	assert_int_equal(op2.host_addr, op.host_addr);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	assert_int_equal(unmap1(f->gt, op2.handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+	assert_int_equal(maps_in_use(f), 0);
+}
+
+static void test_deferred_release_after_unmap(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t r = guest_grant(&f->g, 0, 2, false);
+
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	assert_int_equal(hv_gntshr_end_access_deferred(&f->g.gs, r), 1);
+	assert_int_equal(hv_gntshr_deferred_count(&f->g.gs), 1);
+	assert_int_equal(hv_gntshr_deferred_poll(&f->g.gs), 0);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	assert_int_equal(hv_gntshr_deferred_poll(&f->g.gs), 1);
+	assert_int_equal(hv_gntshr_deferred_count(&f->g.gs), 0);
+	assert_int_equal(gflags(&f->g, r), 0);
+}
+
+static void test_close_unmaps(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	struct hv_stats st;
+	grant_ref_t r = guest_grant(&f->g, 0, 2, false);
+
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	hv_gnttab_close(f->gt);
+	f->gt = hv_gnttab_open(f->hv, 0);
+	assert_non_null(f->gt);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.maps_in_use, 0);
+	assert_int_equal(st.map_ops, 2);
+	assert_int_equal(st.batches, 2);
+	assert_null(hv_gnttab_open(f->hv, 77));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_map_rw, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_map_ro_faults_on_write, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_map_failures, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unmap_failures, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_map_rw_and_ro_same_ref, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_maptrack_exhaustion, setup_small_maptrack,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_mixed_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_while_mapped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_guest_rewrites_during_pin, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_guest_rewrites_mapped_entry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deferred_release_after_unmap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_unmaps, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+// test_stress.c - two threads on one domain: map/unmap vs copy, notify vs consume
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "hv/hv.h"
+#include "hv_test.h"
+
+/* Bounded so that the test stays well under a second even under TSan. */
+#define ROUNDS	 2000
+#define NREFS	 16
+#define NOTIFIES 20000
+#define POLL_MS	 100
+
+struct grant_stress {
+	struct hv *hv;
+	struct guest *g;
+	domid_t dom;
+	grant_ref_t refs[NREFS];
+	grant_ref_t rx_refs[NREFS];
+	int errors;
+};
+
+/* Worker 1 (netback TX style): map a batch of refs read-only, check, unmap. */
+static void *mapper(void *arg)
+{
+	struct grant_stress *s = arg;
+	struct gnttab_map_grant_ref ops[NREFS];
+	struct gnttab_unmap_grant_ref u[NREFS];
+	struct hv_gnttab *gt = hv_gnttab_open(s->hv, 0);
+
+	if (!gt)
+		return (void *)1;
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int i = 0; i < NREFS; i++)
+			ops[i] = (struct gnttab_map_grant_ref){.flags = GNTMAP_host_map |
+									GNTMAP_readonly,
+							       .ref = s->refs[i],
+							       .dom = s->dom};
+		if (hv_gnttab_map_grant_refs(gt, NREFS, ops) != 0)
+			s->errors++;
+		for (int i = 0; i < NREFS; i++) {
+			const uint8_t *p = (const uint8_t *)(uintptr_t)ops[i].host_addr;
+
+			if (ops[i].status != GNTST_okay || p[0] != (uint8_t)i)
+				s->errors++;
+			u[i] = (struct gnttab_unmap_grant_ref){.handle = ops[i].handle};
+		}
+		if (hv_gnttab_unmap_grant_refs(gt, NREFS, u) != 0)
+			s->errors++;
+		for (int i = 0; i < NREFS; i++)
+			if (u[i].status != GNTST_okay)
+				s->errors++;
+	}
+	hv_gnttab_close(gt);
+	return NULL;
+}
+
+/* Worker 2 (netback RX style): copy from the same refs into other granted pages. */
+static void *copier(void *arg)
+{
+	struct grant_stress *s = arg;
+	xengnttab_grant_copy_segment_t segs[NREFS];
+	struct hv_gnttab *gt = hv_gnttab_open(s->hv, 0);
+	int errors = 0;
+
+	if (!gt)
+		return (void *)1;
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int i = 0; i < NREFS; i++)
+			segs[i] = (xengnttab_grant_copy_segment_t){
+			    .source.foreign = {s->refs[i], 0, s->dom},
+			    .dest.foreign = {s->rx_refs[i], (uint16_t)(round % 64), s->dom},
+			    .len = 64,
+			    .flags = GNTCOPY_source_gref | GNTCOPY_dest_gref};
+		if (hv_gnttab_grant_copy(gt, NREFS, segs) != 0)
+			errors++;
+		for (int i = 0; i < NREFS; i++)
+			if (segs[i].status != GNTST_okay)
+				errors++;
+	}
+	hv_gnttab_close(gt);
+	return errors ? (void *)1 : NULL;
+}
+
+static void test_map_vs_copy(void **state)
+{
+	struct grant_stress s = {0};
+	struct hv_stats st;
+	struct guest g;
+	pthread_t t1, t2;
+	void *r1, *r2;
+
+	s.hv = hv_create(NULL);
+	assert_non_null(s.hv);
+	assert_int_equal(guest_create(s.hv, 2 * NREFS, &g), 0);
+	s.g = &g;
+	s.dom = g.domid;
+	for (int i = 0; i < NREFS; i++) {
+		g.mem[(size_t)i * 4096] = (uint8_t)i;
+		s.refs[i] = guest_grant(&g, 0, (uint32_t)i, true);
+		s.rx_refs[i] = guest_grant(&g, 0, (uint32_t)(NREFS + i), false);
+	}
+	assert_int_equal(pthread_create(&t1, NULL, mapper, &s), 0);
+	assert_int_equal(pthread_create(&t2, NULL, copier, &s), 0);
+	assert_int_equal(pthread_join(t1, &r1), 0);
+	assert_int_equal(pthread_join(t2, &r2), 0);
+	assert_null(r1);
+	assert_null(r2);
+	assert_int_equal(s.errors, 0);
+
+	/* Nothing left pinned: every grant can be revoked. */
+	hv_stats(s.hv, &st);
+	assert_int_equal(st.maps_in_use, 0);
+	assert_int_equal(st.map_ops, (uint64_t)ROUNDS * NREFS);
+	assert_int_equal(st.copy_ops, (uint64_t)ROUNDS * NREFS);
+	for (int i = 0; i < NREFS; i++) {
+		/* The last round copied page i's first byte to offset (ROUNDS - 1) % 64. */
+		assert_int_equal(g.mem[(size_t)(NREFS + i) * 4096 + (ROUNDS - 1) % 64], (uint8_t)i);
+		assert_int_equal(hv_gntshr_end_access(&g.gs, s.refs[i]), 0);
+		assert_int_equal(hv_gntshr_end_access(&g.gs, s.rx_refs[i]), 0);
+	}
+	guest_unmap(&g);
+	hv_destroy(s.hv);
+}
+
+struct evt_stress {
+	struct hv *hv;
+	domid_t dom;
+	evtchn_port_t gp, bp;
+	atomic_bool done;
+	uint64_t events;
+	int errors;
+};
+
+static void *notifier(void *arg)
+{
+	struct evt_stress *s = arg;
+
+	for (int i = 0; i < NOTIFIES; i++)
+		if (hv_evtchn_notify(s->hv, s->dom, s->gp) != 0)
+			s->errors++;
+	atomic_store(&s->done, true);
+	/* One last notify after "done": the consumer must not miss it. */
+	if (hv_evtchn_notify(s->hv, s->dom, s->gp) != 0)
+		s->errors++;
+	return NULL;
+}
+
+/* Consumer: poll, consume, mask during the "work", unmask (late EOI). */
+static void *consumer(void *arg)
+{
+	struct evt_stress *s = arg;
+	struct pollfd pfd = {.fd = hv_evtchn_fd(s->hv, 0, s->bp), .events = POLLIN};
+	bool finishing = false;
+
+	for (;;) {
+		int n = poll(&pfd, 1, POLL_MS);
+		int r;
+
+		if (n < 0) {
+			s->errors++;
+			return NULL;
+		}
+		if (n == 0 && finishing)
+			return NULL; /* quiet after the last notify: all seen */
+		if (hv_evtchn_mask(s->hv, 0, s->bp) != 0)
+			s->errors++;
+		r = hv_evtchn_pending(s->hv, 0, s->bp);
+		if (r < 0)
+			s->errors++;
+		s->events += (uint64_t)r;
+		if (hv_evtchn_unmask(s->hv, 0, s->bp) != 0)
+			s->errors++;
+		if (atomic_load(&s->done))
+			finishing = true;
+	}
+}
+
+static void test_notify_vs_consume(void **state)
+{
+	struct evt_stress s = {0};
+	struct hv_evtchn_stats st;
+	struct guest g;
+	pthread_t t1, t2;
+
+	s.hv = hv_create(NULL);
+	assert_non_null(s.hv);
+	assert_int_equal(guest_create(s.hv, 1, &g), 0);
+	s.dom = g.domid;
+	assert_int_equal(hv_evtchn_alloc_unbound(s.hv, s.dom, 0, &s.gp), 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(s.hv, 0, s.dom, s.gp, &s.bp), 0);
+	assert_int_equal(pthread_create(&t2, NULL, consumer, &s), 0);
+	assert_int_equal(pthread_create(&t1, NULL, notifier, &s), 0);
+	assert_int_equal(pthread_join(t1, NULL), 0);
+	assert_int_equal(pthread_join(t2, NULL), 0);
+	assert_int_equal(s.errors, 0);
+	assert_true(s.events >= 1);
+
+	/* Edge delivery: far fewer eventfd writes than notifies, none lost at the end. */
+	assert_int_equal(hv_evtchn_port_stats(s.hv, s.dom, s.gp, &st), 0);
+	assert_int_equal(st.sent, NOTIFIES + 1);
+	assert_int_equal(hv_evtchn_pending(s.hv, 0, s.bp), 0);
+	assert_int_equal(hv_evtchn_port_stats(s.hv, 0, s.bp, &st), 0);
+	assert_true(st.delivered <= NOTIFIES + 2);
+	guest_unmap(&g);
+	hv_destroy(s.hv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_map_vs_copy),
+	    cmocka_unit_test(test_notify_vs_consume),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
