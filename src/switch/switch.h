@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/* switch.h - the L2 learning bridge inside pvnetd: ports, forwarding, MAC table */
+#ifndef PVNET_SWITCH_SWITCH_H
+#define PVNET_SWITCH_SWITCH_H
+
+/*
+ * Theory of Operation
+ *
+ * One struct sw is one Ethernet segment.  Ports are vifs, the TAP uplink
+ * and the VXLAN uplink; each supplies an xmit() callback.  The threads that
+ * own a port (one netback worker per vif queue, so several per port) call
+ * sw_forward() with a batch of frames they received; the switch learns the
+ * source MACs, looks up the destinations in its MAC table (FDB) and calls
+ * the xmit() of each output port once per batch, in input order.
+ *
+ * Threads:
+ *   data path     sw_forward(), from any number of threads at once.  No lock
+ *                 and no atomic read-modify-write per packet (except the
+ *                 reference a flooded frame needs per extra port); counters
+ *                 are summed per batch and added with one relaxed atomic add
+ *                 per counter and port.  Learning a new or moved MAC is rare
+ *                 and takes the FDB mutex once per batch.
+ *   control       sw_create/destroy, sw_port_add/del, sw_port_set_mac_limit,
+ *                 sw_fdb_age/lookup/count, stats readers.  Any thread; port
+ *                 add/del are serialised by a mutex.
+ *
+ * Port life time (an epoch scheme, see epoch.c): sw_port_del() unpublishes
+ * the port and removes its MACs, then waits until every sw_forward() call
+ * that might still use it has returned, and only then frees it.  So other
+ * ports may keep forwarding while a port goes away.  The rules are:
+ *   - the owner of the port stops its own calls of sw_forward(sw, port, ...)
+ *     before sw_port_del() (the port pointer is its argument);
+ *   - xmit() must not block and must not call sw_port_del() (-EDEADLK);
+ *   - after sw_port_del() returns, the port's xmit() is never called again,
+ *     but packets it accepted earlier are still its to put.
+ *
+ * Time: the switch reads cfg.clock once per batch; tests pass a fake one.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "switch/pkt.h"
+
+/*
+ * Ports per switch: a port number is one byte in the packed FDB entry (see
+ * fdb.c), which keeps a lookup to a single 64-bit load, and it bounds the
+ * work of flooding one frame (one reference and one xmit per port).  256
+ * vifs plus uplinks is more than one pvnetd serves.
+ */
+#define SW_MAX_PORTS 256
+
+/* Port names: "vif<domid>.<devid>" or an uplink's interface name. */
+#define SW_PORT_NAME_MAX 32
+
+/*
+ * Most frames sw_forward() looks at per internal batch; its per-batch arrays
+ * live on the stack.  64 is NAPI's budget and larger than a netback batch.
+ */
+#define SW_BATCH_MAX 64
+
+struct sw;
+struct sw_port;
+
+/**
+ * struct sw_port_ops - what a port type supplies
+ * @xmit: send @n packets out of port @p.  Takes ownership of one reference
+ *	to each of the first k packets, where k is the return value (0..@n):
+ *	it must sw_pkt_put() each of them, now or later, on any thread.  The
+ *	switch drops the other @n - k and counts them as tx_dropped.  @pkts is
+ *	scratch space the callee may modify.  Called from data path threads,
+ *	concurrently for different input ports: must not block.
+ */
+struct sw_port_ops {
+	unsigned int (*xmit)(struct sw_port *p, struct sw_pkt **pkts, unsigned int n);
+};
+
+/**
+ * struct sw_port_stats - per-port counters, named as Linux names them
+ * @rx_packets: frames the port handed to the switch
+ * @rx_bytes: their bytes (struct sw_pkt.len)
+ * @rx_dropped: of those, dropped before any output (the sum of the reasons
+ *	below plus frames with nowhere to go)
+ * @rx_length_errors: runts (shorter than an Ethernet header), or a header
+ *	copy longer than the frame, or too many fragments
+ * @rx_src_invalid: source MAC multicast, broadcast or zero (never learned)
+ * @rx_link_local: destination 01:80:c2:00:00:0X (802.1D reserved; bridges
+ *	must not forward pause, STP, LACP, 802.1X)
+ * @same_port: destination learned on the input port itself
+ * @flood: frames flooded (broadcast, multicast, unknown unicast)
+ * @tx_packets: frames this port's xmit() accepted
+ * @tx_bytes: their bytes
+ * @tx_dropped: frames this port's xmit() refused
+ * @learn_new: MACs learned on this port
+ * @learn_moved: MACs that moved to this port from another
+ * @learn_limit: frames whose source was not learned: port at its MAC limit
+ * @learn_full: frames whose source was not learned: table or bucket full
+ * @fdb_entries: MACs currently learned on this port (a gauge)
+ *
+ * The rx group is written by the port's own threads, the tx group by every
+ * thread that forwards to it: separate cache lines.
+ */
+struct sw_port_stats {
+	_Atomic uint64_t rx_packets;
+	_Atomic uint64_t rx_bytes;
+	_Atomic uint64_t rx_dropped;
+	_Atomic uint64_t rx_length_errors;
+	_Atomic uint64_t rx_src_invalid;
+	_Atomic uint64_t rx_link_local;
+	_Atomic uint64_t same_port;
+	_Atomic uint64_t flood;
+	_Alignas(64) _Atomic uint64_t tx_packets;
+	_Atomic uint64_t tx_bytes;
+	_Atomic uint64_t tx_dropped;
+	_Alignas(64) _Atomic uint64_t learn_new;
+	_Atomic uint64_t learn_moved;
+	_Atomic uint64_t learn_limit;
+	_Atomic uint64_t learn_full;
+	_Atomic uint64_t fdb_entries;
+};
+
+/**
+ * struct sw_port - one port of the switch
+ * @ops: the port type's callbacks (caller of sw_port_add; read-only)
+ * @priv: the port type's private pointer (caller of sw_port_add)
+ * @sw: the switch (read-only)
+ * @num: port number, 0..SW_MAX_PORTS-1, reused after deletion (read-only)
+ * @name: NUL-terminated name (read-only)
+ * @mac_limit: most MACs the FDB learns on this port (sw_port_set_mac_limit)
+ * @stats: counters; read them with sw_port_stats_get()
+ */
+struct sw_port {
+	const struct sw_port_ops *ops;
+	void *priv;
+	struct sw *sw;
+	uint16_t num;
+	char name[SW_PORT_NAME_MAX];
+	_Atomic uint32_t mac_limit;
+	struct sw_port_stats stats;
+};
+
+/**
+ * struct sw_config - limits of one switch; sw_config_init() sets defaults
+ * @fdb_max: MACs the table holds in total (all ports).  Default 4096: a
+ *	segment of 256 vifs with a few MACs each plus the hosts behind an
+ *	uplink; the table is preallocated at twice this size (96 KiB).
+ * @port_mac_limit: default per-port limit.  Default 64: a guest has one MAC,
+ *	or a few dozen when it bridges containers; 64 lets one guest take at
+ *	most 1/64 of the table.  Uplinks carry a whole segment: raise theirs
+ *	with sw_port_set_mac_limit().
+ * @ageing_s: seconds after which an unrefreshed MAC is forgotten.  Default
+ *	300, as Linux bridges and 802.1D.
+ * @clock: monotonic time in ns, read once per batch; NULL means
+ *	CLOCK_MONOTONIC_COARSE (tests pass a fake clock)
+ * @clock_arg: argument for @clock
+ */
+struct sw_config {
+	uint32_t fdb_max;
+	uint32_t port_mac_limit;
+	uint32_t ageing_s;
+	uint64_t (*clock)(void *arg);
+	void *clock_arg;
+};
+
+/* Bounds sw_create() accepts, so a bad config cannot ask for absurd memory. */
+#define SW_FDB_MAX_LIMIT   (1U << 20)
+#define SW_AGEING_MAX_S	   1000000U /* Linux caps ageing_time at 1e6 s, too */
+#define SW_DEFAULT_FDB_MAX 4096
+#define SW_DEFAULT_MAC_LIM 64
+#define SW_DEFAULT_AGEING  300
+
+/**
+ * struct sw_stat_desc - one counter in a statistics table
+ * @name: Linux-style name, e.g. "rx_packets"
+ * @offset: offset of its _Atomic uint64_t in the statistics structure
+ */
+struct sw_stat_desc {
+	const char *name;
+	size_t offset;
+};
+
+/**
+ * struct sw_stats - switch-wide counters
+ * @fdb_entries: MACs in the table (a gauge)
+ * @fdb_aged: entries removed by sw_fdb_age()
+ * @fdb_full: learn attempts refused because the table or a bucket was full
+ */
+struct sw_stats {
+	_Atomic uint64_t fdb_entries;
+	_Atomic uint64_t fdb_aged;
+	_Atomic uint64_t fdb_full;
+};
+
+/**
+ * sw_config_init() - fill @cfg with the defaults
+ * @cfg: the configuration to fill
+ */
+void sw_config_init(struct sw_config *cfg);
+
+/**
+ * sw_create() - create a switch with no ports
+ * @cfg: limits, or NULL for the defaults
+ * @out: the new switch
+ *
+ * Draws a random SipHash key for the FDB so a guest cannot choose MACs that
+ * collide.
+ *
+ * Return: 0, -EINVAL for a configuration out of bounds, -ENOMEM, or -EIO if
+ * libsodium cannot initialise.
+ */
+int sw_create(const struct sw_config *cfg, struct sw **out);
+
+/**
+ * sw_destroy() - free a switch and the ports still on it
+ * @sw: the switch, or NULL
+ *
+ * No sw_forward() may run or start.  The ports' xmit() is not called.
+ */
+void sw_destroy(struct sw *sw);
+
+/**
+ * sw_port_add() - add a port
+ * @sw: the switch
+ * @name: its name, shorter than SW_PORT_NAME_MAX
+ * @ops: callbacks, valid until sw_port_del() returns
+ * @priv: the port type's pointer, stored in the port
+ * @out: the new port; it may receive frames as soon as this returns
+ *
+ * Return: 0, -EINVAL (no name, no xmit), -ENAMETOOLONG, -ENOSPC (all
+ * SW_MAX_PORTS numbers in use) or -ENOMEM.
+ */
+int sw_port_add(struct sw *sw, const char *name, const struct sw_port_ops *ops, void *priv,
+		struct sw_port **out);
+
+/**
+ * sw_port_del() - remove a port, its MACs, and free it
+ * @sw: the switch
+ * @p: the port; its owner no longer calls sw_forward() with it
+ *
+ * Waits for the sw_forward() calls in progress on other threads (a grace
+ * period), so that none of them still uses @p, then frees it.  Its number
+ * may then be reused.
+ *
+ * Return: 0, -EINVAL if @p is not a port of @sw, or -EDEADLK when called
+ * from inside sw_forward() (an xmit callback).
+ */
+int sw_port_del(struct sw *sw, struct sw_port *p);
+
+/**
+ * sw_port_set_mac_limit() - change how many MACs one port may have learned
+ * @p: the port
+ * @limit: new limit; MACs already above it stay until they age out
+ */
+void sw_port_set_mac_limit(struct sw_port *p, uint32_t limit);
+
+/**
+ * sw_forward() - switch a batch of frames that entered by port @in
+ * @sw: the switch
+ * @in: the input port; the caller is one of its threads
+ * @pkts: the frames; the caller's reference to each is consumed
+ * @n: number of frames (any number; handled SW_BATCH_MAX at a time)
+ *
+ * Drops (and counts) runts, frames with an invalid source MAC and frames
+ * to 802.1D link-local groups; learns each source MAC on @in within the
+ * port's and the table's limits; sends known unicast to its port (dropped
+ * if that is @in), and floods broadcast, multicast and unknown unicast to
+ * every other port.  Each output port's xmit() is called once per internal
+ * batch with its frames in input order, so frames from one caller thread
+ * never reorder on any output port.
+ *
+ * Return: the number of frames at least one port accepted.
+ */
+unsigned int sw_forward(struct sw *sw, struct sw_port *in, struct sw_pkt **pkts, unsigned int n);
+
+/**
+ * sw_fdb_age() - forget MACs not seen for the ageing time
+ * @sw: the switch
+ * @now_ns: current time on the switch's clock
+ *
+ * Called periodically (e.g. every second) by the control thread.
+ *
+ * Return: the number of entries removed.
+ */
+unsigned int sw_fdb_age(struct sw *sw, uint64_t now_ns);
+
+/**
+ * sw_fdb_lookup() - where is a MAC?
+ * @sw: the switch
+ * @mac: the address
+ * @port_num: its port's number, if found
+ *
+ * Return: 0 if found, -ENOENT if not.
+ */
+int sw_fdb_lookup(struct sw *sw, const uint8_t mac[SW_ETH_ALEN], uint16_t *port_num);
+
+/**
+ * sw_fdb_count() - number of MACs in the table
+ * @sw: the switch
+ *
+ * Return: the count
+ */
+unsigned int sw_fdb_count(struct sw *sw);
+
+/**
+ * sw_port_stats_names() - the per-port counter table
+ * @n: set to the number of counters
+ *
+ * Return: @n descriptors, offsets into struct sw_port_stats
+ */
+const struct sw_stat_desc *sw_port_stats_names(unsigned int *n);
+
+/**
+ * sw_port_stats_get() - read every per-port counter, in table order
+ * @p: the port
+ * @vals: room for the number of counters sw_port_stats_names() reports
+ */
+void sw_port_stats_get(const struct sw_port *p, uint64_t *vals);
+
+/**
+ * sw_stats_names() - the switch-wide counter table
+ * @n: set to the number of counters
+ *
+ * Return: @n descriptors, offsets into struct sw_stats
+ */
+const struct sw_stat_desc *sw_stats_names(unsigned int *n);
+
+/**
+ * sw_stats_get() - read every switch-wide counter, in table order
+ * @sw: the switch
+ * @vals: room for the number of counters sw_stats_names() reports
+ */
+void sw_stats_get(struct sw *sw, uint64_t *vals);
+
+/**
+ * sw_stat_read() - read one counter through its descriptor
+ * @base: the statistics structure (struct sw_port_stats or struct sw_stats)
+ * @d: the descriptor
+ *
+ * Return: the counter's value (relaxed load)
+ */
+uint64_t sw_stat_read(const void *base, const struct sw_stat_desc *d);
+
+#endif /* PVNET_SWITCH_SWITCH_H */

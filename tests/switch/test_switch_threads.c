@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/* test_switch_threads.c - concurrent forwarding, learning, ageing and port churn (run under TSan) */
+
+/*
+ * Four forwarding threads (two of them queues of the same port) switch
+ * 200k frames in batches while MACs move between ports, a control thread
+ * ages the table on a fast fake clock and adds and deletes a fifth port,
+ * and a consumer thread puts the references a "deferred" port queued.
+ * Afterwards: every done() ran exactly once per use, counters add up, and
+ * no deleted port's xmit() ran after sw_port_del() returned.
+ */
+
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "switch/switch.h"
+
+#define NFWD	   4
+#define PER_THREAD 50000 /* 200k frames in all */
+#define BATCH	   32
+#define POOL	   (4 * BATCH) /* frames in flight per thread, some held by the consumer */
+#define NSRC	   8	       /* own MACs per thread */
+#define NSHARED	   4	       /* MACs every thread uses: they keep moving */
+#define RING	   256	       /* deferred port's queue */
+
+static atomic_uint failures;
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			atomic_fetch_add(&failures, 1);                                            \
+	} while (0)
+
+struct tpkt {
+	struct sw_pkt pkt;
+	uint8_t hdr[14];
+	_Atomic unsigned int done_calls;
+	unsigned int uses;
+};
+
+/* A port that counts, optionally refuses, optionally defers its puts. */
+struct tport {
+	struct sw_port *port;
+	_Atomic uint64_t offered, accepted;
+	unsigned int max_accept;
+	bool defer;
+	atomic_bool alive;
+};
+
+static struct sw *sw;
+static _Atomic uint64_t clock_ns;
+static struct tport tports[4]; /* 0..2 forward, 3 is added and deleted */
+static struct tport dport;     /* defers its puts to the consumer thread */
+static atomic_bool fwd_done;
+static _Atomic unsigned int ctl_rounds;
+
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sw_pkt *ring[RING];
+static unsigned int ring_head, ring_tail;
+
+static uint64_t test_clock(void *arg)
+{
+	return atomic_load_explicit(&clock_ns, memory_order_relaxed);
+}
+
+static void tpkt_done(struct sw_pkt *p)
+{
+	struct tpkt *t = (struct tpkt *)p;
+
+	CHECK(atomic_load_explicit(&p->refs, memory_order_relaxed) == 0);
+	atomic_fetch_add_explicit(&t->done_calls, 1, memory_order_release);
+}
+
+static unsigned int tport_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned int n)
+{
+	struct tport *tp = p->priv;
+	unsigned int ok = n < tp->max_accept ? n : tp->max_accept;
+
+	CHECK(atomic_load(&tp->alive));
+	atomic_fetch_add(&tp->offered, n);
+	if (tp->defer) {
+		pthread_mutex_lock(&ring_lock);
+		for (ok = 0; ok < n && ring_head - ring_tail < RING; ok++)
+			ring[ring_head++ % RING] = pkts[ok];
+		pthread_mutex_unlock(&ring_lock);
+	} else {
+		for (unsigned int i = 0; i < ok; i++)
+			sw_pkt_put(pkts[i]);
+	}
+	atomic_fetch_add(&tp->accepted, ok);
+	return ok;
+}
+
+static const struct sw_port_ops tport_ops = {.xmit = tport_xmit};
+
+static void mac_of(uint8_t *m, unsigned int n)
+{
+	memset(m, 0, 6);
+	m[0] = 0x02;
+	m[4] = (uint8_t)(n >> 8);
+	m[5] = (uint8_t)n;
+}
+
+struct fwd_arg {
+	unsigned int id;
+	struct sw_port *in;
+	struct tpkt pool[POOL];
+	uint64_t forwarded;
+	uint64_t sent;
+};
+
+static void *fwd_thread(void *arg)
+{
+	struct fwd_arg *a = arg;
+	uint32_t rng = 0x9e3779b9u * (a->id + 1);
+	struct sw_pkt *batch[BATCH];
+	unsigned int next = 0;
+
+	/* Start once the control thread churns, so the two really overlap. */
+	while (atomic_load(&ctl_rounds) < 2)
+		sched_yield();
+
+	for (unsigned int done = 0; done < PER_THREAD; done += BATCH) {
+		for (unsigned int i = 0; i < BATCH; i++) {
+			struct tpkt *t = &a->pool[next++ % POOL];
+			unsigned int r, src, dst;
+
+			/* Reuse a frame only after its previous use completed. */
+			while (atomic_load_explicit(&t->done_calls, memory_order_acquire) !=
+			       t->uses)
+				sched_yield();
+			rng ^= rng << 13;
+			rng ^= rng >> 17;
+			rng ^= rng << 5;
+			r = rng;
+			src = (r & 15) == 0 ? 1000 + ((r >> 4) % NSHARED)
+					    : a->id * 16 + (r >> 4) % NSRC;
+			dst = (r >> 8) % (NFWD * 16 + 8);
+			if ((r & 0x70000) == 0)
+				memset(t->hdr, 0xff, 6);
+			else
+				mac_of(t->hdr, dst);
+			mac_of(t->hdr + 6, src);
+			t->pkt.hdr = t->hdr;
+			t->pkt.hdr_len = (r & 0x3ff00000) ? 14 : 10; /* a few runts */
+			t->pkt.len = 60 + (r >> 24);
+			sw_pkt_init(&t->pkt, tpkt_done);
+			t->uses++;
+			batch[i] = &t->pkt;
+		}
+		a->forwarded += sw_forward(sw, a->in, batch, BATCH);
+		a->sent += BATCH;
+	}
+	/* Wait for the consumer to finish our frames before the pool goes. */
+	for (unsigned int i = 0; i < POOL; i++)
+		while (atomic_load_explicit(&a->pool[i].done_calls, memory_order_acquire) !=
+		       a->pool[i].uses)
+			sched_yield();
+	return NULL;
+}
+
+static void *consumer_thread(void *arg)
+{
+	for (;;) {
+		struct sw_pkt *p = NULL;
+		bool stop = atomic_load(&fwd_done);
+
+		pthread_mutex_lock(&ring_lock);
+		if (ring_head != ring_tail)
+			p = ring[ring_tail++ % RING];
+		pthread_mutex_unlock(&ring_lock);
+		if (p)
+			sw_pkt_put(p);
+		else if (stop)
+			return NULL;
+		else
+			sched_yield();
+	}
+}
+
+/* Ages on a clock running 1 s per round, and churns a fifth port. */
+static void *control_thread(void *arg)
+{
+	struct tport *extra = &tports[3];
+	unsigned int round = 0;
+	uint64_t vals[64];
+
+	while (!atomic_load(&fwd_done)) {
+		atomic_fetch_add_explicit(&clock_ns, 1000000000ULL, memory_order_relaxed);
+		sw_fdb_age(sw, atomic_load(&clock_ns));
+		if (round % 2 == 0) {
+			atomic_store(&extra->alive, true);
+			CHECK(sw_port_add(sw, "extra", &tport_ops, extra, &extra->port) == 0);
+		} else {
+			CHECK(sw_port_del(sw, extra->port) == 0);
+			/* After del returns, its xmit must never run again. */
+			atomic_store(&extra->alive, false);
+		}
+		sw_port_stats_get(tports[0].port, vals);
+		round++;
+		atomic_store(&ctl_rounds, round);
+		sched_yield();
+	}
+	if (round % 2)
+		CHECK(sw_port_del(sw, extra->port) == 0);
+	return NULL;
+}
+
+static struct fwd_arg fargs[NFWD];
+
+static void test_concurrent_forwarding(void **state)
+{
+	struct sw_config cfg;
+	pthread_t fwd[NFWD], ctl, cons;
+	uint64_t rx = 0, sent = 0, fwded = 0, v[64];
+	const struct sw_stat_desc *d;
+	unsigned int nstat, i_rx = 0, i_txp = 0, i_txd = 0;
+	/* Ports 0 (two queues), 1, 2 forward; 2 also refuses beyond 16 per call. */
+	static const unsigned int in_of[NFWD] = {0, 0, 1, 2};
+
+	sw_config_init(&cfg);
+	cfg.clock = test_clock;
+	cfg.ageing_s = 5; /* the fake clock runs fast: entries age during the run */
+	atomic_store(&clock_ns, 1000000000000ULL);
+	assert_int_equal(sw_create(&cfg, &sw), 0);
+	for (unsigned int i = 0; i < 3; i++) {
+		tports[i].max_accept = i == 2 ? 16 : ~0U;
+		atomic_store(&tports[i].alive, true);
+		assert_int_equal(sw_port_add(sw, "t", &tport_ops, &tports[i], &tports[i].port), 0);
+	}
+	/* The deferred port: the consumer thread puts its references. */
+	dport.max_accept = ~0U;
+	dport.defer = true;
+	atomic_store(&dport.alive, true);
+	assert_int_equal(sw_port_add(sw, "deferred", &tport_ops, &dport, &dport.port), 0);
+	tports[3].max_accept = ~0U; /* the extra port the control thread churns */
+
+	assert_int_equal(pthread_create(&cons, NULL, consumer_thread, NULL), 0);
+	for (unsigned int i = 0; i < NFWD; i++) {
+		fargs[i].id = i;
+		fargs[i].in = tports[in_of[i]].port;
+		assert_int_equal(pthread_create(&fwd[i], NULL, fwd_thread, &fargs[i]), 0);
+	}
+	assert_int_equal(pthread_create(&ctl, NULL, control_thread, NULL), 0);
+	/* Frames still in the ring are drained by the consumer meanwhile. */
+	for (unsigned int i = 0; i < NFWD; i++)
+		assert_int_equal(pthread_join(fwd[i], NULL), 0);
+	atomic_store(&fwd_done, true);
+	assert_int_equal(pthread_join(ctl, NULL), 0);
+	assert_int_equal(pthread_join(cons, NULL), 0);
+	assert_int_equal(atomic_load(&failures), 0);
+	print_message("control rounds (port add/del + ageing): %u\n", atomic_load(&ctl_rounds));
+
+	d = sw_port_stats_names(&nstat);
+	for (unsigned int i = 0; i < nstat; i++) {
+		if (!strcmp(d[i].name, "rx_packets"))
+			i_rx = i;
+		if (!strcmp(d[i].name, "tx_packets"))
+			i_txp = i;
+		if (!strcmp(d[i].name, "tx_dropped"))
+			i_txd = i;
+	}
+	for (unsigned int i = 0; i < NFWD; i++) {
+		sent += fargs[i].sent;
+		fwded += fargs[i].forwarded;
+		for (unsigned int k = 0; k < POOL; k++)
+			assert_int_equal(atomic_load(&fargs[i].pool[k].done_calls),
+					 fargs[i].pool[k].uses);
+	}
+	assert_int_equal(sent, NFWD * ((PER_THREAD + BATCH - 1) / BATCH) * BATCH);
+	assert_true(fwded > sent / 2);
+	for (unsigned int i = 0; i < 3; i++) {
+		sw_port_stats_get(tports[i].port, v);
+		rx += v[i_rx];
+		assert_int_equal(v[i_txp], atomic_load(&tports[i].accepted));
+		assert_int_equal(v[i_txp] + v[i_txd], atomic_load(&tports[i].offered));
+	}
+	assert_int_equal(rx, sent);
+	sw_port_stats_get(dport.port, v);
+	assert_int_equal(v[i_txp], atomic_load(&dport.accepted));
+	assert_int_equal(v[i_txp] + v[i_txd], atomic_load(&dport.offered));
+	assert_true(sw_fdb_count(sw) <= 4096);
+	sw_destroy(sw);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_concurrent_forwarding),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
