@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: MIT
+/* tree.c - the node database: paths, permissions, records, and the operations that change them */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "store/internal.h"
+
+/*
+ * Theory of Operation
+ *
+ * Records are immutable once in a table: a change builds a new record
+ * (node_dup() + edit) and puts it in place of the old one, either into the
+ * committed tree (store_tree_commit_put(), which assigns the generation and
+ * keeps the per-owner node counts) or into a transaction's overlay.  That
+ * makes the transaction overlay trivially correct and keeps every record a
+ * caller holds valid until the next put of the same path.
+ *
+ * The operations follow xenstored (tools/xenstored/core.c): the node must
+ * grant the needed permission; when it is missing or denied, the error is
+ * ENOENT only if the nearest existing ancestor grants that permission too,
+ * else EACCES, so a guest cannot probe what it may not see.  A new node
+ * inherits its parent's permission list, and a guest becomes the owner of
+ * what it creates; missing parents are created the same way.
+ */
+
+/* Write the parent of absolute path @name (not "/") into @out, which is large enough. */
+static void path_parent(const char *name, char *out)
+{
+	const char *slash = strrchr(name, '/');
+	size_t len = (size_t)(slash - name);
+
+	if (len == 0)
+		len = 1; /* parent of "/x" is "/" */
+	memcpy(out, name, len);
+	out[len] = '\0';
+}
+
+static const char *path_base(const char *name)
+{
+	return strrchr(name, '/') + 1;
+}
+
+void store_node_free(struct store_node *n)
+{
+	if (!n)
+		return;
+	free(n->name);
+	free(n->data);
+	free(n->children);
+	free(n->perms);
+	free(n);
+}
+
+/* A fresh record named @name, copying @src's contents when @src is not NULL. */
+static struct store_node *node_dup(const struct store_node *src, const char *name)
+{
+	struct store_node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->name = strdup(name);
+	if (!n->name)
+		goto err;
+	if (!src)
+		return n;
+	if (src->datalen) {
+		n->data = malloc(src->datalen);
+		if (!n->data)
+			goto err;
+		memcpy(n->data, src->data, src->datalen);
+		n->datalen = src->datalen;
+	}
+	if (src->childlen) {
+		n->children = malloc(src->childlen);
+		if (!n->children)
+			goto err;
+		memcpy(n->children, src->children, src->childlen);
+		n->childlen = src->childlen;
+	}
+	n->perms = malloc(src->nperms * sizeof(*n->perms));
+	if (!n->perms)
+		goto err;
+	memcpy(n->perms, src->perms, src->nperms * sizeof(*n->perms));
+	n->nperms = src->nperms;
+	return n;
+err:
+	store_node_free(n);
+	return NULL;
+}
+
+static void owner_adjust(struct store *s, domid_t owner, int delta)
+{
+	struct store_domain *d = store_domain_get(s, owner);
+
+	if (d)
+		d->nodes = (unsigned int)((int)d->nodes + delta);
+}
+
+/**
+ * store_tree_commit_put() - replace the committed record @name by @n
+ * @s: the store
+ * @name: absolute path
+ * @n: new record (ownership passes to the tree), or NULL to delete
+ */
+void store_tree_commit_put(struct store *s, const char *name, struct store_node *n)
+{
+	struct store_node *old;
+
+	HASH_FIND_STR(s->nodes, name, old);
+	if (old) {
+		HASH_DEL(s->nodes, old);
+		owner_adjust(s, old->perms[0].id, -1);
+		store_node_free(old);
+	}
+	if (n) {
+		n->gen = ++s->gen;
+		owner_adjust(s, n->perms[0].id, 1);
+		HASH_ADD_KEYPTR(hh, s->nodes, n->name, strlen(n->name), n);
+	}
+}
+
+/**
+ * store_tree_find() - the record @name as seen inside @t (or committed, if @t is NULL)
+ * @s: the store
+ * @t: transaction or NULL
+ * @name: absolute path
+ * @out: set to the record, valid until the next change of @name
+ *
+ * Return: 0, -ENOENT, or -ENOSPC/-ENOMEM when @t cannot record the access
+ */
+int store_tree_find(struct store *s, struct store_txn *t, const char *name,
+		    const struct store_node **out)
+{
+	struct store_node *committed;
+
+	HASH_FIND_STR(s->nodes, name, committed);
+	if (t)
+		return store_txn_find(s, t, name, committed, out);
+	*out = committed;
+	return committed ? 0 : -ENOENT;
+}
+
+static int tree_put(struct store *s, struct store_txn *t, const char *name, struct store_node *n)
+{
+	if (t)
+		return store_txn_put(s, t, name, n);
+	store_tree_commit_put(s, name, n);
+	return 0;
+}
+
+/* xenstored's errno_from_parents(): hide ENOENT when the nearest ancestor is not accessible. */
+static int errno_from_parents(struct store *s, const struct store_actor *a, const char *name,
+			      int err, unsigned int need)
+{
+	char parent[XENSTORE_ABS_PATH_MAX + 1];
+	const struct store_node *node = NULL;
+	int r;
+
+	if (err == -ENOMEM || err == -ENOSPC)
+		return err;
+	snprintf(parent, sizeof(parent), "%s", name);
+	while (strcmp(parent, "/") != 0) {
+		path_parent(parent, parent);
+		r = store_tree_find(s, a->txn, parent, &node);
+		if (r == 0)
+			break;
+		if (r != -ENOENT)
+			return r;
+	}
+	if (!node)
+		return -EACCES; /* no root: cannot happen, deny */
+	if (store_perm_for(a->domid, node->perms, node->nperms) & need)
+		return err;
+	return -EACCES;
+}
+
+/* xenstored's get_node(): the record if @a has all of @need on it. */
+static int tree_get(struct store *s, const struct store_actor *a, const char *name,
+		    unsigned int need, const struct store_node **out)
+{
+	const struct store_node *node;
+	int r = store_tree_find(s, a->txn, name, &node);
+
+	if (r == 0) {
+		if ((store_perm_for(a->domid, node->perms, node->nperms) & need) == need) {
+			*out = node;
+			return 0;
+		}
+		r = -EACCES;
+	}
+	return errno_from_parents(s, a, name, r, need);
+}
+
+/* Count the ancestors of @name (itself included) that are missing; @name is absolute. */
+static int count_missing(struct store *s, struct store_txn *t, const char *name,
+			 unsigned int *missing)
+{
+	char p[XENSTORE_ABS_PATH_MAX + 1];
+	const struct store_node *node;
+	int r;
+
+	*missing = 0;
+	snprintf(p, sizeof(p), "%s", name);
+	for (;;) {
+		r = store_tree_find(s, t, p, &node);
+		if (r == 0)
+			return 0;
+		if (r != -ENOENT)
+			return r;
+		(*missing)++;
+		path_parent(p, p);
+	}
+}
+
+static int quota_check(struct store *s, const struct store_actor *a, unsigned int more)
+{
+	struct store_domain *d;
+	long have;
+
+	if (a->domid == 0)
+		return 0;
+	d = store_domain_get(s, a->domid);
+	if (!d)
+		return -ENOMEM;
+	have = (long)d->nodes + (a->txn ? store_txn_quota_delta(a->txn) : 0);
+	if (have + (long)more > (long)s->cfg.nodes_per_domain)
+		return -ENOSPC;
+	if (a->txn)
+		return store_txn_room(a->txn, 2 * more + 2);
+	return 0;
+}
+
+/* Create @name (missing) under its parent, which must exist; the record is put in place. */
+static int create_one(struct store *s, const struct store_actor *a, const char *name,
+		      const void *data, size_t len)
+{
+	char pname[XENSTORE_ABS_PATH_MAX + 1];
+	const struct store_node *parent;
+	struct store_node *np, *n;
+	const char *base = path_base(name);
+	size_t blen = strlen(base) + 1;
+	char *children;
+	int r;
+
+	path_parent(name, pname);
+	r = store_tree_find(s, a->txn, pname, &parent);
+	if (r)
+		return r;
+	np = node_dup(parent, pname);
+	n = node_dup(parent, name); /* inherits the parent's permissions */
+	if (!np || !n)
+		goto err_nomem;
+	children = realloc(np->children, np->childlen + blen);
+	if (!children)
+		goto err_nomem;
+	memcpy(children + np->childlen, base, blen);
+	np->children = children;
+	np->childlen += (uint32_t)blen;
+
+	free(n->data);
+	free(n->children);
+	n->data = NULL;
+	n->datalen = 0;
+	n->children = NULL;
+	n->childlen = 0;
+	if (len) {
+		n->data = malloc(len);
+		if (!n->data)
+			goto err_nomem;
+		memcpy(n->data, data, len);
+		n->datalen = (uint32_t)len;
+	}
+	if (a->domid != 0)
+		n->perms[0].id = a->domid; /* guests own what they create */
+	if (a->txn && n->perms[0].id == a->domid)
+		store_txn_quota_add(a->txn, 1);
+	r = tree_put(s, a->txn, name, n);
+	if (r) {
+		store_node_free(np);
+		return r;
+	}
+	return tree_put(s, a->txn, pname, np);
+
+err_nomem:
+	store_node_free(np);
+	store_node_free(n);
+	return -ENOMEM;
+}
+
+/* Create @name and its missing ancestors, top down; @name gets @data. */
+static int tree_create(struct store *s, const struct store_actor *a, const char *name,
+		       const void *data, size_t len)
+{
+	char p[XENSTORE_ABS_PATH_MAX + 1];
+	unsigned int missing, i;
+	size_t cut;
+	int r;
+
+	r = count_missing(s, a->txn, name, &missing);
+	if (r)
+		return r;
+	r = quota_check(s, a, missing);
+	if (r)
+		return r;
+	/* create ancestors first: the one @missing - 1 levels up, then down */
+	for (i = missing; i > 0; i--) {
+		unsigned int up = i - 1, k;
+
+		snprintf(p, sizeof(p), "%s", name);
+		for (k = 0; k < up; k++) {
+			cut = (size_t)(strrchr(p, '/') - p);
+			p[cut] = '\0';
+		}
+		r = create_one(s, a, p, up == 0 ? data : NULL, up == 0 ? len : 0);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static void permsets_of(struct store_permset *sets, const struct store_perm *p, unsigned int n,
+			const struct store_perm *old, unsigned int nold)
+{
+	sets[0].p = p;
+	sets[0].n = n;
+	sets[1].p = old;
+	sets[1].n = nold;
+}
+
+int store_op_read(struct store *s, const struct store_actor *a, const char *path,
+		  const struct store_node **node)
+{
+	return tree_get(s, a, path, STORE_PERM_READ, node);
+}
+
+int store_op_write(struct store *s, const struct store_actor *a, const char *path, const void *data,
+		   size_t len)
+{
+	struct store_permset sets[STORE_PERMSETS];
+	const struct store_node *node;
+	struct store_node *n;
+	int r;
+
+	r = tree_get(s, a, path, STORE_PERM_WRITE, &node);
+	if (r == -ENOENT) {
+		r = tree_create(s, a, path, data, len);
+	} else if (r == 0) {
+		n = node_dup(node, path);
+		if (!n)
+			return -ENOMEM;
+		free(n->data);
+		n->data = NULL;
+		n->datalen = 0;
+		if (len) {
+			n->data = malloc(len);
+			if (!n->data) {
+				store_node_free(n);
+				return -ENOMEM;
+			}
+			memcpy(n->data, data, len);
+			n->datalen = (uint32_t)len;
+		}
+		r = tree_put(s, a->txn, path, n);
+	}
+	if (r)
+		return r;
+	r = store_tree_find(s, a->txn, path, &node);
+	if (r)
+		return r;
+	permsets_of(sets, node->perms, node->nperms, NULL, 0);
+	store_watch_fire(s, a->txn, path, false, sets);
+	return 0;
+}
+
+int store_op_mkdir(struct store *s, const struct store_actor *a, const char *path)
+{
+	struct store_permset sets[STORE_PERMSETS];
+	const struct store_node *node;
+	int r;
+
+	r = tree_get(s, a, path, STORE_PERM_WRITE, &node);
+	if (r != -ENOENT)
+		return r; /* exists already: fine, and nothing fires */
+	r = tree_create(s, a, path, NULL, 0);
+	if (r)
+		return r;
+	r = store_tree_find(s, a->txn, path, &node);
+	if (r)
+		return r;
+	permsets_of(sets, node->perms, node->nperms, NULL, 0);
+	store_watch_fire(s, a->txn, path, false, sets);
+	return 0;
+}
+
+/* Delete @name and its subtree, children first, firing exact events for the descendants. */
+static int delete_tree(struct store *s, const struct store_actor *a, const char *name, bool top)
+{
+	struct store_permset sets[STORE_PERMSETS];
+	const struct store_node *node;
+	char *child;
+	size_t nlen;
+	int r;
+
+	for (;;) {
+		r = store_tree_find(s, a->txn, name, &node);
+		if (r)
+			return r;
+		if (!node->childlen)
+			break;
+		/* the first child; deleting it shortens our (re-read) child list */
+		nlen = strlen(name);
+		child = malloc(nlen + strlen(node->children) + 2);
+		if (!child)
+			return -ENOMEM;
+		sprintf(child, "%s/%s", strcmp(name, "/") ? name : "", node->children);
+		r = delete_tree(s, a, child, false);
+		free(child);
+		if (r)
+			return r;
+	}
+	if (!top) {
+		permsets_of(sets, node->perms, node->nperms, NULL, 0);
+		store_watch_fire(s, a->txn, name, true, sets);
+	}
+	if (a->txn && node->perms[0].id == store_txn_domid(a->txn))
+		store_txn_quota_add(a->txn, -1);
+	r = tree_put(s, a->txn, name, NULL);
+	if (r)
+		return r;
+	/* unlink from the parent */
+	{
+		char pname[XENSTORE_ABS_PATH_MAX + 1];
+		const struct store_node *parent;
+		struct store_node *np;
+		const char *base = path_base(name);
+		size_t off, blen = strlen(base) + 1;
+
+		path_parent(name, pname);
+		r = store_tree_find(s, a->txn, pname, &parent);
+		if (r)
+			return r;
+		np = node_dup(parent, pname);
+		if (!np)
+			return -ENOMEM;
+		for (off = 0; off < np->childlen; off += strlen(np->children + off) + 1) {
+			if (strcmp(np->children + off, base) == 0) {
+				memmove(np->children + off, np->children + off + blen,
+					np->childlen - off - blen);
+				np->childlen -= (uint32_t)blen;
+				break;
+			}
+		}
+		return tree_put(s, a->txn, pname, np);
+	}
+}
+
+int store_op_rm(struct store *s, const struct store_actor *a, const char *path)
+{
+	struct store_permset sets[STORE_PERMSETS];
+	char pname[XENSTORE_ABS_PATH_MAX + 1];
+	const struct store_node *node;
+	int r;
+
+	r = tree_get(s, a, path, STORE_PERM_WRITE, &node);
+	if (r == -ENOENT) {
+		/* Did not exist: fine, if the parent exists (xenstored's do_rm). */
+		if (strcmp(path, "/") == 0)
+			return -ENOENT;
+		path_parent(path, pname);
+		r = store_tree_find(s, a->txn, pname, &node);
+		return r == 0 ? 0 : (r == -ENOMEM ? r : -ENOENT);
+	}
+	if (r)
+		return r;
+	if (strcmp(path, "/") == 0)
+		return -EINVAL;
+	/* fire while the node's permissions can still be seen, as xenstored does */
+	permsets_of(sets, node->perms, node->nperms, NULL, 0);
+	store_watch_fire(s, a->txn, path, false, sets);
+	return delete_tree(s, a, path, true);
+}
+
+int store_op_set_perms(struct store *s, const struct store_actor *a, const char *path,
+		       const struct store_perm *p, unsigned int n)
+{
+	struct store_permset sets[STORE_PERMSETS];
+	const struct store_node *node;
+	struct store_perm *old;
+	struct store_node *nn;
+	unsigned int nold;
+	int r;
+
+	if (n == 0)
+		return -EINVAL;
+	if (a->domid != 0 && n > s->cfg.perms_per_node)
+		return -ENOSPC;
+	r = tree_get(s, a, path, STORE_PERM_WRITE | STORE_PERM_OWNER, &node);
+	if (r)
+		return r;
+	/* Guests may not give their nodes away. */
+	if (a->domid != 0 && p[0].id != node->perms[0].id)
+		return -EPERM;
+	nn = node_dup(node, path);
+	if (!nn)
+		return -ENOMEM;
+	old = nn->perms;
+	nold = nn->nperms;
+	nn->perms = malloc(n * sizeof(*p));
+	if (!nn->perms) {
+		nn->perms = old;
+		store_node_free(nn);
+		return -ENOMEM;
+	}
+	memcpy(nn->perms, p, n * sizeof(*p));
+	nn->nperms = n;
+	if (a->txn) {
+		domid_t me = store_txn_domid(a->txn);
+
+		store_txn_quota_add(a->txn, (p[0].id == me) - (old[0].id == me));
+	}
+	r = tree_put(s, a->txn, path, nn);
+	if (r == 0) {
+		/* watchers that lose access must still hear of it */
+		permsets_of(sets, p, n, old, nold);
+		store_watch_fire(s, a->txn, path, false, sets);
+	}
+	free(old);
+	return r;
+}
+
+/**
+ * store_tree_chown_all() - give every node @from owns to @to (XSA-322: no stale owners)
+ * @s: the store
+ * @from: the released domain
+ * @to: the new owner, domain 0
+ */
+void store_tree_chown_all(struct store *s, domid_t from, domid_t to)
+{
+	struct store_node *n, *tmp;
+
+	HASH_ITER(hh, s->nodes, n, tmp)
+	{
+		if (n->perms[0].id != from)
+			continue;
+		owner_adjust(s, from, -1);
+		owner_adjust(s, to, 1);
+		n->perms[0].id = to;
+		n->gen = ++s->gen; /* transactions that read it must retry */
+	}
+}
+
+static struct store_node *manual_node(const char *name, const char *child)
+{
+	struct store_node *n = node_dup(NULL, name);
+
+	if (!n)
+		return NULL;
+	n->perms = calloc(1, sizeof(*n->perms)); /* "n0": dom0 only */
+	if (!n->perms)
+		goto err;
+	n->nperms = 1;
+	if (child) {
+		n->children = strdup(child);
+		if (!n->children)
+			goto err;
+		n->childlen = (uint32_t)strlen(child) + 1;
+	}
+	return n;
+err:
+	store_node_free(n);
+	return NULL;
+}
+
+/**
+ * store_tree_init() - create "/", "/local" and "/local/domain", owned by dom0, "n0"
+ * @s: the store, with an empty tree
+ *
+ * Return: 0 or -ENOMEM
+ */
+int store_tree_init(struct store *s)
+{
+	static const char *const names[][2] = {
+	    {"/", "local"}, {"/local", "domain"}, {"/local/domain", NULL}};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct store_node *n = manual_node(names[i][0], names[i][1]);
+
+		if (!n)
+			return -ENOMEM;
+		store_tree_commit_put(s, n->name, n);
+	}
+	return 0;
+}
+
+void store_tree_destroy(struct store *s)
+{
+	struct store_node *n, *tmp;
+
+	HASH_ITER(hh, s->nodes, n, tmp)
+	{
+		HASH_DEL(s->nodes, n);
+		store_node_free(n);
+	}
+}

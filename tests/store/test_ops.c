@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: MIT
+/* test_ops.c - every xs_wire operation through store_conn_input, as dom0 and as a guest */
+#include "helpers.h"
+
+static int setup(void **state)
+{
+	struct store *s = store_create(NULL);
+
+	assert_non_null(s);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	store_destroy(*state);
+	return 0;
+}
+
+static void test_write_read(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	m = tc_write(d0, 0, "/a/b/c", "hello");
+	TC_OK(m);
+	assert_int_equal(m->hdr.type, XS_WRITE);
+	assert_string_equal(m->body, "OK");
+	m = tc_read(d0, 0, "/a/b/c");
+	assert_int_equal(m->hdr.type, XS_READ);
+	assert_int_equal(m->hdr.len, 5);
+	assert_memory_equal(m->body, "hello", 5);
+	/* implicit parents exist, with empty values */
+	m = tc_read(d0, 0, "/a/b");
+	TC_OK(m);
+	assert_int_equal(m->hdr.len, 0);
+	m = tc_read(d0, 0, "/a/x");
+	TC_ERR(m, "ENOENT");
+	/* binary values, NULs included */
+	{
+		const char bin[] = "/bin\0x\0y";
+
+		assert_int_equal(tc_send(d0, XS_WRITE, 1, 0, bin, sizeof(bin) - 1), 0);
+		TC_OK(tc_reply(d0));
+		m = tc_read(d0, 0, "/bin");
+		assert_int_equal(m->hdr.len, 3);
+		assert_memory_equal(m->body, "x\0y", 3);
+	}
+	tc_close(d0);
+}
+
+static void test_mkdir_directory(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	TC_OK(tc_mkdir(d0, 0, "/d/one"));
+	TC_OK(tc_mkdir(d0, 0, "/d/two"));
+	TC_OK(tc_write(d0, 0, "/d/one", "v"));
+	TC_OK(tc_mkdir(d0, 0, "/d/one")); /* exists: fine, value kept */
+	m = tc_read(d0, 0, "/d/one");
+	assert_memory_equal(m->body, "v", 1);
+	m = tc_call(d0, XS_DIRECTORY, 0, "/d", NULL);
+	assert_int_equal(m->hdr.type, XS_DIRECTORY);
+	assert_int_equal(m->hdr.len, sizeof("one\0two"));
+	assert_memory_equal(m->body, "one\0two", sizeof("one\0two"));
+	m = tc_call(d0, XS_DIRECTORY, 0, "/d/one", NULL);
+	assert_int_equal(m->hdr.len, 0);
+	TC_ERR(tc_call(d0, XS_DIRECTORY, 0, "/nope", NULL), "ENOENT");
+	tc_close(d0);
+}
+
+static void test_rm(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	TC_OK(tc_write(d0, 0, "/r/a/b", "1"));
+	TC_OK(tc_write(d0, 0, "/r/a/c", "2"));
+	TC_OK(tc_rm(d0, 0, "/r/a"));
+	TC_ERR(tc_read(d0, 0, "/r/a/b"), "ENOENT");
+	TC_ERR(tc_read(d0, 0, "/r/a"), "ENOENT");
+	m = tc_call(d0, XS_DIRECTORY, 0, "/r", NULL);
+	assert_int_equal(m->hdr.len, 0);
+	/* missing node, parent exists: OK, as xenstored */
+	TC_OK(tc_rm(d0, 0, "/r/a"));
+	/* missing node and missing parent: ENOENT */
+	TC_ERR(tc_rm(d0, 0, "/r/a/b"), "ENOENT");
+	TC_ERR(tc_rm(d0, 0, "/"), "EINVAL");
+	tc_close(d0);
+}
+
+static void test_perms_ops(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	TC_OK(tc_write(d0, 0, "/p", ""));
+	m = tc_call(d0, XS_GET_PERMS, 0, "/p", NULL);
+	assert_int_equal(m->hdr.type, XS_GET_PERMS);
+	assert_int_equal(m->hdr.len, sizeof("n0"));
+	assert_string_equal(m->body, "n0");
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/p", "b5", "r7", "w9", NULL));
+	m = tc_call(d0, XS_GET_PERMS, 0, "/p", NULL);
+	assert_int_equal(m->hdr.len, sizeof("b5\0r7\0w9"));
+	assert_memory_equal(m->body, "b5\0r7\0w9", sizeof("b5\0r7\0w9"));
+	TC_ERR(tc_call(d0, XS_GET_PERMS, 0, "/nope", NULL), "ENOENT");
+	tc_close(d0);
+}
+
+static void test_relative_paths(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	TC_OK(tc_write(g, 0, "device/vif/0/state", "1"));
+	m = tc_read(d0, 0, "/local/domain/5/device/vif/0/state");
+	assert_memory_equal(m->body, "1", 1);
+	m = tc_read(g, 0, "/local/domain/5/device/vif/0/state");
+	TC_OK(m);
+	/* dom0's relative paths resolve under /local/domain/0 */
+	TC_OK(tc_write(d0, 0, "x", "0"));
+	TC_OK(tc_read(d0, 0, "/local/domain/0/x"));
+	tc_close(g);
+	tc_close(d0);
+}
+
+static void test_domain_path(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	struct tmsg *m;
+
+	m = tc_call(g, XS_GET_DOMAIN_PATH, 0, "12", NULL);
+	assert_int_equal(m->hdr.type, XS_GET_DOMAIN_PATH);
+	assert_string_equal(m->body, "/local/domain/12");
+	assert_int_equal(m->hdr.len, sizeof("/local/domain/12"));
+	TC_ERR(tc_call(g, XS_GET_DOMAIN_PATH, 0, "x1", NULL), "EINVAL");
+	TC_ERR(tc_call(g, XS_GET_DOMAIN_PATH, 0, "", NULL), "EINVAL");
+	tc_close(g);
+}
+
+static void test_privileged_and_unknown(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	struct tclient *d0 = tc_open(*state, 0);
+	static const uint32_t priv[] = {XS_CONTROL, XS_INTRODUCE,
+					XS_RELEASE, XS_IS_DOMAIN_INTRODUCED,
+					XS_RESUME,  XS_SET_TARGET};
+	struct tmsg *m;
+	size_t i;
+
+	for (i = 0; i < sizeof(priv) / sizeof(priv[0]); i++) {
+		TC_ERR(tc_call(g, priv[i], 0, "5", NULL), "EACCES");
+		if (priv[i] != XS_IS_DOMAIN_INTRODUCED)
+			TC_ERR(tc_call(d0, priv[i], 0, "5", NULL), "ENOSYS");
+	}
+	m = tc_call(d0, XS_IS_DOMAIN_INTRODUCED, 0, "5", NULL);
+	assert_string_equal(m->body, "T");
+	m = tc_call(d0, XS_IS_DOMAIN_INTRODUCED, 0, "6", NULL);
+	assert_string_equal(m->body, "F");
+	TC_ERR(tc_call(g, XS_DIRECTORY_PART, 0, "/", "0", NULL), "ENOSYS");
+	TC_ERR(tc_call(g, XS_WATCH_EVENT, 0, "/", "0", NULL), "ENOSYS");
+	TC_ERR(tc_call(g, XS_ERROR, 0, "x", NULL), "ENOSYS");
+	TC_ERR(tc_call(g, XS_TYPE_COUNT, 0, "x", NULL), "ENOSYS");
+	TC_ERR(tc_call(g, 0xffffffffu, 0, "x", NULL), "ENOSYS");
+	m = tc_call(g, 20, 0, NULL); /* the retired XS_RESTRICT */
+	TC_ERR(m, "ENOSYS");
+	assert_int_equal(m->hdr.type, XS_ERROR);
+	tc_close(g);
+	tc_close(d0);
+}
+
+static void test_in_process(void **state)
+{
+	struct store *s = *state;
+	struct store_perm p[2] = {{.id = 5, .perm = STORE_PERM_NONE},
+				  {.id = 7, .perm = STORE_PERM_READ}};
+	struct store_perm *got;
+	unsigned int n;
+	char **names;
+	char *val;
+	size_t len;
+
+	assert_int_equal(store_write(s, "/t/x", "abc", 3), 0);
+	assert_int_equal(store_read(s, "/t/x", &val, &len), 0);
+	assert_int_equal(len, 3);
+	assert_string_equal(val, "abc");
+	free(val);
+	assert_int_equal(store_mkdir(s, "/t/y"), 0);
+	assert_int_equal(store_directory(s, "/t", &names, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], "x");
+	assert_string_equal(names[1], "y");
+	assert_null(names[2]);
+	free(names);
+	assert_int_equal(store_set_perms(s, "/t/x", p, 2), 0);
+	assert_int_equal(store_get_perms(s, "/t/x", &got, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(got[1].id, 7);
+	assert_int_equal(got[1].perm, STORE_PERM_READ);
+	free(got);
+	assert_int_equal(store_rm(s, "/t"), 0);
+	assert_int_equal(store_read(s, "/t/x", &val, &len), -ENOENT);
+	assert_int_equal(store_read(s, "bad//path", &val, &len), -EINVAL);
+	assert_int_equal(store_write(s, "/big", "x", XENSTORE_PAYLOAD_MAX), -E2BIG);
+	assert_int_equal(store_set_perms(s, "/", p, 0), -EINVAL);
+}
+
+static void test_domain_introduce_release(void **state)
+{
+	struct store *s = *state;
+	struct store_perm *got;
+	unsigned int n;
+	char *val;
+
+	assert_int_equal(store_domain_introduce(s, 5), -EEXIST);
+	assert_int_equal(store_domain_introduce(s, 0), -EINVAL);
+	assert_true(store_domain_is_introduced(s, 5));
+	assert_int_equal(store_get_perms(s, "/local/domain/5", &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].id, 5);
+	assert_int_equal(got[0].perm, STORE_PERM_NONE);
+	free(got);
+	assert_int_equal(store_write(s, "/local/domain/5/x", "1", 1), 0);
+	/* a node the guest owns outside its home goes to dom0 */
+	assert_int_equal(store_write(s, "/elsewhere", "1", 1), 0);
+	{
+		struct store_perm p = {.id = 5, .perm = STORE_PERM_NONE};
+
+		assert_int_equal(store_set_perms(s, "/elsewhere", &p, 1), 0);
+	}
+	assert_int_equal(store_domain_release(s, 5), 0);
+	assert_false(store_domain_is_introduced(s, 5));
+	assert_int_equal(store_read(s, "/local/domain/5", &val, NULL), -ENOENT);
+	assert_int_equal(store_get_perms(s, "/elsewhere", &got, &n), 0);
+	assert_int_equal(got[0].id, 0);
+	free(got);
+	assert_int_equal(store_domain_release(s, 5), -ENOENT);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_write_read, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mkdir_directory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rm, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_perms_ops, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_relative_paths, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_domain_path, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_privileged_and_unknown, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_in_process, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_domain_introduce_release, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

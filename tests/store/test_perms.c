@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/* test_perms.c - node permissions as xenstored applies them: owner, default, grants, inheritance */
+#include "helpers.h"
+
+static int setup(void **state)
+{
+	struct store *s = store_create(NULL);
+
+	assert_non_null(s);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	assert_int_equal(store_domain_introduce(s, 6), 0);
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	store_destroy(*state);
+	return 0;
+}
+
+static void test_guest_denied_dom0_node(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *g = tc_open(*state, 5);
+
+	TC_OK(tc_write(d0, 0, "/secret/key", "x"));
+	TC_ERR(tc_read(g, 0, "/secret/key"), "EACCES");
+	TC_ERR(tc_write(g, 0, "/secret/key", "y"), "EACCES");
+	TC_ERR(tc_call(g, XS_DIRECTORY, 0, "/secret", NULL), "EACCES");
+	TC_ERR(tc_call(g, XS_GET_PERMS, 0, "/secret", NULL), "EACCES");
+	TC_ERR(tc_rm(g, 0, "/secret/key"), "EACCES");
+	/* a missing node under an unreadable parent: EACCES, not ENOENT */
+	TC_ERR(tc_read(g, 0, "/secret/missing"), "EACCES");
+	/* creating under a node it cannot write */
+	TC_ERR(tc_write(g, 0, "/secret/new/deep", "1"), "EACCES");
+	TC_ERR(tc_mkdir(g, 0, "/local/domain/6/x"), "EACCES");
+	/* another guest's home is private */
+	TC_ERR(tc_read(g, 0, "/local/domain/6"), "EACCES");
+	tc_close(d0);
+	tc_close(g);
+}
+
+static void test_owner_and_inheritance(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *g = tc_open(*state, 5);
+	struct tmsg *m;
+
+	/* the guest owns what it creates, inheriting the rest of the parent's list */
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/local/domain/5", "n5", "r6", NULL));
+	TC_OK(tc_write(g, 0, "a/b", "1"));
+	m = tc_call(d0, XS_GET_PERMS, 0, "/local/domain/5/a/b", NULL);
+	assert_memory_equal(m->body, "n5\0r6", sizeof("n5\0r6"));
+	m = tc_call(d0, XS_GET_PERMS, 0, "/local/domain/5/a", NULL);
+	assert_memory_equal(m->body, "n5\0r6", sizeof("n5\0r6"));
+	/* dom0's nodes inherit the parent's list unchanged, owner included */
+	TC_OK(tc_write(d0, 0, "/local/domain/5/backend", "x"));
+	m = tc_call(d0, XS_GET_PERMS, 0, "/local/domain/5/backend", NULL);
+	assert_memory_equal(m->body, "n5\0r6", sizeof("n5\0r6"));
+	/* the owner may change the list */
+	TC_OK(tc_call(g, XS_SET_PERMS, 0, "a", "n5", "b6", NULL));
+	/* but not give the node away */
+	TC_ERR(tc_call(g, XS_SET_PERMS, 0, "a", "n6", NULL), "EPERM");
+	tc_close(d0);
+	tc_close(g);
+}
+
+static void test_grants(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *g5 = tc_open(*state, 5);
+	struct tclient *g6 = tc_open(*state, 6);
+
+	TC_OK(tc_write(d0, 0, "/shared", "v"));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/shared", "n0", "r5", "w6", NULL));
+	TC_OK(tc_read(g5, 0, "/shared"));
+	TC_ERR(tc_write(g5, 0, "/shared", "x"), "EACCES");
+	TC_ERR(tc_read(g6, 0, "/shared"), "EACCES");
+	TC_OK(tc_write(g6, 0, "/shared", "x"));
+	/* write permission is not ownership */
+	TC_ERR(tc_call(g6, XS_SET_PERMS, 0, "/shared", "b6", NULL), "EACCES");
+	/* the default (entry 0) applies to domains not listed */
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/shared", "r0", "n6", NULL));
+	TC_OK(tc_read(g5, 0, "/shared"));
+	TC_ERR(tc_read(g6, 0, "/shared"), "EACCES");
+	tc_close(d0);
+	tc_close(g5);
+	tc_close(g6);
+}
+
+static void test_bad_perm_strings(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *g = tc_open(*state, 5);
+	static const char *const bad[] = {"x0", "r", "rr", "r-1", "r65536", "r12x", "r123456", ""};
+	size_t i;
+
+	TC_OK(tc_write(d0, 0, "/q", ""));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		TC_ERR(tc_call(d0, XS_SET_PERMS, 0, "/q", bad[i], NULL), "EINVAL");
+	/* no permission at all */
+	TC_ERR(tc_call(d0, XS_SET_PERMS, 0, "/q", NULL), "EINVAL");
+	/* not NUL-terminated */
+	assert_int_equal(tc_send(d0, XS_SET_PERMS, 1, 0, "/q\0r0", 5), 0);
+	TC_ERR(tc_reply(d0), "EINVAL");
+	/* guests may list at most 5 entries */
+	TC_ERR(tc_call(g, XS_SET_PERMS, 0, "x", "n5", "r1", "r2", "r3", "r4", "r6", NULL),
+	       "ENOSPC");
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/q", "n5", "r1", "r2", "r3", "r4", "r6", NULL));
+	tc_close(d0);
+	tc_close(g);
+}
+
+static void test_node_quota(void **state)
+{
+	struct store_config cfg;
+
+	store_config_default(&cfg);
+	struct store *s;
+	struct tclient *g;
+	char path[32];
+	int i;
+
+	cfg.nodes_per_domain = 4;
+	s = store_create(&cfg);
+	assert_non_null(s);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	/* the home counts as one node of the guest */
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "n%d", i);
+		TC_OK(tc_write(g, 0, path, "x"));
+	}
+	TC_ERR(tc_write(g, 0, "n3", "x"), "ENOSPC");
+	/* creating several missing parents is all or nothing */
+	TC_OK(tc_rm(g, 0, "n2"));
+	TC_ERR(tc_write(g, 0, "a/b/c", "x"), "ENOSPC");
+	TC_ERR(tc_read(g, 0, "a"), "ENOENT");
+	TC_OK(tc_write(g, 0, "n2", "x"));
+	/* rewriting an existing node needs no quota */
+	TC_OK(tc_write(g, 0, "n2", "y"));
+	/* dom0 is exempt */
+	for (i = 0; i < 10; i++) {
+		snprintf(path, sizeof(path), "/d0/%d", i);
+		assert_int_equal(store_write(s, path, "x", 1), 0);
+	}
+	tc_close(g);
+	store_destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_guest_denied_dom0_node, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_owner_and_inheritance, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_grants, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_perm_strings, setup, teardown),
+	    cmocka_unit_test(test_node_quota),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/* test_txn.c - optimistic transactions: isolation, commit, conflicts, abort, limits */
+#include "helpers.h"
+
+static int setup(void **state)
+{
+	struct store *s = store_create(NULL);
+
+	assert_non_null(s);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	store_destroy(*state);
+	return 0;
+}
+
+static void test_isolation_commit(void **state)
+{
+	struct tclient *a = tc_open(*state, 0);
+	struct tclient *b = tc_open(*state, 0);
+	uint32_t t = tc_txn_start(a);
+	struct tmsg *m;
+
+	assert_true(t != 0);
+	TC_OK(tc_write(a, t, "/x/y", "in"));
+	m = tc_read(a, t, "/x/y");
+	assert_memory_equal(m->body, "in", 2);
+	TC_ERR(tc_read(b, 0, "/x/y"), "ENOENT");
+	TC_ERR(tc_read(a, 0, "/x/y"), "ENOENT"); /* outside the transaction */
+	m = tc_call(a, XS_DIRECTORY, t, "/x", NULL);
+	assert_string_equal(m->body, "y");
+	m = tc_call(a, XS_TRANSACTION_END, t, "T", NULL);
+	TC_OK(m);
+	assert_int_equal(m->hdr.type, XS_TRANSACTION_END);
+	m = tc_read(b, 0, "/x/y");
+	assert_memory_equal(m->body, "in", 2);
+	/* the id is gone */
+	TC_ERR(tc_read(a, t, "/x/y"), "ENOENT");
+	TC_ERR(tc_call(a, XS_TRANSACTION_END, t, "T", NULL), "ENOENT");
+	tc_close(a);
+	tc_close(b);
+}
+
+static void test_conflict(void **state)
+{
+	struct tclient *a = tc_open(*state, 0);
+	struct tclient *b = tc_open(*state, 5);
+	uint32_t t;
+
+	TC_OK(tc_write(a, 0, "/local/domain/5/k", "0"));
+	/* write-write */
+	t = tc_txn_start(b);
+	TC_OK(tc_write(b, t, "k", "1"));
+	TC_OK(tc_write(a, 0, "/local/domain/5/k", "2"));
+	TC_ERR(tc_call(b, XS_TRANSACTION_END, t, "T", NULL), "EAGAIN");
+	assert_memory_equal(tc_read(a, 0, "/local/domain/5/k")->body, "2", 1);
+	/* read-write: what the transaction read changed */
+	t = tc_txn_start(b);
+	TC_OK(tc_read(b, t, "k"));
+	TC_OK(tc_write(b, t, "other", "1"));
+	TC_OK(tc_write(a, 0, "/local/domain/5/k", "3"));
+	TC_ERR(tc_call(b, XS_TRANSACTION_END, t, "T", NULL), "EAGAIN");
+	TC_ERR(tc_read(b, 0, "other"), "ENOENT");
+	/* a node created meanwhile that the transaction saw as missing */
+	t = tc_txn_start(b);
+	TC_ERR(tc_read(b, t, "late"), "ENOENT");
+	TC_OK(tc_write(a, 0, "/local/domain/5/late", "x"));
+	TC_ERR(tc_call(b, XS_TRANSACTION_END, t, "T", NULL), "EAGAIN");
+	/* unrelated changes do not conflict */
+	t = tc_txn_start(b);
+	TC_OK(tc_write(b, t, "k", "4"));
+	TC_OK(tc_write(a, 0, "/unrelated", "x"));
+	TC_OK(tc_call(b, XS_TRANSACTION_END, t, "T", NULL));
+	assert_memory_equal(tc_read(a, 0, "/local/domain/5/k")->body, "4", 1);
+	tc_close(a);
+	tc_close(b);
+}
+
+static void test_abort_and_rm(void **state)
+{
+	struct tclient *a = tc_open(*state, 0);
+	uint32_t t;
+
+	TC_OK(tc_write(a, 0, "/ab/c", "1"));
+	t = tc_txn_start(a);
+	TC_OK(tc_rm(a, t, "/ab"));
+	TC_ERR(tc_read(a, t, "/ab/c"), "ENOENT");
+	TC_OK(tc_read(a, 0, "/ab/c"));
+	TC_OK(tc_call(a, XS_TRANSACTION_END, t, "F", NULL));
+	TC_OK(tc_read(a, 0, "/ab/c"));
+	t = tc_txn_start(a);
+	TC_OK(tc_rm(a, t, "/ab"));
+	TC_OK(tc_call(a, XS_TRANSACTION_END, t, "T", NULL));
+	TC_ERR(tc_read(a, 0, "/ab"), "ENOENT");
+	tc_close(a);
+}
+
+static void test_bad_use(void **state)
+{
+	struct tclient *a = tc_open(*state, 0);
+	uint32_t t = tc_txn_start(a);
+
+	TC_ERR(tc_call(a, XS_TRANSACTION_END, t, "X", NULL), "EINVAL");
+	TC_ERR(tc_call(a, XS_TRANSACTION_END, t, "T", "T", NULL), "EINVAL");
+	TC_ERR(tc_call(a, XS_TRANSACTION_END, 0, "T", NULL), "ENOENT");
+	TC_ERR(tc_call(a, XS_TRANSACTION_START, t, "", NULL), "EBUSY");
+	TC_ERR(tc_call(a, XS_TRANSACTION_START, 999, "", NULL), "ENOENT");
+	TC_ERR(tc_read(a, 12345, "/"), "ENOENT");
+	/* another connection cannot use it */
+	{
+		struct tclient *b = tc_open(*state, 0);
+
+		TC_ERR(tc_read(b, t, "/"), "ENOENT");
+		tc_close(b);
+	}
+	TC_OK(tc_call(a, XS_TRANSACTION_END, t, "T", NULL));
+	tc_close(a);
+}
+
+static void test_limit(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	struct tclient *g2 = tc_open(*state, 5);
+	struct tclient *d0 = tc_open(*state, 0);
+	uint32_t ids[10];
+	int i;
+
+	for (i = 0; i < 5; i++)
+		ids[i] = tc_txn_start(g);
+	for (; i < 10; i++)
+		ids[i] = tc_txn_start(g2); /* the limit is per domain */
+	TC_ERR(tc_call(g, XS_TRANSACTION_START, 0, "", NULL), "ENOSPC");
+	TC_ERR(tc_call(g2, XS_TRANSACTION_START, 0, "", NULL), "ENOSPC");
+	for (i = 0; i < 20; i++)
+		tc_txn_start(d0); /* dom0 is exempt */
+	TC_OK(tc_call(g, XS_TRANSACTION_END, ids[0], "F", NULL));
+	tc_txn_start(g);
+	/* closing a connection frees its transactions */
+	tc_close(g2);
+	for (i = 0; i < 5; i++)
+		tc_txn_start(g);
+	tc_close(g);
+	tc_close(d0);
+}
+
+static void test_txn_size_bound(void **state)
+{
+	struct store_config cfg;
+
+	store_config_default(&cfg);
+	struct store *s;
+	struct tclient *g;
+	char path[32];
+	uint32_t t;
+	int i;
+
+	cfg.txn_nodes_max = 16;
+	s = store_create(&cfg);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	t = tc_txn_start(g);
+	/* 15 missing paths + their parent, the home, recorded once */
+	for (i = 0; i < 15; i++) {
+		snprintf(path, sizeof(path), "missing%d", i);
+		TC_ERR(tc_read(g, t, path), "ENOENT");
+	}
+	TC_ERR(tc_read(g, t, "one-too-many"), "ENOSPC");
+	tc_close(g);
+	store_destroy(s);
+}
+
+static void test_quota_in_txn(void **state)
+{
+	struct store_config cfg;
+
+	store_config_default(&cfg);
+	struct store *s;
+	struct tclient *g;
+	uint32_t t;
+
+	cfg.nodes_per_domain = 3;
+	s = store_create(&cfg);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	t = tc_txn_start(g);
+	TC_OK(tc_write(g, t, "a", "1"));
+	TC_OK(tc_write(g, t, "b", "1"));
+	TC_ERR(tc_write(g, t, "c", "1"), "ENOSPC");
+	TC_OK(tc_rm(g, t, "b"));
+	TC_OK(tc_write(g, t, "c", "1"));
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "T", NULL));
+	TC_ERR(tc_write(g, 0, "d", "1"), "ENOSPC");
+	tc_close(g);
+	store_destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_isolation_commit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_abort_and_rm, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_use, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
+	    cmocka_unit_test(test_txn_size_bound),
+	    cmocka_unit_test(test_quota_in_txn),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

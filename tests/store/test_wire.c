@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/* test_wire.c - framing, malformed messages, output bounds, and the UNIX socket server */
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/loop.h"
+#include "helpers.h"
+
+static int setup(void **state)
+{
+	struct store *s = store_create(NULL);
+
+	assert_non_null(s);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	store_destroy(*state);
+	return 0;
+}
+
+static size_t build(unsigned char *buf, uint32_t type, uint32_t req_id, const void *p, size_t len)
+{
+	struct xsd_sockmsg h = {.type = type, .req_id = req_id, .len = (uint32_t)len};
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), p, len);
+	return sizeof(h) + len;
+}
+
+static void test_split_and_batched(void **state)
+{
+	struct tclient *tc = tc_open(*state, 0);
+	unsigned char buf[256];
+	size_t n = 0, i;
+	struct tmsg *m;
+
+	n += build(buf + n, XS_WRITE, 1, "/s\0v", 4);
+	n += build(buf + n, XS_READ, 2, "/s", 3);
+	n += build(buf + n, XS_GET_DOMAIN_PATH, 3, "5", 2);
+	/* one byte at a time: a short header just waits */
+	for (i = 0; i < n; i++)
+		assert_int_equal(store_conn_input(tc->c, buf + i, 1), 0);
+	m = tc_reply(tc);
+	assert_int_equal(m->hdr.req_id, 1);
+	m = tc_reply(tc);
+	assert_int_equal(m->hdr.req_id, 2);
+	assert_memory_equal(m->body, "v", 1);
+	m = tc_reply(tc);
+	assert_int_equal(m->hdr.req_id, 3);
+	assert_null(tc_reply(tc));
+	/* all at once */
+	assert_int_equal(store_conn_input(tc->c, buf, n), 0);
+	assert_int_equal(tc->nrep - tc->rephead, 3);
+	tc_close(tc);
+}
+
+static void test_oversized_closes(void **state)
+{
+	struct tclient *tc = tc_open(*state, 5);
+	struct xsd_sockmsg h = {.type = XS_READ, .len = XENSTORE_PAYLOAD_MAX + 1};
+
+	assert_int_equal(store_conn_input(tc->c, &h, 8), 0);
+	assert_int_equal(store_conn_input(tc->c, (char *)&h + 8, 8), -EPROTO);
+	assert_null(tc_reply(tc));
+	assert_int_equal(tc_send(tc, XS_READ, 1, 0, "/", 2), -EPIPE);
+	tc_close(tc);
+	/* exactly the maximum is fine (and a bad path) */
+	tc = tc_open(*state, 5);
+	{
+		static char big[XENSTORE_PAYLOAD_MAX];
+
+		memset(big, 'a', sizeof(big) - 1);
+		assert_int_equal(tc_send(tc, XS_READ, 1, 0, big, sizeof(big)), 0);
+		TC_ERR(tc_reply(tc), "EINVAL");
+	}
+	tc_close(tc);
+}
+
+static void test_malformed(void **state)
+{
+	struct tclient *tc = tc_open(*state, 5);
+	char path[XENSTORE_ABS_PATH_MAX + 16];
+
+	/* missing NUL */
+	assert_int_equal(tc_send(tc, XS_READ, 1, 0, "/local", 6), 0);
+	TC_ERR(tc_reply(tc), "EINVAL");
+	assert_int_equal(tc_send(tc, XS_WRITE, 1, 0, "/local/domain/5/x", 17), 0);
+	TC_ERR(tc_reply(tc), "EINVAL");
+	assert_int_equal(tc_send(tc, XS_WATCH, 1, 0, "x\0tok", 5), 0);
+	TC_ERR(tc_reply(tc), "EINVAL");
+	/* empty payload */
+	assert_int_equal(tc_send(tc, XS_READ, 1, 0, "", 0), 0);
+	TC_ERR(tc_reply(tc), "EINVAL");
+	/* two strings where one is expected */
+	assert_int_equal(tc_send(tc, XS_READ, 1, 0, "a\0b", 4), 0);
+	TC_ERR(tc_reply(tc), "EINVAL");
+	/* bad characters, double and trailing slashes */
+	TC_ERR(tc_read(tc, 0, "/local/domain/5/a b"), "EINVAL");
+	TC_ERR(tc_read(tc, 0, "/local/domain/5/a.b"), "EINVAL");
+	TC_ERR(tc_write(tc, 0, "/local//domain", "x"), "EINVAL");
+	TC_ERR(tc_write(tc, 0, "x/", "x"), "EINVAL");
+	TC_ERR(tc_read(tc, 0, ""), "EINVAL");
+	TC_ERR(tc_read(tc, 0, "@releaseDomain"), "EINVAL");
+	/* too long: relative > 2048, absolute > 3072 */
+	memset(path, 'a', XENSTORE_REL_PATH_MAX + 1);
+	path[XENSTORE_REL_PATH_MAX + 1] = '\0';
+	TC_ERR(tc_write(tc, 0, path, "x"), "EINVAL");
+	path[0] = '/';
+	memset(path + 1, 'a', XENSTORE_ABS_PATH_MAX);
+	path[XENSTORE_ABS_PATH_MAX + 1] = '\0';
+	TC_ERR(tc_read(tc, 0, path), "EINVAL");
+	/* a relative path at the limit is fine */
+	memset(path, 'b', XENSTORE_REL_PATH_MAX);
+	path[XENSTORE_REL_PATH_MAX] = '\0';
+	TC_OK(tc_write(tc, 0, path, "x"));
+	tc_close(tc);
+}
+
+static void test_directory_too_big(void **state)
+{
+	struct store *s = *state;
+	struct tclient *tc = tc_open(s, 0);
+	char path[64];
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		snprintf(path, sizeof(path), "/big/child-with-a-long-name-%04d", i);
+		assert_int_equal(store_mkdir(s, path), 0);
+	}
+	TC_ERR(tc_call(tc, XS_DIRECTORY, 0, "/big", NULL), "E2BIG");
+	tc_close(tc);
+}
+
+static void test_output_bound(void **state)
+{
+	struct store_config cfg;
+
+	store_config_default(&cfg);
+	struct store *s;
+	struct tclient *w, *d0;
+	char val[16];
+	int i, r = 0;
+
+	cfg.out_max = 4096;
+	s = store_create(&cfg);
+	w = tc_open(s, 0);
+	d0 = tc_open(s, 0);
+	TC_OK(tc_call(w, XS_WATCH, 0, "/flood", "t", NULL));
+	tc_drain_events(w);
+	w->refuse = 1; /* stops reading */
+	for (i = 0; i < 1000; i++) {
+		snprintf(val, sizeof(val), "%d", i);
+		TC_OK(tc_write(d0, 0, "/flood", val));
+	}
+	assert_true(store_conn_pending(w->c) <= cfg.out_max);
+	assert_true(store_conn_dropped(w->c) > 800); /* 25-byte events, 4 KiB kept */
+	/* reading again delivers what was kept, in order */
+	w->refuse = 0;
+	assert_int_equal(store_conn_flush(w->c), 0);
+	assert_non_null(tc_event(w));
+	assert_int_equal(store_conn_pending(w->c), 0);
+	/* a client that sends requests but never reads replies is cut off */
+	w->refuse = 1;
+	for (i = 0; i < 1000 && r == 0; i++)
+		r = tc_send(w, XS_READ, 1, 0, "/", 2);
+	assert_int_equal(r, -ENOBUFS);
+	assert_true(store_conn_pending(w->c) == 0); /* freed on kill */
+	tc_close(w);
+	tc_close(d0);
+	store_destroy(s);
+}
+
+static int null_send(void *ctx, const void *buf, size_t len)
+{
+	return 0;
+}
+
+static void test_conn_limit(void **state)
+{
+	struct store *s = *state;
+	struct store_conn *c[40];
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		c[i] = store_conn_open(s, 5, null_send, NULL);
+		assert_non_null(c[i]);
+	}
+	assert_null(store_conn_open(s, 5, null_send, NULL));
+	assert_int_equal(errno, EMFILE);
+	store_conn_close(c[0]);
+	c[0] = store_conn_open(s, 5, null_send, NULL);
+	assert_non_null(c[0]);
+	for (; i < 40; i++) {
+		c[i] = store_conn_open(s, 0, null_send, NULL); /* dom0 exempt */
+		assert_non_null(c[i]);
+	}
+	for (i = 0; i < 40; i++)
+		store_conn_close(c[i]);
+}
+
+/* The socket server, with a tiny blocking client. */
+static void sock_roundtrip(struct loop *l, int fd, uint32_t type, const char *payload, size_t len,
+			   struct tmsg *out)
+{
+	unsigned char buf[256];
+	size_t n = build(buf, type, 42, payload, len), got = 0;
+	int rounds = 0;
+	ssize_t r;
+
+	assert_int_equal(write(fd, buf, n), (ssize_t)n);
+	while (got < sizeof(out->hdr) || got < sizeof(out->hdr) + out->hdr.len) {
+		r = recv(fd, (char *)out + got,
+			 got < sizeof(out->hdr) ? sizeof(out->hdr) - got
+						: sizeof(out->hdr) + out->hdr.len - got,
+			 MSG_DONTWAIT);
+		if (r > 0)
+			got += (size_t)r;
+		else
+			assert_true(loop_run_once(l, 100) >= 0); /* let the server run */
+		assert_true(++rounds < 100);
+	}
+	out->body[out->hdr.len] = '\0';
+}
+
+static void test_socket(void **state)
+{
+	struct store *s = *state;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char dir[] = "/tmp/pvnet-store-XXXXXX";
+	char path[sizeof(a.sun_path)];
+	struct loop *l = loop_create();
+	struct stat st;
+	struct tmsg m;
+	int fd, fd2;
+
+	assert_non_null(l);
+	assert_non_null(mkdtemp(dir));
+	assert_true(snprintf(path, sizeof(path), "%s/xenstore.sock", dir) < (int)sizeof(path));
+	/* a stale file is replaced */
+	fclose(fopen(path, "w"));
+	assert_int_equal(store_listen(s, l, path, 5, 0600), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	memcpy(a.sun_path, path, sizeof(path));
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	sock_roundtrip(l, fd, XS_WRITE, "key\0val", 7, &m);
+	assert_int_equal(m.hdr.type, XS_WRITE);
+	assert_int_equal(m.hdr.req_id, 42);
+	sock_roundtrip(l, fd, XS_READ, "/local/domain/5/key", 20, &m);
+	assert_int_equal(m.hdr.type, XS_READ);
+	assert_string_equal(m.body, "val");
+	sock_roundtrip(l, fd, XS_READ, "/", 2, &m);
+	assert_int_equal(m.hdr.type, XS_ERROR);
+	assert_string_equal(m.body, "EACCES");
+	sock_roundtrip(l, fd, XS_WATCH, "key\0tk", 7, &m);
+	assert_int_equal(m.hdr.type, XS_WATCH);
+	sock_roundtrip(l, fd, XS_READ, "key", 4, &m); /* the initial event comes first */
+	assert_int_equal(m.hdr.type, XS_WATCH_EVENT);
+	assert_string_equal(m.body, "key");
+
+	/* a second client, closed by its peer */
+	fd2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd2, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_true(loop_run_once(l, 100) >= 0);
+	close(fd2);
+	assert_true(loop_run_once(l, 100) >= 0);
+
+	/* releasing the domain shuts its sockets down */
+	assert_int_equal(store_domain_release(s, 5), 0);
+	{
+		char c;
+		ssize_t r;
+		int i;
+
+		for (i = 0; i < 10; i++)
+			loop_run_once(l, 10);
+		do {
+			r = read(fd, &c, 1);
+		} while (r > 0);
+		assert_int_equal(r, 0);
+	}
+	close(fd);
+	assert_int_equal(store_unlisten(s, path), 0);
+	assert_int_equal(store_unlisten(s, path), -ENOENT);
+	assert_int_not_equal(access(path, F_OK), 0);
+	/* store_destroy() closes what is still listening */
+	assert_int_equal(store_listen(s, l, path, 0, 0600), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_true(loop_run_once(l, 100) >= 0);
+	store_destroy(s);
+	*state = store_create(NULL);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	loop_destroy(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_split_and_batched, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_oversized_closes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_directory_too_big, setup, teardown),
+	    cmocka_unit_test(test_output_bound),
+	    cmocka_unit_test_setup_teardown(test_conn_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
