@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: MIT */
+/* pvnet.h - libpvnet: be a Xen frontend domain of a pvnetd backend */
+#ifndef PVNET_PVNET_H
+#define PVNET_PVNET_H
+
+/*
+ * libpvnet makes the calling process a guest domain of pvnetd, the way a
+ * Xen PV guest is a domain of the hypervisor and its driver domain:
+ *
+ *   process                         pvnetd (domain 0)
+ *   ┌──────────────────────┐        ┌───────────────────────────────┐
+ *   │ guest memory (memfd) │──fd───▶│ hv: maps it, grants checked   │
+ *   │ grant table (mapped) │◀──fd───│ hv: owns it, guest writes it  │
+ *   │ event channels       │◀─fds──▶│ hv: eventfd pair per channel  │
+ *   │ xenstore client      │─sock──▶│ store: DIR/xenstore-domN.sock │
+ *   └──────────────────────┘        └───────────────────────────────┘
+ *
+ * The domain lives as long as the pvnet_domain object: closing it (or the
+ * process dying) makes pvnetd destroy the domain and release everything it
+ * held.  Grant references and event-channel ports are Xen's: a backend
+ * sees exactly what it would see on a Xen host.
+ *
+ * All calls return 0 or a negative errno unless documented otherwise.
+ * Objects are not thread safe unless documented otherwise.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xen/io/xenbus.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Size of a guest page, as on x86 Xen. */
+#define PVNET_PAGE_SIZE 4096u
+
+/* Where pvnetd puts its sockets unless told otherwise (pvnetd --run-dir). */
+#define PVNET_RUN_DIR_DEFAULT "/run/pvnet"
+
+struct pvnet_domain;
+
+/**
+ * pvnet_domain_create() - become a domain of the pvnetd serving @run_dir
+ * @run_dir: pvnetd's run directory, or NULL for PVNET_RUN_DIR_DEFAULT
+ * @pages: size of the domain's memory in 4 KiB pages (what it can grant)
+ * @out: set to the new domain
+ *
+ * Creates a sealed memfd of @pages pages, hands it to pvnetd and maps the
+ * grant table pvnetd returns.
+ *
+ * Return: 0, -ENOENT/-ECONNREFUSED if no pvnetd listens there, or -errno
+ */
+int pvnet_domain_create(const char *run_dir, uint32_t pages, struct pvnet_domain **out);
+
+/**
+ * pvnet_domain_destroy() - leave pvnetd; it destroys the domain
+ * @dom: the domain, or NULL
+ */
+void pvnet_domain_destroy(struct pvnet_domain *dom);
+
+/**
+ * pvnet_domain_id() - the domain id pvnetd gave this domain
+ * @dom: the domain
+ *
+ * Return: the domid (1 or more)
+ */
+uint16_t pvnet_domain_id(const struct pvnet_domain *dom);
+
+/**
+ * pvnet_domain_pages() - the number of pages of guest memory
+ * @dom: the domain
+ *
+ * Return: the page count given to pvnet_domain_create()
+ */
+uint32_t pvnet_domain_pages(const struct pvnet_domain *dom);
+
+/**
+ * pvnet_domain_page() - the address of one page of guest memory
+ * @dom: the domain
+ * @frame: page number, below pvnet_domain_pages()
+ *
+ * Return: the page, or NULL if @frame is out of range
+ */
+void *pvnet_domain_page(struct pvnet_domain *dom, uint32_t frame);
+
+/**
+ * pvnet_domain_store_path() - the xenstore socket that acts as this domain
+ * @dom: the domain
+ *
+ * Xen's clients find it through XENSTORED_PATH.
+ *
+ * Return: the socket path, valid while @dom lives
+ */
+const char *pvnet_domain_store_path(const struct pvnet_domain *dom);
+
+/**
+ * pvnet_grant_access() - grant @remote access to one page (gnttab_grant_foreign_access)
+ * @dom: the domain
+ * @remote: the domain allowed to map or copy the page (0 for pvnetd)
+ * @frame: the page, below pvnet_domain_pages()
+ * @readonly: grant read access only
+ * @ref: set to the grant reference
+ *
+ * Return: 0, -ENOSPC when the grant table is full, -EINVAL for a bad frame
+ */
+int pvnet_grant_access(struct pvnet_domain *dom, uint16_t remote, uint32_t frame, bool readonly,
+		       uint32_t *ref);
+
+/**
+ * pvnet_grant_end() - revoke a grant and free its reference
+ * @dom: the domain
+ * @ref: a reference from pvnet_grant_access()
+ *
+ * As on Xen, this fails while the grantee has the page mapped or is
+ * copying it; the page must not be reused until it succeeds.
+ *
+ * Return: 0, or -EBUSY while the grant is in use (the grant stays valid)
+ */
+int pvnet_grant_end(struct pvnet_domain *dom, uint32_t ref);
+
+/**
+ * struct pvnet_evtchn - one end of an event channel, held by a guest
+ * @port: the port number (what goes into xenstore)
+ * @fd: pollable: readable when an event is pending
+ * @kick_fd: written to notify the other end (private to the library)
+ */
+struct pvnet_evtchn {
+	uint32_t port;
+	int fd;
+	int kick_fd;
+};
+
+/**
+ * pvnet_evtchn_alloc() - allocate an unbound port for @remote to bind to
+ * @dom: the domain
+ * @remote: the domain that will bind it (0 for pvnetd)
+ * @ch: filled in
+ *
+ * Return: 0 or -errno
+ */
+int pvnet_evtchn_alloc(struct pvnet_domain *dom, uint16_t remote, struct pvnet_evtchn *ch);
+
+/**
+ * pvnet_evtchn_notify() - send an event to the other end; thread safe
+ * @ch: the channel
+ *
+ * Return: 0 or -errno
+ */
+int pvnet_evtchn_notify(const struct pvnet_evtchn *ch);
+
+/**
+ * pvnet_evtchn_pending() - consume a pending event without blocking; thread safe
+ * @ch: the channel
+ *
+ * Return: 1 if an event was pending, 0 if none, or -errno
+ */
+int pvnet_evtchn_pending(const struct pvnet_evtchn *ch);
+
+/**
+ * pvnet_evtchn_close() - close the port; the other end goes back to unbound
+ * @dom: the domain
+ * @ch: the channel; its fds are closed
+ *
+ * Return: 0 or -errno
+ */
+int pvnet_evtchn_close(struct pvnet_domain *dom, struct pvnet_evtchn *ch);
+
+/*
+ * ---------------------------------------------------------------------------
+ * Network interfaces (netfront)
+ *
+ * A vif is one Xen virtual network interface of this domain, backed by
+ * pvnetd's netback.  pvnet_vif_create() asks pvnetd (the toolstack) for the
+ * device, then negotiates with the backend through xenstore exactly as
+ * Linux's xen-netfront does, and sets up 1..N queues:
+ *
+ *   queue i ┌──────────────────────────────────────────────────────────┐
+ *           │ TX ring page (granted rw)   RX ring page (granted rw)    │
+ *           │ TX buffer pages: one per TX request id, granted read-only│
+ *           │ RX buffer pages: posted to the RX ring, granted writable │
+ *           │ one event channel, or a TX and an RX one (split)         │
+ *           └──────────────────────────────────────────────────────────┘
+ *
+ * Every page above is granted once, when the queue is set up, and stays
+ * granted until the vif is destroyed: nothing is granted per packet.  The
+ * copying calls (pvnet_send(), pvnet_recv()) copy between the
+ * application's memory and these pages; the zero-copy calls
+ * (pvnet_tx_alloc()/pvnet_tx_submit(), pvnet_rx_burst()/pvnet_rx_release())
+ * hand the pages themselves to the application.
+ *
+ * Threads: control calls (create, destroy, reconnect, process) must not
+ * run concurrently with anything else on the same vif.  Data calls on
+ * different queues may run concurrently from different threads; one queue
+ * is used by one thread at a time.
+ *
+ * Errors from the data calls: -ENOTCONN once the backend has disconnected
+ * (see pvnet_vif_process()), -EIO once the vif is broken (the backend broke
+ * the protocol; pvnet_vif_error() says how).  Both are final until
+ * pvnet_vif_reconnect() or pvnet_vif_destroy().
+ */
+
+struct pvnet_vif;
+
+/* Features a vif may negotiate (pvnet_vif_config.features, pvnet_vif_features()). */
+#define PVNET_F_SG	     (1u << 0) /* feature-sg: frames over one page, up to 65535 bytes */
+#define PVNET_F_GSO_TCPV4    (1u << 1) /* feature-gso-tcpv4: TCPv4 segmentation offload */
+#define PVNET_F_GSO_TCPV6    (1u << 2) /* feature-gso-tcpv6 */
+#define PVNET_F_CSUM	     (1u << 3) /* IPv4 checksum offload (off: feature-no-csum-offload=1) */
+#define PVNET_F_IPV6_CSUM    (1u << 4) /* feature-ipv6-csum-offload */
+#define PVNET_F_RX_NOTIFY    (1u << 5) /* feature-rx-notify: we kick the backend on new RX buffers */
+#define PVNET_F_SPLIT_EVTCHN (1u << 6) /* separate TX and RX event channels per queue */
+#define PVNET_F_ALL	     0x7fu
+
+/* Most queues a vif may have (Linux netback's default max_queues is at most 8; 16 leaves room). */
+#define PVNET_MAX_QUEUES 16u
+/* Ring slots per direction: a netif ring on a 4 KiB page has 256 entries. */
+#define PVNET_RING_SIZE 256u
+/* Most data slots (pages) of one frame: XEN_NETIF_NR_SLOTS_MIN. */
+#define PVNET_MAX_FRAGS 18u
+/* Largest frame: the 16-bit size field of a TX request (XEN_NETIF_MAX_TX_SIZE). */
+#define PVNET_MAX_FRAME 65535u
+/* Smallest frame: an Ethernet header. */
+#define PVNET_MIN_FRAME 14u
+
+/**
+ * struct pvnet_vif_config - what pvnet_vif_create() asks for
+ * @devid: the device number (the <devid> of device/vif/<devid>)
+ * @queues: queues wanted, 1..PVNET_MAX_QUEUES; the vif gets
+ *	min(@queues, the backend's multi-queue-max-queues, or 1 if absent)
+ * @features: PVNET_F_* wanted; the vif gets those the backend offers too
+ * @tx_buffers: TX pages per queue, PVNET_MAX_FRAGS..PVNET_RING_SIZE (one per
+ *	TX request id, so at most this many slots are in flight)
+ * @rx_buffers: RX pages per queue, PVNET_MAX_FRAGS + 1 .. 4096; more than
+ *	PVNET_RING_SIZE lets the application hold zero-copy RX buffers while
+ *	the ring stays full
+ * @timeout_ms: bound on every wait for pvnetd or the backend
+ * @prepared: the device directories already exist (written by a toolstack,
+ *	as for a Xen guest at boot): do not send "vif-create" to pvnetd
+ *
+ * pvnet_vif_config_default() fills: devid 0, 1 queue, PVNET_F_ALL, 256 TX
+ * and 512 RX buffers, 5000 ms, not prepared.
+ */
+struct pvnet_vif_config {
+	uint32_t devid;
+	unsigned int queues;
+	uint32_t features;
+	unsigned int tx_buffers;
+	unsigned int rx_buffers;
+	int timeout_ms;
+	bool prepared;
+};
+
+/**
+ * pvnet_vif_config_default() - fill @cfg with the defaults
+ * @cfg: the config
+ */
+void pvnet_vif_config_default(struct pvnet_vif_config *cfg);
+
+/**
+ * pvnet_vif_create() - create a vif and connect it to its backend
+ * @dom: the domain (it must outlive the vif)
+ * @cfg: the configuration
+ * @out: set to the connected vif
+ *
+ * Sends {"op":"vif-create","devid":N} to pvnetd unless @cfg->prepared,
+ * then runs netfront's connect sequence: waits for the backend's InitWait,
+ * requires feature-rx-copy, sets up the queues, writes the ring references,
+ * event channels and features in one transaction, switches to Connected
+ * and waits for the backend's Connected.  The guest memory it needs
+ * (2 + tx_buffers + rx_buffers pages per queue) comes from the domain.
+ *
+ * Return: 0; -EINVAL (bad config); -ENODEV (no device directory);
+ * -EOPNOTSUPP (backend without feature-rx-copy); -ETIMEDOUT (backend did
+ * not answer within timeout_ms); -ENOTCONN (backend closed); -ENOMEM
+ * (guest memory or grants exhausted); or -errno
+ */
+int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cfg,
+		     struct pvnet_vif **out);
+
+/**
+ * pvnet_vif_destroy() - disconnect (Closing, Closed) and free the vif
+ * @vif: the vif, or NULL
+ *
+ * Waits (bounded) for the backend to close, then ends every grant.  A page
+ * whose grant the backend still has mapped is never reused (XSA-396): it
+ * stays out of the domain's free pages, counted by
+ * pvnet_domain_abandoned_pages().
+ */
+void pvnet_vif_destroy(struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_reconnect() - tear the queues down and run the connect sequence again
+ * @vif: the vif (connected, disconnected or broken)
+ *
+ * Return: as pvnet_vif_create()
+ */
+int pvnet_vif_reconnect(struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_control_fd() - fd that is readable when the vif's xenstore watches fire
+ * @vif: the vif
+ *
+ * Return: the fd; call pvnet_vif_process() when it is readable
+ */
+int pvnet_vif_control_fd(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_process() - handle xenstore events: notice the backend closing
+ * @vif: the vif
+ *
+ * Never blocks.  When the backend has gone Closing or Closed, the vif
+ * answers Closed itself (as Linux netfront does) and every data call
+ * returns -ENOTCONN until pvnet_vif_reconnect().
+ *
+ * Return: the vif's xenbus state, or -errno
+ */
+int pvnet_vif_process(struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_state() - this frontend's xenbus state
+ * @vif: the vif
+ *
+ * Return: a value of enum xenbus_state (<xen/io/xenbus.h>)
+ */
+enum xenbus_state pvnet_vif_state(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_backend_state() - the backend's state as last read
+ * @vif: the vif
+ *
+ * Return: a value of enum xenbus_state
+ */
+enum xenbus_state pvnet_vif_backend_state(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_error() - why the vif is broken
+ * @vif: the vif
+ *
+ * Return: NULL while the vif is healthy, else a sentence for people
+ */
+const char *pvnet_vif_error(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_queues() - the number of queues negotiated
+ * @vif: the vif
+ *
+ * Return: 1..PVNET_MAX_QUEUES
+ */
+unsigned int pvnet_vif_queues(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_features() - the features negotiated
+ * @vif: the vif
+ *
+ * Return: PVNET_F_* bits both sides agreed on
+ */
+uint32_t pvnet_vif_features(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_mac() - the MAC address the toolstack gave the vif
+ * @vif: the vif
+ * @mac: receives 6 bytes
+ */
+void pvnet_vif_mac(const struct pvnet_vif *vif, uint8_t mac[6]);
+
+/**
+ * pvnet_vif_frontend_path() - the vif's frontend directory in xenstore
+ * @vif: the vif
+ *
+ * Return: e.g. "/local/domain/1/device/vif/0", valid while @vif lives
+ */
+const char *pvnet_vif_frontend_path(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_backend_path() - the backend directory the frontend found
+ * @vif: the vif
+ *
+ * Return: e.g. "/local/domain/0/backend/vif/1/0", valid while @vif lives
+ */
+const char *pvnet_vif_backend_path(const struct pvnet_vif *vif);
+
+/* Per-packet flags (struct pvnet_pkt, struct pvnet_buf). */
+#define PVNET_PKT_CSUM_BLANK	 (1u << 0) /* L4 checksum left to the receiver (partial) */
+#define PVNET_PKT_DATA_VALIDATED (1u << 1) /* checksums known good */
+#define PVNET_PKT_HASH		 (1u << 2) /* RX: hash and hash_type are valid */
+
+/* GSO types: the values of XEN_NETIF_GSO_TYPE_*. */
+#define PVNET_GSO_NONE	0u
+#define PVNET_GSO_TCPV4 1u
+#define PVNET_GSO_TCPV6 2u
+
+/**
+ * struct pvnet_pkt - one frame for the copying calls
+ * @data: TX: the frame; RX: set to where the frame was copied in the buffer
+ * @len: bytes, PVNET_MIN_FRAME..PVNET_MAX_FRAME
+ * @flags: PVNET_PKT_*
+ * @gso_type: PVNET_GSO_*; TX needs the matching feature negotiated
+ * @gso_size: the MSS for @gso_type
+ * @hash_type: RX with PVNET_PKT_HASH: the _XEN_NETIF_CTRL_HASH_TYPE_* bit number
+ * @hash: RX with PVNET_PKT_HASH: the backend's hash of the flow
+ */
+struct pvnet_pkt {
+	const void *data;
+	uint32_t len;
+	uint16_t flags;
+	uint8_t gso_type;
+	uint8_t hash_type;
+	uint16_t gso_size;
+	uint32_t hash;
+};
+
+/**
+ * pvnet_send() - copy and queue a burst of frames on a TX queue
+ * @vif: the vif
+ * @queue: the queue, below pvnet_vif_queues()
+ * @pkts: the frames
+ * @n: how many
+ *
+ * Reaps completed requests first, then copies each frame into TX buffer
+ * pages (one slot per 4 KiB; more than one needs PVNET_F_SG), adds a GSO
+ * extra slot when asked for, pushes all of them with one producer update
+ * and at most one notification.  Stops at the first frame that does not
+ * fit in the ring or the free buffers (the queue is then "stopped" until
+ * completions come back: poll pvnet_queue_fd()).
+ *
+ * Return: the number of frames queued (0 when the ring is full), or
+ * -EINVAL for a bad first frame, -ENOTCONN, -EIO
+ */
+int pvnet_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt *pkts,
+	       unsigned int n);
+
+/**
+ * pvnet_recv() - receive and copy a burst of frames from an RX queue
+ * @vif: the vif
+ * @queue: the queue
+ * @pkts: filled with up to @n frames
+ * @n: room in @pkts
+ * @buf: where the frames are copied, one after the other
+ * @buflen: size of @buf; PVNET_MAX_FRAME or more always makes progress
+ *
+ * Frames that the backend marked as errors are dropped and counted
+ * (rx_errors).  The RX buffers are re-posted in batches.
+ *
+ * Return: the number of frames received (0: none waiting), -ENOBUFS if
+ * the next frame does not fit in an empty @buf, -ENOTCONN, -EIO
+ */
+int pvnet_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
+	       void *buf, size_t buflen);
+
+/**
+ * struct pvnet_buf - a granted page handed to the application (zero copy)
+ * @data: first byte of the (fragment's) data; TX: the application may move
+ *	it within the page, RX: set by the library
+ * @len: bytes at @data; data + len must stay within the page
+ * @pkt_len: first buffer of an RX frame: the whole frame's length
+ * @flags: first buffer of a frame: PVNET_PKT_*
+ * @gso_type: first buffer of a frame: PVNET_GSO_*
+ * @gso_size: first buffer of a frame: the MSS
+ * @next: the frame's next fragment, or NULL
+ * @page: the granted page holding @data (4096 bytes); do not change
+ * @id: the library's name for the buffer; do not change
+ *
+ * A buffer belongs to the application between pvnet_tx_alloc() and
+ * pvnet_tx_submit()/pvnet_tx_free(), and between pvnet_rx_burst() and
+ * pvnet_rx_release(); at all other times to the library and the backend.
+ */
+struct pvnet_buf {
+	void *data;
+	uint32_t len;
+	uint32_t pkt_len;
+	uint16_t flags;
+	uint8_t gso_type;
+	uint16_t gso_size;
+	struct pvnet_buf *next;
+	void *page;
+	uint32_t id;
+};
+
+/**
+ * pvnet_tx_alloc() - take free TX buffers
+ * @vif: the vif
+ * @queue: the queue
+ * @bufs: receives up to @n buffers (data = page, len 0, next NULL)
+ * @n: how many wanted
+ *
+ * Return: how many were taken (0 when none are free), or -errno
+ */
+int pvnet_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		   unsigned int n);
+
+/**
+ * pvnet_tx_submit() - queue frames built in TX buffers, without copying
+ * @vif: the vif
+ * @queue: the queue the buffers came from
+ * @bufs: the first buffer of each frame (more fragments via ->next)
+ * @n: how many frames
+ *
+ * Each frame's length is the sum of its fragments' len.  Frames not
+ * queued (ring full) still belong to the application.
+ *
+ * Return: the number of frames queued, -EINVAL if the first one is
+ * malformed, -ENOTCONN, -EIO
+ */
+int pvnet_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		    unsigned int n);
+
+/**
+ * pvnet_tx_free() - give unsent TX buffers back
+ * @vif: the vif
+ * @queue: the queue
+ * @bufs: the buffers (each with its ->next chain)
+ * @n: how many
+ */
+void pvnet_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		   unsigned int n);
+
+/**
+ * pvnet_rx_burst() - receive frames as the granted buffers they landed in
+ * @vif: the vif
+ * @queue: the queue
+ * @bufs: receives the first buffer of up to @n frames (more via ->next)
+ * @n: room in @bufs
+ *
+ * Return: the number of frames, -ENOTCONN, -EIO
+ */
+int pvnet_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		   unsigned int n);
+
+/**
+ * pvnet_rx_release() - give received frames' buffers back, to be re-posted
+ * @vif: the vif
+ * @queue: the queue
+ * @bufs: first buffers of frames from pvnet_rx_burst()
+ * @n: how many
+ */
+void pvnet_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		      unsigned int n);
+
+/**
+ * pvnet_queue_fd() - a pollable fd for one queue
+ * @vif: the vif
+ * @queue: the queue
+ *
+ * Readable when responses or frames may be waiting.  The data calls clear
+ * it and re-arm the ring's event index only when they find nothing to do,
+ * so a busy queue costs no system call per frame and an idle one never
+ * misses a wakeup.
+ *
+ * Return: the fd, or -EINVAL for a bad queue
+ */
+int pvnet_queue_fd(struct pvnet_vif *vif, unsigned int queue);
+
+/**
+ * struct pvnet_stat - one named counter
+ * @name: Linux-style counter name
+ * @value: its value
+ */
+struct pvnet_stat {
+	const char *name;
+	uint64_t value;
+};
+
+/**
+ * pvnet_queue_stats() - read a queue's counters
+ * @vif: the vif
+ * @queue: the queue
+ * @stats: receives up to @n counters
+ * @n: room in @stats
+ *
+ * Counters: tx_packets, tx_bytes, tx_errors (NETIF_RSP_ERROR or DROPPED
+ * answers), tx_ring_full (sends stopped by a full ring or no buffers),
+ * tx_notify, rx_packets, rx_bytes, rx_errors, rx_notify.
+ *
+ * Return: the number of counters available (may exceed @n), or -EINVAL
+ */
+int pvnet_queue_stats(struct pvnet_vif *vif, unsigned int queue, struct pvnet_stat *stats,
+		      unsigned int n);
+
+/**
+ * pvnet_domain_abandoned_pages() - pages never reused because a backend kept them mapped
+ * @dom: the domain
+ *
+ * Return: the count (XSA-396: such pages stay out of circulation)
+ */
+uint32_t pvnet_domain_abandoned_pages(const struct pvnet_domain *dom);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PVNET_PVNET_H */

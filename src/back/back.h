@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/* back.h - netback inside pvnetd: toolstack calls, vif life cycle, counters */
+#ifndef PVNET_BACK_BACK_H
+#define PVNET_BACK_BACK_H
+
+/*
+ * Theory of Operation (the whole of src/back; each file has its own part)
+ *
+ * One struct back serves every vif of one pvnetd.  Its control plane runs on
+ * the loop thread only: the toolstack calls (back_vif_create/destroy), the
+ * xenstore watch callbacks that run the XenbusState machine (xenbus.c), and
+ * every store access.  Its data plane is one worker thread per connected
+ * vif queue (worker.c) that owns that queue's rings, event channels and
+ * grant handle: TX (guest -> switch, tx.c) and RX (switch -> guest, rx.c).
+ *
+ * Threads meet in three places only:
+ *   - the switch calls a vif port's xmit() from any worker (ours or an
+ *     uplink's): it enqueues into a queue's bounded lock-free RX input ring;
+ *   - a TX packet's done() runs on whichever thread drops its last
+ *     reference: it enqueues the packet's pending index into the sending
+ *     queue's bounded lock-free completion ring;
+ *   - a worker that finds a guest misbehaving records a reason and wakes the
+ *     loop thread (an eventfd on cfg->loop), which disconnects the vif.
+ * Workers never touch the store; the loop thread never touches a ring while
+ * a worker runs.
+ *
+ * Direction names follow the guest: "tx" is the guest's TX ring (guest to
+ * pvnetd), "rx" the guest's RX ring (pvnetd to guest), as in netif.h.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/xen.h"
+
+struct back;
+struct back_vif;
+struct hv;
+struct loop;
+struct store;
+struct sw;
+
+/**
+ * enum back_tx_mode - how a guest's TX payload reaches the switch
+ * @BACK_TX_MAP: grant-map the payload (zero copy); the TX response and the
+ *	unmap wait until every consumer is done with the packet
+ * @BACK_TX_COPY: grant-copy the payload into pvnetd's own pages and answer
+ *	the guest at once
+ */
+enum back_tx_mode {
+	BACK_TX_MAP = 0,
+	BACK_TX_COPY = 1,
+};
+
+/**
+ * struct back_config - netback settings; back_config_default() fills them
+ * @loop: the control loop (required): workers wake it to disable a vif
+ * @tx_mode: enum back_tx_mode, default BACK_TX_MAP
+ * @max_queues: multi-queue-max-queues; default min(8, online CPUs) as Linux
+ * @rx_queue_max_bytes: bytes one RX queue may hold waiting for the guest;
+ *	default 512 KiB, Linux's 128 pages of 4 KiB (XSA-392)
+ * @rx_drain_timeout_ms: a packet waiting longer for RX buffers is dropped;
+ *	default 10000, Linux's rx_drain_timeout_msecs
+ * @rx_drain_timeout_nonotify_ms: the same for a frontend without
+ *	feature-rx-notify, which we must poll; default 30, as Linux
+ * @tx_hold_max_us: a mapped guest payload waiting in an RX queue longer than
+ *	this is copied out and the sender's grant released; default 2000 (see
+ *	rx.c: a receiver that keeps up drains its queue in microseconds, while
+ *	a sender at 10 Gbit/s fills its 256-slot ring in about 1 ms)
+ * @backend_id: our domain id (0: pvnetd is dom0)
+ */
+struct back_config {
+	struct loop *loop;
+	enum back_tx_mode tx_mode;
+	unsigned int max_queues;
+	uint32_t rx_queue_max_bytes;
+	uint32_t rx_drain_timeout_ms;
+	uint32_t rx_drain_timeout_nonotify_ms;
+	uint32_t tx_hold_max_us;
+	domid_t backend_id;
+};
+
+/* Upper bound of max_queues: a vif's queue-N keys and threads stay few. */
+#define BACK_MAX_QUEUES_LIMIT 16
+
+/**
+ * back_config_default() - fill @cfg with the defaults (loop left NULL)
+ * @cfg: the configuration
+ */
+void back_config_default(struct back_config *cfg);
+
+/**
+ * back_create() - create the netback of one pvnetd
+ * @cfg: settings (cfg->loop required)
+ * @hv: the hypervisor
+ * @store: the xenstore server (loop thread)
+ * @sw: the switch vifs are plugged into
+ *
+ * Return: the backend, or NULL with errno set (EINVAL, ENOMEM, or the
+ * errno of eventfd / loop_add)
+ */
+struct back *back_create(const struct back_config *cfg, struct hv *hv, struct store *store,
+			 struct sw *sw);
+
+/**
+ * back_destroy() - destroy every vif, then the backend
+ * @b: the backend, or NULL
+ */
+void back_destroy(struct back *b);
+
+/**
+ * back_vif_create() - the toolstack adds a vif, as xl/libxl would
+ * @b: the backend
+ * @domid: the guest, already introduced to the store
+ * @devid: the vif's device id (its "handle")
+ * @mac: the guest's MAC address
+ * @out: receives the vif
+ *
+ * Writes the frontend directory (owned by the guest) and the backend
+ * directory (owned by dom0, readable by the guest), advertises our
+ * features and starts watching the frontend's state.  The rest of the life
+ * cycle is the XenbusState machine (xenbus.c).  Loop thread.
+ *
+ * Return: 0, -EINVAL (domid 0 or backend_id), -ESRCH (domain not
+ * introduced), -EEXIST (vif exists), -ENOMEM, or a store -errno
+ */
+int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t mac[6],
+		    struct back_vif **out);
+
+/**
+ * back_vif_destroy() - the toolstack removes a vif (or its domain died)
+ * @vif: the vif, or NULL
+ *
+ * Stops the workers, releases every mapping and port, completes packets in
+ * flight, and removes both xenstore directories.  Loop thread.
+ */
+void back_vif_destroy(struct back_vif *vif);
+
+/**
+ * back_vif_find() - look a vif up
+ * @b: the backend
+ * @domid: guest
+ * @devid: device id
+ *
+ * Return: the vif or NULL
+ */
+struct back_vif *back_vif_find(struct back *b, domid_t domid, uint32_t devid);
+
+/**
+ * back_vif_fatal() - tier-2 error: disable this vif, as xenbus_dev_fatal
+ * @vif: the vif
+ * @fmt: printf format of the reason
+ *
+ * Disconnects the vif (only this one), records the reason (see
+ * back_vif_error()), writes it to the backend directory's "error" key and
+ * switches the backend to Closing.  Loop thread; workers report through
+ * their queue instead (they never touch the store).
+ */
+void back_vif_fatal(struct back_vif *vif, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/**
+ * back_vif_error() - the last fatal reason of a vif
+ * @vif: the vif
+ *
+ * Return: the reason, or NULL if the vif never failed
+ */
+const char *back_vif_error(const struct back_vif *vif);
+
+/**
+ * back_vif_state() - the backend's XenbusState for this vif
+ * @vif: the vif
+ *
+ * Return: the state last written to the backend directory
+ */
+enum xenbus_state back_vif_state(const struct back_vif *vif);
+
+/**
+ * back_vif_num_queues() - queues of the current connection
+ * @vif: the vif
+ *
+ * Return: the number of queues while Connected, else 0
+ */
+unsigned int back_vif_num_queues(const struct back_vif *vif);
+
+/**
+ * struct back_stat_desc - one per-queue counter
+ * @name: Linux/ethtool-style name
+ * @offset: offset of its _Atomic uint64_t in the per-queue counters
+ */
+struct back_stat_desc {
+	const char *name;
+	size_t offset;
+};
+
+/**
+ * back_stats_names() - the per-queue counter table
+ * @n: receives the number of counters
+ *
+ * Return: the table, in display order
+ */
+const struct back_stat_desc *back_stats_names(unsigned int *n);
+
+/**
+ * back_vif_stats() - read one queue's counters, in table order
+ * @vif: the vif
+ * @queue: queue index, < back_vif_num_queues(); counters of a queue survive
+ *	until the next connect
+ * @vals: room for the number of counters back_stats_names() reports
+ *
+ * Return: 0, or -ENOENT for a queue that does not exist
+ */
+int back_vif_stats(const struct back_vif *vif, unsigned int queue, uint64_t *vals);
+
+/**
+ * back_vif_stat() - read one counter of one queue by name
+ * @vif: the vif
+ * @queue: queue index
+ * @name: counter name
+ *
+ * Return: the value, or 0 if there is no such queue or counter
+ */
+uint64_t back_vif_stat(const struct back_vif *vif, unsigned int queue, const char *name);
+
+#endif /* PVNET_BACK_BACK_H */

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/* internal.h - netback's private structures: backend, vif, queue, pending TX packet */
+#ifndef PVNET_BACK_INTERNAL_H
+#define PVNET_BACK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "back/back.h"
+#include "back/mpsc.h"
+#include "back/tx.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "hv/hv.h"
+#include "switch/switch.h"
+
+/* Both netif rings hold 256 entries in a 4 KiB page (reference §1.1). */
+#define BACK_TX_RING_SIZE __CONST_RING_SIZE(netif_tx, BACK_PAGE_SIZE)
+#define BACK_RX_RING_SIZE __CONST_RING_SIZE(netif_rx, BACK_PAGE_SIZE)
+_Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring sizes");
+
+/*
+ * Pending TX packets per queue: a packet holds at least one ring slot until
+ * it is answered, so the ring size bounds what a guest can have in flight
+ * (Linux: MAX_PENDING_REQS).  Copy mode answers at once but keeps private
+ * pages until done(): the same bound applies to its page pool.
+ */
+#define BACK_PENDING      BACK_TX_RING_SIZE
+#define BACK_PENDING_NONE UINT16_MAX
+
+/* Packets per TX or RX poll: NAPI's weight, and SW_BATCH_MAX. */
+#define BACK_BATCH 64
+
+/*
+ * Header bytes grant-copied into private memory: Linux's
+ * XEN_NETBACK_TX_COPY_LEN.  Enough for Ethernet + VLAN + IPv6 + TCP with
+ * options, i.e. everything the switch (and a later checksum or GSO stage)
+ * parses.
+ */
+#define BACK_TX_HDR_LEN 128
+
+/*
+ * Grant-copy ops of one TX poll: a packet needs at most one header op and
+ * one payload op per data slot (2 * 19); 512 lets a batch of 64 typical
+ * packets through, and a poll stops adding packets when fewer than
+ * BACK_TX_OPS_PER_PKT remain.
+ */
+#define BACK_TX_OPS_PER_PKT (2 * BACK_TX_MAX_DATA)
+#define BACK_TX_COPY_OPS    512
+
+/*
+ * RX: a packet of up to 65535 bytes fills 16 pages plus a GSO extra: 17
+ * slots (Linux netfront accepts 18).  Copy ops per packet: one per source
+ * piece (private header + 19 fragments) plus one per page boundary.
+ */
+#define BACK_RX_MAX_SLOTS    (XEN_NETIF_NR_SLOTS_MIN - 1)
+#define BACK_RX_OPS_PER_PKT  (1 + SW_PKT_MAX_FRAGS + BACK_RX_MAX_SLOTS)
+#define BACK_RX_COPY_OPS     512
+#define BACK_RXQ_CAP         2048 /* items; bytes are bounded separately */
+#define BACK_ETH_MIN_FRAME   60
+
+/**
+ * struct back_queue_stats - per-queue counters (see stats.c for the meaning)
+ *
+ * Written by the queue's worker with a relaxed load + store (one writer,
+ * no read-modify-write on the data path), except rx_queue_full which every
+ * thread calling xmit() increments atomically (a drop path).
+ */
+struct back_queue_stats {
+	_Atomic uint64_t tx_packets;
+	_Atomic uint64_t tx_bytes;
+	_Atomic uint64_t tx_dropped;
+	_Atomic uint64_t tx_frag_overflow;
+	_Atomic uint64_t tx_bad_size;
+	_Atomic uint64_t tx_runt;
+	_Atomic uint64_t tx_bad_gref;
+	_Atomic uint64_t tx_empty_slots;
+	_Atomic uint64_t tx_zerocopy_sent;
+	_Atomic uint64_t tx_zerocopy_success;
+	_Atomic uint64_t tx_zerocopy_fail;
+	_Atomic uint64_t tx_copied;
+	_Atomic uint64_t tx_stalls;
+	_Atomic uint64_t rx_packets;
+	_Atomic uint64_t rx_bytes;
+	_Atomic uint64_t rx_dropped;
+	_Atomic uint64_t rx_queue_full;
+	_Atomic uint64_t rx_expired;
+	_Atomic uint64_t rx_bad_gref;
+	_Atomic uint64_t rx_oversize;
+	_Atomic uint64_t rx_held_copied;
+	_Atomic uint64_t rx_nomem;
+	_Atomic uint64_t rx_waits;
+	_Atomic uint64_t notifications;
+	_Atomic uint64_t wakeups;
+	_Atomic uint64_t evtchn_spurious;
+	_Atomic uint64_t fatal;
+};
+
+/* Single-writer counter update: no atomic read-modify-write. */
+static inline void back_stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+struct back_queue;
+
+/**
+ * struct back_tx_pending - one guest TX packet between its requests and its
+ *	responses (worker-owned, except @pkt.refs and @copied_out)
+ * @pkt: the descriptor handed to the switch; its done() is back_tx_done()
+ * @q: the queue
+ * @next_free: free-list link
+ * @nids: request ids to answer: @ids[0] the first slot, then data slots
+ * @nextras: NULL responses to write after the first slot's
+ * @nmaps: grant mappings (map mode)
+ * @npages: private pool pages (copy mode)
+ * @responded: responses already sent (copy mode)
+ * @copied_out: a receiver copied the payload out before putting it
+ *	(atomic: set by another thread before its sw_pkt_put())
+ * @handles: grant handles of the mappings
+ * @addrs: their host addresses
+ * @pages: pool page indices
+ * @ids: see @nids
+ * @hdr: the private header copy (@pkt.hdr points here)
+ */
+struct back_tx_pending {
+	struct sw_pkt pkt;
+	struct back_queue *q;
+	uint16_t next_free;
+	uint8_t nids;
+	uint8_t nextras;
+	uint8_t nmaps;
+	uint8_t npages;
+	bool responded;
+	_Atomic bool copied_out;
+	grant_handle_t handles[BACK_TX_MAX_DATA];
+	uint64_t addrs[BACK_TX_MAX_DATA];
+	uint16_t pages[BACK_TX_MAX_DATA];
+	uint16_t ids[BACK_TX_MAX_DATA];
+	uint8_t hdr[BACK_TX_HDR_LEN];
+};
+
+/**
+ * struct back_queue - one queue of a connected vif
+ *
+ * Set up and torn down by the loop thread (xenbus.c) while no worker runs;
+ * between those, everything but the two MPSC rings, @rxq_bytes, @inflight,
+ * @done_busy and @sleeping belongs to the worker thread.  @inflight counts
+ * TX packets handed to the switch and not yet completed; @done_busy counts
+ * done() calls still running on other threads (disconnect waits for both).
+ */
+struct back_queue {
+	struct back_vif *vif;
+	struct back *b;
+	unsigned int id;
+	struct back_queue_stats *stats;
+	struct hv_gnttab *gt;
+
+	/* Rings (guest pages mapped writable) and event channels. */
+	netif_tx_back_ring_t tx;
+	netif_rx_back_ring_t rx;
+	grant_handle_t tx_ring_handle, rx_ring_handle;
+	uint64_t tx_ring_addr, rx_ring_addr;
+	bool tx_ring_mapped, rx_ring_mapped;
+	evtchn_port_t port_tx, port_rx;
+	bool port_tx_bound, port_rx_bound, split;
+	int fd_tx, fd_rx;
+
+	/* Worker. */
+	pthread_t thread;
+	bool running;
+	int wake_fd;
+	_Atomic bool stop;
+	_Atomic bool sleeping;
+	bool tx_stalled;
+	bool rx_blocked;
+
+	/* TX. */
+	struct back_tx_pending *pending;
+	uint16_t pending_free;
+	uint8_t (*pool)[BACK_PAGE_SIZE];
+	uint16_t *pool_free;
+	uint32_t pool_nfree;
+	_Atomic uint32_t inflight;
+	_Atomic uint32_t done_busy;
+	struct back_mpsc compl;
+	netif_tx_request_t snap[BACK_TX_RING_SIZE];
+	xengnttab_grant_copy_segment_t tx_copy[BACK_TX_COPY_OPS];
+	struct gnttab_map_grant_ref tx_map[BACK_TX_RING_SIZE];
+	struct gnttab_unmap_grant_ref tx_unmap[BACK_TX_RING_SIZE];
+
+	/* RX. */
+	struct back_mpsc rxq;
+	_Atomic uint32_t rxq_bytes;
+	uint64_t rx_scan;
+	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
+	uint16_t rx_copy_slot[BACK_RX_COPY_OPS];
+	netif_rx_response_t rx_rsp[BACK_RX_RING_SIZE];
+};
+
+/**
+ * struct back_frontend - what the frontend asked for (read at connect)
+ */
+struct back_frontend {
+	bool sg, gso_tcpv4, gso_tcpv6, csum_ipv4, csum_ipv6, rx_notify;
+};
+
+/**
+ * struct back_vif - one vif (loop thread, except where noted)
+ * @b: the backend
+ * @link: in b->vifs
+ * @domid: the guest
+ * @devid: the device id
+ * @mac: the guest's MAC
+ * @fe_path: frontend directory
+ * @be_path: backend directory
+ * @state: backend XenbusState
+ * @fe_state: last frontend state seen
+ * @watching: the frontend-state watch is registered
+ * @fe: negotiated features (read by workers, written while none runs)
+ * @nq: queues of the current connection, 0 when not connected
+ * @nq_stats: queues whose counters are valid (last connection)
+ * @q: the queues
+ * @port: switch port while connected
+ * @rx_timeout_ns: RX drain timeout for this frontend
+ * @broken: 0, or a worker found the guest misbehaving: 1 while it writes
+ *	@broken_reason, 2 once the reason is ready (any thread)
+ * @broken_reason: its reason, written by the worker that set @broken
+ * @error: last fatal reason (loop thread)
+ * @stats: per-queue counters
+ */
+struct back_vif {
+	struct back *b;
+	struct back_vif *next;
+	domid_t domid;
+	uint32_t devid;
+	uint8_t mac[6];
+	char fe_path[64];
+	char be_path[80];
+	enum xenbus_state state;
+	enum xenbus_state fe_state;
+	bool watching;
+	struct back_frontend fe;
+	unsigned int nq;
+	unsigned int nq_stats;
+	struct back_queue *q[BACK_MAX_QUEUES_LIMIT];
+	struct sw_port *port;
+	uint64_t rx_timeout_ns;
+	_Atomic int broken;
+	char broken_reason[160];
+	char *error;
+	struct back_queue_stats stats[BACK_MAX_QUEUES_LIMIT];
+};
+
+/**
+ * struct back - the netback of one pvnetd
+ * @cfg: settings
+ * @hv: hypervisor
+ * @store: xenstore server
+ * @sw: switch
+ * @vifs: every vif (loop thread)
+ * @ctl_fd: eventfd workers write to report a broken vif
+ * @ctl_watch: its loop registration
+ */
+struct back {
+	struct back_config cfg;
+	struct hv *hv;
+	struct store *store;
+	struct sw *sw;
+	struct back_vif *vifs;
+	int ctl_fd;
+	struct loop_watch ctl_watch;
+};
+
+/* xenbus.c */
+int back_xenbus_start(struct back_vif *vif);
+void back_xenbus_stop(struct back_vif *vif);
+void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s);
+void back_xenbus_set_state(struct back_vif *vif, enum xenbus_state target);
+void back_xenbus_disconnect(struct back_vif *vif);
+
+/* worker.c */
+int back_worker_start(struct back_queue *q);
+void back_worker_stop(struct back_queue *q);
+void back_worker_wake(struct back_queue *q);
+void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+uint64_t back_now_ns(void);
+void back_notify(struct back_queue *q, evtchn_port_t port);
+
+/* tx.c */
+int back_tx_init(struct back_queue *q);
+void back_tx_fini(struct back_queue *q);
+bool back_tx_poll(struct back_queue *q);
+bool back_tx_complete(struct back_queue *q);
+bool back_tx_has_work(struct back_queue *q);
+void back_tx_done(struct sw_pkt *pkt);
+
+/* rx.c */
+extern const struct sw_port_ops back_rx_port_ops;
+int back_rx_init(struct back_queue *q);
+void back_rx_fini(struct back_queue *q);
+bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms);
+bool back_rx_has_input(struct back_queue *q);
+
+#endif /* PVNET_BACK_INTERNAL_H */

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+// rx.c - guest RX: the vif's switch port (xmit) and the grant copy into posted buffers
+
+/*
+ * Theory of Operation
+ *
+ * xmit() (any thread the switch runs on) picks a queue by a hash of the
+ * frame's private header (the same flow always lands on the same queue, so
+ * a flow is never reordered), charges the frame's bytes to the queue's
+ * byte bound (XSA-392: a guest that stops consuming cannot make pvnetd
+ * hold more than rx_queue_max_bytes per queue), pushes (packet, now) onto
+ * the queue's bounded MPSC input ring and wakes the worker.  A full queue
+ * refuses the frame: counted as rx_queue_full here and tx_dropped by the
+ * switch.
+ *
+ * The worker (back_rx_poll) then, per round:
+ *   1. drops frames at the head that waited longer than the drain timeout
+ *      (10 s, or 30 ms for a frontend without feature-rx-notify, as Linux);
+ *   2. copies out frames sent by a netback TX queue that have waited longer
+ *      than tx_hold_max_us: their payload is still the sender's grant (or
+ *      pool page), and a receiver that does not post buffers must not pin
+ *      it; the copy goes to malloc()ed memory bounded by the queue's byte
+ *      bound, and the sender's packet is put (its TX completes);
+ *   3. delivers frames in order while the guest has posted enough buffers
+ *      for the head frame (slots needed = pages of data + 1 for a GSO
+ *      extra).  A frame that needs more waits: req_event is set to
+ *      req_cons + needed so the guest's push notifies us exactly when
+ *      enough are there (full barrier, re-check);
+ *   4. one grant-copy call for the batch (sources are plain pointers: the
+ *      private header, mapped pages, pool pages; destinations the guest's
+ *      grefs), responses written at the index of the request each consumed
+ *      (netfront relies on it), statuses of failed copies patched to
+ *      NETIF_RSP_ERROR, one push with the notify check, then the frames are
+ *      put.  This is the one copy of the payload from sender to receiver.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "back/internal.h"
+
+/**
+ * struct rx_held - a frame copied out of its sender's memory
+ * @len: frame length
+ * @flags: SW_PKT_* offload flags
+ * @gso_type: enum sw_gso_type
+ * @gso_size: MSS
+ * @data: the frame
+ */
+struct rx_held {
+	uint32_t len;
+	uint8_t flags;
+	uint8_t gso_type;
+	uint16_t gso_size;
+	uint8_t data[];
+};
+
+/* One piece of a frame's bytes. */
+struct rx_piece {
+	const uint8_t *base;
+	uint32_t len;
+};
+
+/* Per-frame bookkeeping of one RX batch. */
+struct rx_ent {
+	uint32_t len;
+	uint16_t rsp0;
+	uint16_t nrsp;
+	uint16_t copy0;
+	uint16_t ncopy;
+	bool drop;
+};
+
+static struct log_ratelimit rx_rl = LOG_RATELIMIT_INIT;
+static pthread_mutex_t rx_rl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int back_rx_init(struct back_queue *q)
+{
+	return back_mpsc_init(&q->rxq, BACK_RXQ_CAP);
+}
+
+void back_rx_fini(struct back_queue *q)
+{
+	back_mpsc_fini(&q->rxq);
+}
+
+static uint32_t fnv(uint32_t h, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+/*
+ * Flow hash over the private header only: MACs, and for IPv4/IPv6 the
+ * addresses, protocol and (TCP/UDP) ports when they are within hdr_len.
+ */
+static uint32_t rx_flow_hash(const struct sw_pkt *pkt)
+{
+	const uint8_t *h = pkt->hdr;
+	uint32_t hash = 2166136261u, n = pkt->hdr_len, l4 = 0;
+	uint8_t proto = 0;
+
+	if (n < SW_ETH_HLEN)
+		return 0;
+	hash = fnv(hash, h, 12);
+	if (h[12] == 0x08 && h[13] == 0x00 && n >= SW_ETH_HLEN + 20) {
+		proto = h[SW_ETH_HLEN + 9];
+		hash = fnv(hash, h + SW_ETH_HLEN + 9, 1);
+		hash = fnv(hash, h + SW_ETH_HLEN + 12, 8);
+		l4 = SW_ETH_HLEN + (h[SW_ETH_HLEN] & 0x0f) * 4u;
+	} else if (h[12] == 0x86 && h[13] == 0xdd && n >= SW_ETH_HLEN + 40) {
+		proto = h[SW_ETH_HLEN + 6];
+		hash = fnv(hash, h + SW_ETH_HLEN + 6, 1);
+		hash = fnv(hash, h + SW_ETH_HLEN + 8, 32);
+		l4 = SW_ETH_HLEN + 40;
+	}
+	if ((proto == 6 || proto == 17) && l4 + 4 <= n)
+		hash = fnv(hash, h + l4, 4);
+	return hash;
+}
+
+static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, unsigned int n)
+{
+	struct back_vif *vif = port->priv;
+	struct sw_pkt *refused[SW_BATCH_MAX];
+	unsigned int nq = vif->nq, ok = 0, nref = 0, i;
+	uint32_t wake = 0, max = vif->b->cfg.rx_queue_max_bytes;
+	uint64_t now = back_now_ns();
+
+	if (nq == 0 || atomic_load_explicit(&vif->broken, memory_order_relaxed))
+		return 0;
+	for (i = 0; i < n && i < SW_BATCH_MAX; i++) {
+		struct sw_pkt *pkt = pkts[i];
+		unsigned int qi = rx_flow_hash(pkt) % nq;
+		struct back_queue *q = vif->q[qi];
+		struct back_mpsc_item it = {.ptr = pkt, .u64 = now};
+		uint32_t cur = atomic_fetch_add_explicit(&q->rxq_bytes, pkt->len,
+							 memory_order_relaxed);
+
+		if (cur + pkt->len > max || !back_mpsc_push(&q->rxq, &it)) {
+			atomic_fetch_sub_explicit(&q->rxq_bytes, pkt->len, memory_order_relaxed);
+			atomic_fetch_add_explicit(&q->stats->rx_queue_full, 1,
+						  memory_order_relaxed);
+			refused[nref++] = pkt;
+			continue;
+		}
+		pkts[ok++] = pkt;
+		wake |= 1u << qi;
+	}
+	for (unsigned int j = 0; j < nref; j++)
+		pkts[ok + j] = refused[j];
+	for (i = 0; i < nq; i++)
+		if (wake & (1u << i))
+			back_worker_wake(vif->q[i]);
+	return ok;
+}
+
+const struct sw_port_ops back_rx_port_ops = {.xmit = back_rx_xmit};
+
+bool back_rx_has_input(struct back_queue *q)
+{
+	return !q->rx_blocked && back_mpsc_peek(&q->rxq, 0) != NULL;
+}
+
+/* The frame's bytes as pieces; returns the count, 0 if malformed. */
+static unsigned int rx_pieces(const struct back_mpsc_item *it, struct rx_piece *pc)
+{
+	const struct sw_pkt *pkt = it->ptr;
+	const struct rx_held *held = it->aux;
+	uint64_t sum = 0;
+	unsigned int n = 0;
+
+	if (held) {
+		pc[0] = (struct rx_piece){held->data, held->len};
+		return 1;
+	}
+	if (pkt->nfrags > SW_PKT_MAX_FRAGS)
+		return 0;
+	for (unsigned int i = 0; i < pkt->nfrags; i++)
+		sum += pkt->frag[i].len;
+	/* pkt.h: hdr + frags, unless frag 0 repeats the header (frags alone). */
+	if (sum + pkt->hdr_len == pkt->len && pkt->hdr_len)
+		pc[n++] = (struct rx_piece){pkt->hdr, pkt->hdr_len};
+	else if (sum != pkt->len)
+		return 0;
+	for (unsigned int i = 0; i < pkt->nfrags; i++)
+		if (pkt->frag[i].len)
+			pc[n++] = (struct rx_piece){pkt->frag[i].base, pkt->frag[i].len};
+	return n;
+}
+
+static uint32_t item_len(const struct back_mpsc_item *it)
+{
+	return it->aux ? ((const struct rx_held *)it->aux)->len : ((struct sw_pkt *)it->ptr)->len;
+}
+
+/* Give an item's frame back (to its sender or the allocator). */
+static void item_release(struct back_queue *q, struct back_mpsc_item *it)
+{
+	atomic_fetch_sub_explicit(&q->rxq_bytes, item_len(it), memory_order_relaxed);
+	free(it->aux);
+	if (it->ptr)
+		sw_pkt_put(it->ptr);
+	it->ptr = it->aux = NULL;
+}
+
+/* Copy a held frame out of its sender's memory and release the sender. */
+static int rx_copy_out(struct back_queue *q, struct back_mpsc_item *it)
+{
+	struct sw_pkt *pkt = it->ptr;
+	struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
+	unsigned int n = rx_pieces(it, pc), off = 0;
+	struct rx_held *held;
+
+	if (n == 0)
+		return 0; /* malformed: dropped when it reaches the head */
+	held = malloc(sizeof(*held) + pkt->len);
+	if (!held) {
+		back_stat_add(&q->stats->rx_nomem, 1);
+		return -ENOMEM;
+	}
+	held->len = pkt->len;
+	held->flags = pkt->flags;
+	held->gso_type = pkt->gso_type;
+	held->gso_size = pkt->gso_size;
+	for (unsigned int i = 0; i < n; i++) {
+		memcpy(held->data + off, pc[i].base, pc[i].len);
+		off += pc[i].len;
+	}
+	if (pkt->done == back_tx_done) {
+		struct back_tx_pending *p = pkt->priv;
+
+		atomic_store_explicit(&p->copied_out, true, memory_order_release);
+	}
+	it->aux = held;
+	it->ptr = NULL;
+	sw_pkt_put(pkt);
+	back_stat_add(&q->stats->rx_held_copied, 1);
+	return 0;
+}
+
+/*
+ * Steps 1 and 2: expire the head, copy out frames held too long.  Returns
+ * true if it changed anything; *due_ns receives the next deadline.
+ */
+static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
+{
+	uint64_t hold = (uint64_t)q->b->cfg.tx_hold_max_us * 1000, timeout = q->vif->rx_timeout_ns;
+	struct back_mpsc_item *it;
+	bool did = false;
+
+	*due_ns = UINT64_MAX;
+	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL && now - it->u64 >= timeout) {
+		item_release(q, it);
+		back_mpsc_pop(&q->rxq);
+		back_stat_add(&q->stats->rx_expired, 1);
+		back_stat_add(&q->stats->rx_dropped, 1);
+		did = true;
+	}
+	if (it)
+		*due_ns = it->u64 + timeout;
+	if (q->rx_scan < q->rxq.head)
+		q->rx_scan = q->rxq.head;
+	while ((it = back_mpsc_peek(&q->rxq, q->rx_scan - q->rxq.head)) != NULL) {
+		struct sw_pkt *pkt = it->ptr;
+
+		if (pkt && pkt->done == back_tx_done) {
+			if (now - it->u64 < hold) {
+				if (it->u64 + hold < *due_ns)
+					*due_ns = it->u64 + hold;
+				break;
+			}
+			if (rx_copy_out(q, it) < 0)
+				break;
+			did = true;
+		}
+		q->rx_scan++;
+	}
+	return did;
+}
+
+/* Slots a frame needs on the guest's RX ring, or 0 if it cannot be delivered. */
+static unsigned int rx_slots_needed(const struct back_vif *vif, uint32_t len, uint8_t gso_type)
+{
+	unsigned int n = (len + BACK_PAGE_SIZE - 1) / BACK_PAGE_SIZE;
+
+	if (len == 0 || (n > 1 && !vif->fe.sg))
+		return 0;
+	if (gso_type == SW_GSO_TCPV4 && !vif->fe.gso_tcpv4)
+		return 0;
+	if (gso_type == SW_GSO_TCPV6 && !vif->fe.gso_tcpv6)
+		return 0;
+	if (gso_type != SW_GSO_NONE)
+		n++;
+	return n <= BACK_RX_MAX_SLOTS ? n : 0;
+}
+
+/* How many RX requests are there; -1 (fatal) if the producer is absurd. */
+static int rx_avail(struct back_queue *q, bool seq)
+{
+	RING_IDX prod = __atomic_load_n(&q->rx.sring->req_prod,
+					seq ? __ATOMIC_SEQ_CST : __ATOMIC_ACQUIRE);
+
+	if (RING_REQUEST_PROD_OVERFLOW(&q->rx, prod)) {
+		back_queue_fatal(q, "rx: req_prod %u is more than a ring ahead of %u", prod,
+				 q->rx.rsp_prod_pvt);
+		return -1;
+	}
+	return (int)(prod - q->rx.req_cons);
+}
+
+/* Plan one frame into slots starting at the ring's req_cons; consumes them. */
+static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsigned int need,
+		    unsigned int nrsp, unsigned int *ncopy, struct rx_ent *e)
+{
+	const struct sw_pkt *pkt = it->ptr;
+	const struct rx_held *held = it->aux;
+	uint8_t flags = held ? held->flags : pkt->flags;
+	uint8_t gso_type = held ? held->gso_type : pkt->gso_type;
+	uint16_t gso_size = held ? held->gso_size : pkt->gso_size;
+	struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
+	netif_rx_request_t req[BACK_RX_MAX_SLOTS];
+	unsigned int np = rx_pieces(it, pc), slot = 0, doff = 0;
+	netif_rx_response_t *rsp = &q->rx_rsp[nrsp];
+
+	for (unsigned int i = 0; i < need; i++)
+		RING_COPY_REQUEST(&q->rx, q->rx.req_cons + i, &req[i]);
+	q->rx.req_cons += need;
+	e->rsp0 = (uint16_t)nrsp;
+	e->nrsp = (uint16_t)need;
+	e->copy0 = (uint16_t)*ncopy;
+	for (unsigned int i = 0; i < need; i++)
+		rsp[i] = (netif_rx_response_t){.id = req[i].id, .offset = 0, .flags = 0, .status = 0};
+
+	for (unsigned int i = 0; i < np; i++) {
+		const uint8_t *src = pc[i].base;
+		uint32_t left = pc[i].len;
+
+		while (left) {
+			uint32_t chunk = BACK_PAGE_SIZE - doff < left ? BACK_PAGE_SIZE - doff : left;
+
+			q->rx_copy[*ncopy] = (xengnttab_grant_copy_segment_t){
+			    .source.virt = (void *)(uintptr_t)src,
+			    .dest.foreign = {.ref = req[slot].gref,
+					     .offset = (uint16_t)doff,
+					     .domid = q->vif->domid},
+			    .len = (uint16_t)chunk,
+			    .flags = GNTCOPY_dest_gref};
+			q->rx_copy_slot[(*ncopy)++] = (uint16_t)(nrsp + slot);
+			rsp[slot].status = (int16_t)(rsp[slot].status + chunk);
+			src += chunk;
+			left -= chunk;
+			doff += chunk;
+			if (doff == BACK_PAGE_SIZE && (left || i + 1 < np)) {
+				/* next data slot; slot 1 holds the GSO extra */
+				slot = (slot == 0 && gso_type != SW_GSO_NONE) ? 2 : slot + 1;
+				doff = 0;
+			}
+		}
+	}
+	e->ncopy = (uint16_t)(*ncopy - e->copy0);
+
+	/* Flags: offloads on the first slot, more_data on all but the last. */
+	if (flags & SW_PKT_CSUM_BLANK)
+		rsp[0].flags |= NETRXF_csum_blank | NETRXF_data_validated;
+	else if (flags & SW_PKT_DATA_VALIDATED)
+		rsp[0].flags |= NETRXF_data_validated;
+	for (unsigned int i = 0; i + 1 < need; i++)
+		if (!(gso_type != SW_GSO_NONE && i == 1))
+			rsp[i].flags |= NETRXF_more_data;
+	if (gso_type != SW_GSO_NONE) {
+		netif_extra_info_t ex = {.type = XEN_NETIF_EXTRA_TYPE_GSO, .flags = 0};
+
+		_Static_assert(sizeof(ex) == sizeof(rsp[1]), "RX extra overlays a response");
+		rsp[0].flags |= NETRXF_extra_info;
+		if (need == 2)
+			rsp[0].flags &= (uint16_t)~NETRXF_more_data;
+		ex.u.gso.size = gso_size;
+		ex.u.gso.type = gso_type;
+		memcpy(&rsp[1], &ex, sizeof(ex));
+	}
+}
+
+/* Step 4: copy, write responses at their request's index, push, release. */
+static void rx_flush(struct back_queue *q, struct rx_ent *ents, unsigned int nent,
+		     unsigned int ncopy, unsigned int nrsp)
+{
+	RING_IDX old, new;
+
+	if (ncopy && hv_gnttab_grant_copy(q->gt, ncopy, q->rx_copy) < 0)
+		for (unsigned int i = 0; i < ncopy; i++)
+			q->rx_copy[i].status = GNTST_general_error;
+	for (unsigned int i = 0; i < ncopy; i++)
+		if (q->rx_copy[i].status != GNTST_okay)
+			q->rx_rsp[q->rx_copy_slot[i]].status = NETIF_RSP_ERROR;
+
+	for (unsigned int i = 0; i < nent; i++) {
+		struct rx_ent *e = &ents[i];
+		struct back_mpsc_item *it = back_mpsc_peek(&q->rxq, 0);
+		bool bad = false;
+
+		for (unsigned int c = 0; c < e->ncopy; c++)
+			bad |= q->rx_copy[e->copy0 + c].status != GNTST_okay;
+		if (e->drop) {
+			back_stat_add(&q->stats->rx_dropped, 1);
+		} else if (bad) {
+			back_stat_add(&q->stats->rx_bad_gref, 1);
+			back_stat_add(&q->stats->rx_dropped, 1);
+			pthread_mutex_lock(&rx_rl_lock);
+			log_ratelimited(&rx_rl, LOG_WARN, "vif%u.%u q%u: grant copy into RX buffer failed",
+					q->vif->domid, q->vif->devid, q->id);
+			pthread_mutex_unlock(&rx_rl_lock);
+		} else {
+			back_stat_add(&q->stats->rx_packets, 1);
+			back_stat_add(&q->stats->rx_bytes, e->len);
+		}
+		item_release(q, it);
+		back_mpsc_pop(&q->rxq);
+	}
+
+	for (unsigned int i = 0; i < nrsp; i++)
+		*RING_GET_RESPONSE(&q->rx, q->rx.rsp_prod_pvt + i) = q->rx_rsp[i];
+	q->rx.rsp_prod_pvt += nrsp;
+	old = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_RELAXED);
+	new = q->rx.rsp_prod_pvt;
+	if (new == old)
+		return;
+	__atomic_store_n(&q->rx.sring->rsp_prod, new, __ATOMIC_SEQ_CST);
+	if ((RING_IDX)(new - __atomic_load_n(&q->rx.sring->rsp_event, __ATOMIC_SEQ_CST)) <
+	    (RING_IDX)(new - old))
+		back_notify(q, q->port_rx);
+}
+
+bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
+{
+	struct rx_ent ents[BACK_BATCH];
+	unsigned int nent = 0, ncopy = 0, nrsp = 0;
+	struct back_mpsc_item *it;
+	uint64_t due;
+	bool did;
+	int avail;
+
+	did = rx_maintain(q, now, &due);
+	if (!back_mpsc_peek(&q->rxq, 0)) {
+		q->rx_blocked = false;
+		return did;
+	}
+	avail = rx_avail(q, false);
+	if (avail < 0)
+		return false;
+
+	while (nent < BACK_BATCH && ncopy + BACK_RX_OPS_PER_PKT <= BACK_RX_COPY_OPS &&
+	       (it = back_mpsc_peek(&q->rxq, nent)) != NULL) {
+		struct rx_ent *e = &ents[nent];
+		uint32_t len = item_len(it);
+		struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
+		const struct rx_held *held = it->aux;
+		uint8_t gso = held ? held->gso_type : ((struct sw_pkt *)it->ptr)->gso_type;
+		unsigned int need = rx_slots_needed(q->vif, len, gso);
+
+		*e = (struct rx_ent){.len = len};
+		if (need == 0 || rx_pieces(it, pc) == 0) {
+			back_stat_add(need == 0 ? &q->stats->rx_oversize : &q->stats->rx_bad_gref,
+				      1);
+			e->drop = true;
+			nent++;
+			continue;
+		}
+		if ((unsigned int)avail - nrsp < need) {
+			/* Ask to be notified when enough are posted, then re-check. */
+			__atomic_store_n(&q->rx.sring->req_event, q->rx.req_cons + need,
+					 __ATOMIC_SEQ_CST);
+			avail = rx_avail(q, true);
+			if (avail < 0)
+				return false;
+			avail += (int)nrsp; /* req_cons already moved past this batch */
+			if ((unsigned int)avail - nrsp < need) {
+				if (!q->rx_blocked)
+					back_stat_add(&q->stats->rx_waits, 1);
+				q->rx_blocked = true;
+				break;
+			}
+		}
+		q->rx_blocked = false;
+		rx_plan(q, it, need, nrsp, &ncopy, e);
+		nrsp += need;
+		nent++;
+	}
+	if (nent)
+		rx_flush(q, ents, nent, ncopy, nrsp);
+	if (q->rx_blocked && due != UINT64_MAX) {
+		uint64_t ms = due > now ? (due - now + 999999) / 1000000 : 0;
+
+		*timeout_ms = ms > 1000 ? 1000 : (int)ms;
+	} else if (due != UINT64_MAX && back_mpsc_peek(&q->rxq, 0)) {
+		uint64_t ms = due > now ? (due - now + 999999) / 1000000 : 0;
+
+		*timeout_ms = ms > 1000 ? 1000 : (int)ms;
+	}
+	return did || nent > 0;
+}

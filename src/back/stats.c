@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// stats.c - netback's per-queue counters as a table of name + offset, ethtool style
+
+/*
+ * Theory of Operation
+ *
+ * Counters live in struct back_queue_stats, one per queue, inside the vif
+ * (so they outlive the queue until the next connect).  The queue's worker
+ * writes them (relaxed load + store, one writer); rx_queue_full is added to
+ * atomically by whichever thread runs xmit().  Readers on any thread load
+ * them relaxed: a snapshot may be a batch old.
+ *
+ * Names follow the guest's rings ("tx" = guest TX ring, "rx" = guest RX
+ * ring); tx_zerocopy_* and tx_frag_overflow mean what they mean in Linux
+ * netback's ethtool statistics.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "back/internal.h"
+
+#define STAT(n) {#n, offsetof(struct back_queue_stats, n)}
+
+static const struct back_stat_desc back_stats[] = {
+    STAT(tx_packets),	       /* guest frames handed to the switch */
+    STAT(tx_bytes),	       /* their bytes */
+    STAT(tx_dropped),	       /* guest frames dropped: sum of the tx reasons below */
+    STAT(tx_frag_overflow),    /* 20 or 21 slots in one packet */
+    STAT(tx_bad_size),	       /* a slot larger than what remains of the packet */
+    STAT(tx_runt),	       /* first slot shorter than an Ethernet header */
+    STAT(tx_bad_gref),	       /* grant map or copy failed for a slot */
+    STAT(tx_empty_slots),      /* zero-size later slots answered at once (XSA-448) */
+    STAT(tx_zerocopy_sent),    /* frames forwarded with a mapped payload */
+    STAT(tx_zerocopy_success), /* of those, completed without a copy-out */
+    STAT(tx_zerocopy_fail),    /* of those, copied out by a slow consumer */
+    STAT(tx_copied),	       /* frames whose payload was grant-copied (copy mode) */
+    STAT(tx_stalls),	       /* polls stopped: every pending slot in flight */
+    STAT(rx_packets),	       /* frames delivered into the guest's buffers */
+    STAT(rx_bytes),	       /* their bytes */
+    STAT(rx_dropped),	       /* frames for the guest dropped: sum of the rx reasons */
+    STAT(rx_queue_full),       /* refused by xmit: queue full in items or bytes */
+    STAT(rx_expired),	       /* waited longer than the drain timeout */
+    STAT(rx_bad_gref),	       /* grant copy into a posted buffer failed */
+    STAT(rx_oversize),	       /* needs more slots / GSO / sg the guest lacks */
+    STAT(rx_held_copied),      /* held payloads copied out to free the sender */
+    STAT(rx_nomem),	       /* copy-out impossible: dropped */
+    STAT(rx_waits),	       /* times the head frame waited for RX buffers */
+    STAT(notifications),       /* event channel notifications sent to the guest */
+    STAT(wakeups),	       /* worker wake-ups */
+    STAT(evtchn_spurious),     /* wake-ups by an event that brought no work */
+    STAT(fatal),	       /* fatal errors (queue 0 only) */
+};
+
+const struct back_stat_desc *back_stats_names(unsigned int *n)
+{
+	*n = sizeof(back_stats) / sizeof(back_stats[0]);
+	return back_stats;
+}
+
+int back_vif_stats(const struct back_vif *vif, unsigned int queue, uint64_t *vals)
+{
+	const struct back_queue_stats *st;
+
+	if (queue >= vif->nq_stats || queue >= BACK_MAX_QUEUES_LIMIT)
+		return -ENOENT;
+	st = &vif->stats[queue];
+	for (size_t i = 0; i < sizeof(back_stats) / sizeof(back_stats[0]); i++)
+		vals[i] = atomic_load_explicit(
+		    (const _Atomic uint64_t *)((const char *)st + back_stats[i].offset),
+		    memory_order_relaxed);
+	return 0;
+}
+
+uint64_t back_vif_stat(const struct back_vif *vif, unsigned int queue, const char *name)
+{
+	const struct back_queue_stats *st;
+
+	if (queue >= vif->nq_stats || queue >= BACK_MAX_QUEUES_LIMIT)
+		return 0;
+	st = &vif->stats[queue];
+	for (size_t i = 0; i < sizeof(back_stats) / sizeof(back_stats[0]); i++)
+		if (strcmp(back_stats[i].name, name) == 0)
+			return atomic_load_explicit(
+			    (const _Atomic uint64_t *)((const char *)st + back_stats[i].offset),
+			    memory_order_relaxed);
+	return 0;
+}

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+// tx.c - guest TX: snapshot, parse, header copy, payload map or copy, forward, complete
+
+/*
+ * Theory of Operation
+ *
+ * Runs on the queue's worker (and, once the worker is stopped, on the loop
+ * thread for the last completions).  One poll:
+ *
+ *   1. load req_prod once (acquire) and refuse a producer more than a ring
+ *      ahead of our responses: fatal, the XSA-39 defence;
+ *   2. snapshot every published request once (RING_COPY_REQUEST) into
+ *      q->snap; nothing below reads the shared ring again (XSA-155);
+ *   3. back_tx_ring2pkt() per packet (tx_parse.c); drops are answered at
+ *      once, zero-size later slots too (XSA-448), a fatal verdict stops the
+ *      poll and disables the vif;
+ *   4. for each accepted packet, a pending slot (256 per queue, the ring
+ *      size: in-flight TX is bounded by what the guest can post) and a plan:
+ *      the first min(len, 128) bytes are grant-COPIED into the pending
+ *      slot's private header (even when they span several slots: the plan
+ *      is bounded by the 19 data slots, XSA-423/432), the rest of each slot
+ *      is grant-MAPPED read-only (map mode) or grant-COPIED into a private
+ *      pool page (copy mode);
+ *   5. one grant-copy call and one map call for the whole batch; each op's
+ *      status is checked, and a packet with any failed op is dropped with
+ *      an error response (its successful maps are undone), never a crash;
+ *   6. responses pushed with RING_PUSH_RESPONSES_AND_CHECK_NOTIFY semantics,
+ *      then sw_forward() of the batch.
+ *
+ * Completion.  A packet's done() runs when its last consumer drops it, on
+ * any thread: it only pushes the pending index onto q->compl (a bounded
+ * MPSC ring that cannot overflow: it has a cell per pending slot) and wakes
+ * the worker if it sleeps.  back_tx_complete() then unmaps the batch with
+ * one call, writes the responses (first slot, a NULL response per extra,
+ * then each data slot) and frees the slots.  Copy mode answers in step 6
+ * and only frees pool pages at completion.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "back/internal.h"
+
+/* Per-packet plan of one poll. */
+struct tx_plan {
+	struct back_tx_pending *p;
+	uint16_t copy0, ncopy;
+	uint16_t map0, nmap;
+	uint16_t frag_off[BACK_TX_MAX_DATA];
+};
+
+static struct log_ratelimit tx_rl = LOG_RATELIMIT_INIT;
+static pthread_mutex_t tx_rl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define tx_log(q, fmt, ...)                                                                        \
+	do {                                                                                       \
+		pthread_mutex_lock(&tx_rl_lock);                                                   \
+		log_ratelimited(&tx_rl, LOG_WARN, "vif%u.%u q%u: " fmt, (q)->vif->domid,           \
+				(q)->vif->devid, (q)->id, __VA_ARGS__);                            \
+		pthread_mutex_unlock(&tx_rl_lock);                                                 \
+	} while (0)
+
+int back_tx_init(struct back_queue *q)
+{
+	int rc;
+
+	q->pending = calloc(BACK_PENDING, sizeof(*q->pending));
+	if (!q->pending)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < BACK_PENDING; i++) {
+		q->pending[i].q = q;
+		q->pending[i].next_free = i + 1 < BACK_PENDING ? (uint16_t)(i + 1) : BACK_PENDING_NONE;
+	}
+	q->pending_free = 0;
+	rc = back_mpsc_init(&q->compl, BACK_PENDING);
+	if (rc < 0)
+		return rc;
+	if (q->b->cfg.tx_mode == BACK_TX_COPY) {
+		q->pool = aligned_alloc(BACK_PAGE_SIZE, (size_t)BACK_PENDING * BACK_PAGE_SIZE);
+		q->pool_free = calloc(BACK_PENDING, sizeof(*q->pool_free));
+		if (!q->pool || !q->pool_free)
+			return -ENOMEM;
+		for (unsigned int i = 0; i < BACK_PENDING; i++)
+			q->pool_free[i] = (uint16_t)i;
+		q->pool_nfree = BACK_PENDING;
+	}
+	return 0;
+}
+
+void back_tx_fini(struct back_queue *q)
+{
+	back_mpsc_fini(&q->compl);
+	free(q->pool);
+	free(q->pool_free);
+	free(q->pending);
+	q->pool = NULL;
+	q->pool_free = NULL;
+	q->pending = NULL;
+}
+
+static void tx_rsp(struct back_queue *q, uint16_t id, int16_t status)
+{
+	netif_tx_response_t *r = RING_GET_RESPONSE(&q->tx, q->tx.rsp_prod_pvt);
+
+	r->id = id;
+	r->status = status;
+	q->tx.rsp_prod_pvt++;
+}
+
+/* Answer a packet's slots: first, a NULL per extra, then the data slots. */
+static void tx_rsp_pkt(struct back_queue *q, const uint16_t *ids, unsigned int nids,
+		       unsigned int nextras, int16_t status)
+{
+	tx_rsp(q, ids[0], status);
+	for (unsigned int i = 0; i < nextras; i++)
+		tx_rsp(q, 0, NETIF_RSP_NULL);
+	for (unsigned int i = 1; i < nids; i++)
+		tx_rsp(q, ids[i], status);
+}
+
+/* RING_PUSH_RESPONSES_AND_CHECK_NOTIFY, with atomics TSan can see. */
+static void tx_push(struct back_queue *q)
+{
+	RING_IDX old = __atomic_load_n(&q->tx.sring->rsp_prod, __ATOMIC_RELAXED);
+	RING_IDX new = q->tx.rsp_prod_pvt;
+
+	if (new == old)
+		return;
+	__atomic_store_n(&q->tx.sring->rsp_prod, new, __ATOMIC_SEQ_CST);
+	if ((RING_IDX)(new - __atomic_load_n(&q->tx.sring->rsp_event, __ATOMIC_SEQ_CST)) <
+	    (RING_IDX)(new - old))
+		back_notify(q, q->port_tx);
+}
+
+bool back_tx_has_work(struct back_queue *q)
+{
+	netif_tx_sring_t *s = q->tx.sring;
+
+	if (q->tx_stalled)
+		return false; /* a completion wakes us */
+	if (__atomic_load_n(&s->req_prod, __ATOMIC_ACQUIRE) != q->tx.req_cons)
+		return true;
+	/* RING_FINAL_CHECK_FOR_REQUESTS: store event, full barrier, re-read. */
+	__atomic_store_n(&s->req_event, q->tx.req_cons + 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&s->req_prod, __ATOMIC_SEQ_CST) != q->tx.req_cons;
+}
+
+static struct back_tx_pending *pending_get(struct back_queue *q)
+{
+	struct back_tx_pending *p;
+
+	if (q->pending_free == BACK_PENDING_NONE)
+		return NULL;
+	p = &q->pending[q->pending_free];
+	q->pending_free = p->next_free;
+	p->nids = p->nextras = p->nmaps = p->npages = 0;
+	p->responded = false;
+	atomic_store_explicit(&p->copied_out, false, memory_order_relaxed);
+	return p;
+}
+
+static void pending_put(struct back_queue *q, struct back_tx_pending *p)
+{
+	for (unsigned int i = 0; i < p->npages; i++)
+		q->pool_free[q->pool_nfree++] = p->pages[i];
+	p->npages = 0;
+	p->next_free = q->pending_free;
+	q->pending_free = (uint16_t)(p - q->pending);
+}
+
+void back_tx_done(struct sw_pkt *pkt)
+{
+	struct back_tx_pending *p = (struct back_tx_pending *)((char *)pkt -
+							       offsetof(struct back_tx_pending, pkt));
+	struct back_queue *q = p->q;
+	struct back_mpsc_item it = {.u64 = (uint64_t)(p - q->pending)};
+
+	atomic_fetch_add_explicit(&q->done_busy, 1, memory_order_seq_cst);
+	if (!back_mpsc_push(&q->compl, &it))
+		err("vif%u.%u q%u: completion ring full (bug)", q->vif->domid, q->vif->devid,
+		    q->id);
+	back_worker_wake(q);
+	atomic_fetch_sub_explicit(&q->done_busy, 1, memory_order_seq_cst);
+}
+
+bool back_tx_complete(struct back_queue *q)
+{
+	struct back_tx_pending *done[BACK_PENDING];
+	struct back_mpsc_item *it;
+	unsigned int n = 0, nunmap = 0;
+	bool map = q->b->cfg.tx_mode == BACK_TX_MAP;
+
+	while (n < BACK_PENDING && (it = back_mpsc_peek(&q->compl, 0)) != NULL) {
+		done[n++] = &q->pending[it->u64 % BACK_PENDING];
+		back_mpsc_pop(&q->compl);
+	}
+	if (n == 0)
+		return false;
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = 0; j < done[i]->nmaps; j++)
+			q->tx_unmap[nunmap++] = (struct gnttab_unmap_grant_ref){
+			    .handle = done[i]->handles[j], .host_addr = done[i]->addrs[j]};
+	if (nunmap && hv_gnttab_unmap_grant_refs(q->gt, nunmap, q->tx_unmap) < 0)
+		err("vif%u.%u q%u: unmap batch refused", q->vif->domid, q->vif->devid, q->id);
+	for (unsigned int i = 0; i < n; i++) {
+		struct back_tx_pending *p = done[i];
+
+		if (!p->responded)
+			tx_rsp_pkt(q, p->ids, p->nids, p->nextras, NETIF_RSP_OKAY);
+		if (map && atomic_load_explicit(&p->copied_out, memory_order_acquire))
+			back_stat_add(&q->stats->tx_zerocopy_fail, 1);
+		else if (map)
+			back_stat_add(&q->stats->tx_zerocopy_success, 1);
+		p->nmaps = 0;
+		pending_put(q, p);
+	}
+	atomic_fetch_sub_explicit(&q->inflight, n, memory_order_seq_cst);
+	tx_push(q);
+	q->tx_stalled = false;
+	return true;
+}
+
+/* Drop a parsed packet: every consumed slot gets an error (extras NULL). */
+static void tx_drop_slots(struct back_queue *q, const netif_tx_request_t *slots,
+			  const struct back_tx_parse *pp)
+{
+	tx_rsp(q, slots[0].id, NETIF_RSP_ERROR);
+	for (unsigned int i = 1; i <= pp->nextras; i++)
+		tx_rsp(q, 0, NETIF_RSP_NULL);
+	for (unsigned int i = 1 + pp->nextras; i < pp->nslots; i++)
+		tx_rsp(q, slots[i].id, NETIF_RSP_ERROR);
+}
+
+static void tx_count_drop(struct back_queue *q, const struct back_tx_parse *pp)
+{
+	static const size_t off[] = {
+	    [BACK_TX_DROP_SLOTS] = offsetof(struct back_queue_stats, tx_frag_overflow),
+	    [BACK_TX_DROP_SIZE] = offsetof(struct back_queue_stats, tx_bad_size),
+	    [BACK_TX_DROP_RUNT] = offsetof(struct back_queue_stats, tx_runt),
+	};
+
+	back_stat_add(&q->stats->tx_dropped, 1);
+	if (pp->drop > BACK_TX_DROP_NONE && pp->drop <= BACK_TX_DROP_RUNT)
+		back_stat_add((_Atomic uint64_t *)((char *)q->stats + off[pp->drop]), 1);
+	tx_log(q, "dropping packet: %s", pp->reason);
+}
+
+/*
+ * Plan one accepted packet into the batch's op arrays: header copy ops,
+ * then per slot remainder a map op (map mode) or a copy op into a pool page.
+ */
+static void tx_plan_pkt(struct back_queue *q, const netif_tx_request_t *slots,
+			const struct back_tx_parse *pp, struct tx_plan *pl, unsigned int *ncopy,
+			unsigned int *nmap)
+{
+	struct back_tx_pending *p = pl->p;
+	uint32_t hdr_len = pp->len < BACK_TX_HDR_LEN ? pp->len : BACK_TX_HDR_LEN, got = 0;
+	domid_t dom = q->vif->domid;
+	bool map = q->b->cfg.tx_mode == BACK_TX_MAP;
+
+	pl->copy0 = (uint16_t)*ncopy;
+	pl->map0 = (uint16_t)*nmap;
+	p->ids[p->nids++] = slots[0].id;
+	p->nextras = pp->nextras;
+	p->pkt.nfrags = 0;
+	for (unsigned int j = 0; j < pp->ndata; j++) {
+		const netif_tx_request_t *s = &slots[pp->data[j]];
+		uint32_t len = pp->data_len[j], h = 0, r;
+
+		if (j > 0)
+			p->ids[p->nids++] = s->id;
+		if (got < hdr_len) {
+			h = hdr_len - got < len ? hdr_len - got : len;
+			q->tx_copy[(*ncopy)++] = (xengnttab_grant_copy_segment_t){
+			    .source.foreign = {.ref = s->gref, .offset = s->offset, .domid = dom},
+			    .dest.virt = p->hdr + got,
+			    .len = (uint16_t)h,
+			    .flags = GNTCOPY_source_gref};
+			got += h;
+		}
+		r = len - h;
+		if (r == 0)
+			continue;
+		if (map) {
+			q->tx_map[(*nmap)++] = (struct gnttab_map_grant_ref){
+			    .flags = GNTMAP_host_map | GNTMAP_readonly, .ref = s->gref, .dom = dom};
+			pl->frag_off[p->pkt.nfrags] = (uint16_t)(s->offset + h);
+		} else {
+			uint16_t pg = q->pool_free[--q->pool_nfree];
+
+			p->pages[p->npages++] = pg;
+			q->tx_copy[(*ncopy)++] = (xengnttab_grant_copy_segment_t){
+			    .source.foreign = {.ref = s->gref,
+					       .offset = (uint16_t)(s->offset + h),
+					       .domid = dom},
+			    .dest.virt = q->pool[pg],
+			    .len = (uint16_t)r,
+			    .flags = GNTCOPY_source_gref};
+			p->pkt.frag[p->pkt.nfrags].base = q->pool[pg];
+		}
+		p->pkt.frag[p->pkt.nfrags++].len = r;
+	}
+	p->pkt.hdr = p->hdr;
+	p->pkt.hdr_len = (uint16_t)hdr_len;
+	p->pkt.len = pp->len;
+	p->pkt.flags = (uint8_t)(((pp->txflags & NETTXF_csum_blank) ? SW_PKT_CSUM_BLANK : 0) |
+				 ((pp->txflags & NETTXF_data_validated) ? SW_PKT_DATA_VALIDATED : 0));
+	p->pkt.gso_type = pp->gso_type;
+	p->pkt.gso_size = pp->gso_size;
+	p->pkt.priv = p;
+	pl->ncopy = (uint16_t)(*ncopy - pl->copy0);
+	pl->nmap = (uint16_t)(*nmap - pl->map0);
+}
+
+/* Step 5 for one packet: check its ops; 0 to forward, -EIO dropped. */
+static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *nunmap)
+{
+	struct back_tx_pending *p = pl->p;
+	bool ok = true;
+
+	for (unsigned int i = 0; i < pl->ncopy; i++)
+		ok &= q->tx_copy[pl->copy0 + i].status == GNTST_okay;
+	for (unsigned int i = 0; i < pl->nmap; i++) {
+		struct gnttab_map_grant_ref *m = &q->tx_map[pl->map0 + i];
+
+		if (m->status != GNTST_okay) {
+			ok = false;
+			continue;
+		}
+		p->handles[p->nmaps] = m->handle;
+		p->addrs[p->nmaps++] = m->host_addr;
+		p->pkt.frag[i].base = (const uint8_t *)(uintptr_t)m->host_addr + pl->frag_off[i];
+	}
+	if (ok)
+		return 0;
+	for (unsigned int i = 0; i < p->nmaps; i++)
+		q->tx_unmap[(*nunmap)++] = (struct gnttab_unmap_grant_ref){
+		    .handle = p->handles[i], .host_addr = p->addrs[i]};
+	p->nmaps = 0;
+	tx_rsp_pkt(q, p->ids, p->nids, p->nextras, NETIF_RSP_ERROR);
+	back_stat_add(&q->stats->tx_bad_gref, 1);
+	back_stat_add(&q->stats->tx_dropped, 1);
+	tx_log(q, "dropping packet: grant %s failed", pl->nmap ? "map/copy" : "copy");
+	pending_put(q, p);
+	return -EIO;
+}
+
+bool back_tx_poll(struct back_queue *q)
+{
+	struct tx_plan plan[BACK_BATCH];
+	struct sw_pkt *fwd[BACK_BATCH];
+	struct back_tx_parse pp;
+	unsigned int avail, pos = 0, npl = 0, ncopy = 0, nmap = 0, nunmap = 0, nfwd = 0, i;
+	bool map = q->b->cfg.tx_mode == BACK_TX_MAP, progress = false;
+	RING_IDX prod;
+	int rc;
+
+	prod = __atomic_load_n(&q->tx.sring->req_prod, __ATOMIC_ACQUIRE);
+	if (RING_REQUEST_PROD_OVERFLOW(&q->tx, prod)) {
+		back_queue_fatal(q, "tx: req_prod %u is more than a ring ahead (req_cons %u, rsp %u)",
+				 prod, q->tx.req_cons, q->tx.rsp_prod_pvt);
+		return false;
+	}
+	avail = prod - q->tx.req_cons;
+	if (avail == 0)
+		return false;
+	for (i = 0; i < avail; i++)
+		RING_COPY_REQUEST(&q->tx, q->tx.req_cons + i, &q->snap[i]);
+
+	while (pos < avail && npl < BACK_BATCH) {
+		if (q->pending_free == BACK_PENDING_NONE ||
+		    ncopy + BACK_TX_OPS_PER_PKT > BACK_TX_COPY_OPS ||
+		    (!map && q->pool_nfree < BACK_TX_MAX_DATA)) {
+			q->tx_stalled = npl == 0;
+			back_stat_add(&q->stats->tx_stalls, q->tx_stalled);
+			break;
+		}
+		rc = back_tx_ring2pkt(&q->snap[pos], avail - pos, &pp);
+		if (rc == BACK_TX_FATAL) {
+			back_queue_fatal(q, "tx: %s (slot %u)", pp.reason, q->tx.req_cons);
+			break;
+		}
+		progress = true;
+		if (rc == BACK_TX_DROP) {
+			tx_drop_slots(q, &q->snap[pos], &pp);
+			tx_count_drop(q, &pp);
+		} else {
+			for (i = 0; i < pp.nempty; i++)
+				tx_rsp(q, q->snap[pos + pp.empty[i]].id, NETIF_RSP_OKAY);
+			back_stat_add(&q->stats->tx_empty_slots, pp.nempty);
+			plan[npl].p = pending_get(q);
+			tx_plan_pkt(q, &q->snap[pos], &pp, &plan[npl], &ncopy, &nmap);
+			npl++;
+		}
+		pos += pp.nslots;
+		q->tx.req_cons += pp.nslots;
+	}
+
+	/* One grant-copy and one map call for the whole batch. */
+	if (ncopy && hv_gnttab_grant_copy(q->gt, ncopy, q->tx_copy) < 0)
+		for (i = 0; i < ncopy; i++)
+			q->tx_copy[i].status = GNTST_general_error;
+	if (nmap && hv_gnttab_map_grant_refs(q->gt, nmap, q->tx_map) < 0)
+		for (i = 0; i < nmap; i++)
+			q->tx_map[i].status = GNTST_general_error;
+
+	for (i = 0; i < npl; i++) {
+		struct back_tx_pending *p = plan[i].p;
+
+		if (tx_check_pkt(q, &plan[i], &nunmap) < 0)
+			continue;
+		sw_pkt_init(&p->pkt, back_tx_done);
+		if (map) {
+			back_stat_add(&q->stats->tx_zerocopy_sent, 1);
+		} else {
+			tx_rsp_pkt(q, p->ids, p->nids, p->nextras, NETIF_RSP_OKAY);
+			p->responded = true;
+			back_stat_add(&q->stats->tx_copied, 1);
+		}
+		back_stat_add(&q->stats->tx_packets, 1);
+		back_stat_add(&q->stats->tx_bytes, p->pkt.len);
+		fwd[nfwd++] = &p->pkt;
+	}
+	if (nunmap && hv_gnttab_unmap_grant_refs(q->gt, nunmap, q->tx_unmap) < 0)
+		err("vif%u.%u q%u: unmap batch refused", q->vif->domid, q->vif->devid, q->id);
+	tx_push(q);
+	if (nfwd) {
+		atomic_fetch_add_explicit(&q->inflight, nfwd, memory_order_seq_cst);
+		sw_forward(q->b->sw, q->vif->port, fwd, nfwd);
+	}
+	return progress;
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+// vif.c - netback's toolstack side: the backend object, vif directories, fatal errors
+
+/*
+ * Theory of Operation
+ *
+ * The toolstack part of pvnetd creates a vif the way libxl does: it writes
+ * the frontend directory /local/domain/<domid>/device/vif/<devid>/ owned by
+ * the guest (perms n<domid>,r<backend>) and the backend directory
+ * /local/domain/<backend>/backend/vif/<domid>/<devid>/ owned by us and
+ * readable by the guest (n<backend>,r<domid>), both with state
+ * Initialising, then hands the vif to the XenbusState machine (xenbus.c).
+ * Nodes created below a directory inherit its permissions.
+ *
+ * Fatal errors (tier 2).  On the loop thread back_vif_fatal() runs at once.
+ * A worker that finds a guest misbehaving calls back_queue_fatal()
+ * (worker.c), which claims vif->broken (0 -> 1), writes the reason, marks
+ * it ready (2, release) and writes ctl_fd; the loop thread's ctl_ready()
+ * then runs back_vif_fatal() for every vif marked ready.  The vif's
+ * workers stop doing anything as soon as broken is set.
+ *
+ * Everything here runs on the loop thread.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "back/internal.h"
+#include "store/store.h"
+
+/* Linux's default for max_queues is min(8, online CPUs): 8 bounds memory. */
+#define BACK_DEFAULT_MAX_QUEUES 8
+
+void back_config_default(struct back_config *cfg)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->tx_mode = BACK_TX_MAP;
+	cfg->max_queues = cpus > 0 && cpus < BACK_DEFAULT_MAX_QUEUES ? (unsigned int)cpus
+								      : BACK_DEFAULT_MAX_QUEUES;
+	cfg->rx_queue_max_bytes = 128 * BACK_PAGE_SIZE;
+	cfg->rx_drain_timeout_ms = 10000;
+	cfg->rx_drain_timeout_nonotify_ms = 30;
+	cfg->tx_hold_max_us = 2000;
+	cfg->backend_id = 0;
+}
+
+/* A worker reported a broken vif: disable it here, on the loop thread. */
+static void ctl_ready(struct loop_watch *w, uint32_t events)
+{
+	struct back *b = w->data;
+	struct back_vif *vif, *next;
+	uint64_t v;
+
+	if (read(b->ctl_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		warn("back: reading the control eventfd: %s", strerror(errno));
+	for (vif = b->vifs; vif; vif = next) {
+		next = vif->next;
+		if (atomic_load_explicit(&vif->broken, memory_order_acquire) == 2 &&
+		    vif->state == XenbusStateConnected)
+			back_vif_fatal(vif, "%s", vif->broken_reason);
+	}
+}
+
+struct back *back_create(const struct back_config *cfg, struct hv *hv, struct store *store,
+			 struct sw *sw)
+{
+	struct back *b;
+	int rc;
+
+	if (!cfg || !cfg->loop || !hv || !store || !sw || cfg->max_queues == 0 ||
+	    cfg->max_queues > BACK_MAX_QUEUES_LIMIT || cfg->tx_mode > BACK_TX_COPY ||
+	    cfg->rx_queue_max_bytes < 2 * 65536) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->cfg = *cfg;
+	b->hv = hv;
+	b->store = store;
+	b->sw = sw;
+	b->ctl_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (b->ctl_fd < 0)
+		goto fail_free;
+	b->ctl_watch = (struct loop_watch){.fd = b->ctl_fd, .cb = ctl_ready, .data = b};
+	rc = loop_add(cfg->loop, &b->ctl_watch, EPOLLIN);
+	if (rc < 0) {
+		errno = -rc;
+		goto fail_close;
+	}
+	return b;
+
+fail_close:
+	close(b->ctl_fd);
+fail_free:
+	free(b);
+	return NULL;
+}
+
+void back_destroy(struct back *b)
+{
+	if (!b)
+		return;
+	while (b->vifs)
+		back_vif_destroy(b->vifs);
+	loop_del(b->cfg.loop, &b->ctl_watch);
+	close(b->ctl_fd);
+	free(b);
+}
+
+struct back_vif *back_vif_find(struct back *b, domid_t domid, uint32_t devid)
+{
+	for (struct back_vif *vif = b->vifs; vif; vif = vif->next)
+		if (vif->domid == domid && vif->devid == devid)
+			return vif;
+	return NULL;
+}
+
+/* Create @dir with @perms, then write each key=value pair below it. */
+static int write_dir(struct store *s, const char *dir, const struct store_perm *perms,
+		     const char *const *kv)
+{
+	char path[160];
+	int rc;
+
+	rc = store_mkdir(s, dir);
+	if (rc == 0)
+		rc = store_set_perms(s, dir, perms, 2);
+	for (; rc == 0 && kv[0]; kv += 2) {
+		snprintf(path, sizeof(path), "%s/%s", dir, kv[0]);
+		rc = store_write(s, path, kv[1], strlen(kv[1]));
+	}
+	return rc;
+}
+
+static int write_dirs(struct back_vif *vif)
+{
+	struct back *b = vif->b;
+	char mac[18], handle[12], domid[8], beid[8], state[4];
+	struct store_perm fe_perms[2] = {{vif->domid, STORE_PERM_NONE},
+					 {b->cfg.backend_id, STORE_PERM_READ}};
+	struct store_perm be_perms[2] = {{b->cfg.backend_id, STORE_PERM_NONE},
+					 {vif->domid, STORE_PERM_READ}};
+	int rc;
+
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", vif->mac[0], vif->mac[1],
+		 vif->mac[2], vif->mac[3], vif->mac[4], vif->mac[5]);
+	snprintf(handle, sizeof(handle), "%u", vif->devid);
+	snprintf(domid, sizeof(domid), "%u", vif->domid);
+	snprintf(beid, sizeof(beid), "%u", b->cfg.backend_id);
+	snprintf(state, sizeof(state), "%d", XenbusStateInitialising);
+
+	const char *const fe_kv[] = {"backend", vif->be_path, "backend-id", beid, "handle", handle,
+				     "mac",	mac,	      "state",	    state, NULL};
+	const char *const be_kv[] = {"frontend", vif->fe_path, "frontend-id", domid, "handle",
+				     handle,	 "mac",	       mac,	      "online", "1",
+				     "type",	 "vif",	       "state",	      state,   NULL};
+
+	rc = write_dir(b->store, vif->fe_path, fe_perms, fe_kv);
+	if (rc == 0)
+		rc = write_dir(b->store, vif->be_path, be_perms, be_kv);
+	return rc;
+}
+
+int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t mac[6],
+		    struct back_vif **out)
+{
+	struct back_vif *vif;
+	int rc;
+
+	if (domid == b->cfg.backend_id || domid >= DOMID_FIRST_RESERVED)
+		return -EINVAL;
+	if (!store_domain_is_introduced(b->store, domid))
+		return -ESRCH;
+	if (back_vif_find(b, domid, devid))
+		return -EEXIST;
+	vif = calloc(1, sizeof(*vif));
+	if (!vif)
+		return -ENOMEM;
+	vif->b = b;
+	vif->domid = domid;
+	vif->devid = devid;
+	memcpy(vif->mac, mac, sizeof(vif->mac));
+	vif->state = XenbusStateInitialising;
+	snprintf(vif->fe_path, sizeof(vif->fe_path), "/local/domain/%u/device/vif/%u", domid,
+		 devid);
+	snprintf(vif->be_path, sizeof(vif->be_path), "/local/domain/%u/backend/vif/%u/%u",
+		 b->cfg.backend_id, domid, devid);
+
+	rc = write_dirs(vif);
+	if (rc < 0)
+		goto fail_rm;
+	vif->next = b->vifs;
+	b->vifs = vif;
+	/* May connect at once: the watch fires on registration. */
+	rc = back_xenbus_start(vif);
+	if (rc < 0)
+		goto fail_unlink;
+	*out = vif;
+	return 0;
+
+fail_unlink:
+	b->vifs = vif->next;
+fail_rm:
+	store_rm(b->store, vif->fe_path);
+	store_rm(b->store, vif->be_path);
+	free(vif);
+	return rc;
+}
+
+void back_vif_destroy(struct back_vif *vif)
+{
+	struct back *b;
+	struct back_vif **pp;
+
+	if (!vif)
+		return;
+	b = vif->b;
+	back_xenbus_stop(vif);
+	back_xenbus_disconnect(vif);
+	/* A vanished domain's directory is already gone: -ENOENT is fine. */
+	store_rm(b->store, vif->fe_path);
+	store_rm(b->store, vif->be_path);
+	for (pp = &b->vifs; *pp; pp = &(*pp)->next) {
+		if (*pp == vif) {
+			*pp = vif->next;
+			break;
+		}
+	}
+	free(vif->error);
+	free(vif);
+}
+
+void back_vif_fatal(struct back_vif *vif, const char *fmt, ...)
+{
+	char reason[256], path[160];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	err("vif%u.%u: fatal error; disabling device: %s", vif->domid, vif->devid, reason);
+	free(vif->error);
+	vif->error = strdup(reason);
+	back_stat_add(&vif->stats[0].fatal, 1);
+	if (vif->nq_stats == 0)
+		vif->nq_stats = 1;
+
+	back_xenbus_disconnect(vif);
+	snprintf(path, sizeof(path), "%s/error", vif->be_path);
+	rc = store_write(vif->b->store, path, reason, strlen(reason));
+	if (rc < 0)
+		warn("vif%u.%u: writing %s: %s", vif->domid, vif->devid, path, strerror(-rc));
+	back_xenbus_switch_state(vif, XenbusStateClosing);
+}
+
+const char *back_vif_error(const struct back_vif *vif)
+{
+	return vif->error;
+}
+
+enum xenbus_state back_vif_state(const struct back_vif *vif)
+{
+	return vif->state;
+}
+
+unsigned int back_vif_num_queues(const struct back_vif *vif)
+{
+	return vif->nq;
+}

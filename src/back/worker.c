@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+// worker.c - one event-driven thread per vif queue: TX, completions, RX, sleep and wake
+
+/*
+ * Theory of Operation
+ *
+ * Each connected queue has one worker thread that owns its rings, its grant
+ * handle and its private state.  A round does, in order:
+ *
+ *   1. completions: TX packets whose last consumer finished (tx.c);
+ *   2. TX: the guest's new requests, one batch (tx.c);
+ *   3. RX: frames queued for the guest, into the buffers it posted (rx.c).
+ *
+ * Rounds repeat while any of them made progress; no syscall is made per
+ * packet (grant operations are batched per round, notifications are
+ * suppressed by the ring's event indices).
+ *
+ * Going to sleep (the ring.h discipline, plus late EOI):
+ *   - consume the event channel's pending event only now, after the work
+ *     it announced has been drained (late EOI: a guest that notifies in a
+ *     loop gets one wake-up per round of ours, never more, and each one that
+ *     brings no work is counted as evtchn_spurious);
+ *   - set sleeping (seq_cst), then RING_FINAL_CHECK_FOR_REQUESTS (req_event
+ *     = req_cons + 1, full fence, re-read req_prod), then look at the
+ *     completion and RX input rings: any work found cancels the sleep;
+ *   - poll() the event channel fd(s) and wake_fd, with a timeout when RX
+ *     frames wait (drain timeout, copy-out deadline).
+ * Other threads that queue work (xmit, done()) publish it with a seq_cst
+ * store and then read sleeping (seq_cst): either they see the worker asleep
+ * and write wake_fd once (the exchange makes it once), or the worker sees
+ * their item before it sleeps.
+ *
+ * A worker that finds the guest misbehaving marks the vif broken (once,
+ * with a reason) and wakes the loop thread; from then on it only waits to
+ * be stopped.  Ring access uses __atomic builtins on the index fields with
+ * the orders ring.h's fences give, so ThreadSanitizer sees them.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "back/internal.h"
+
+uint64_t back_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void back_notify(struct back_queue *q, evtchn_port_t port)
+{
+	hv_evtchn_notify(q->b->hv, q->b->cfg.backend_id, port);
+	back_stat_add(&q->stats->notifications, 1);
+}
+
+void back_worker_wake(struct back_queue *q)
+{
+	uint64_t one = 1;
+
+	if (atomic_load_explicit(&q->sleeping, memory_order_seq_cst) &&
+	    atomic_exchange_explicit(&q->sleeping, false, memory_order_seq_cst)) {
+		if (write(q->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			warn("back: waking a worker: %s", strerror(errno));
+	}
+}
+
+void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
+{
+	struct back_vif *vif = q->vif;
+	uint64_t one = 1;
+	int expect = 0;
+	va_list ap;
+
+	if (!atomic_compare_exchange_strong(&vif->broken, &expect, 1))
+		return; /* another queue of this vif got there first */
+	va_start(ap, fmt);
+	vsnprintf(vif->broken_reason, sizeof(vif->broken_reason), fmt, ap);
+	va_end(ap);
+	atomic_store_explicit(&vif->broken, 2, memory_order_release);
+	if (write(q->b->ctl_fd, &one, sizeof(one)) < 0)
+		err("vif%u.%u: cannot report a fatal error: %s", vif->domid, vif->devid,
+		    strerror(errno));
+}
+
+/* Late EOI: consume the pending events of the channels that fired. */
+static bool eoi(struct back_queue *q, const struct pollfd *pfd, unsigned int npfd)
+{
+	bool any = false;
+
+	for (unsigned int i = 1; i < npfd; i++) {
+		if (!(pfd[i].revents & POLLIN))
+			continue;
+		evtchn_port_t port = pfd[i].fd == q->fd_tx ? q->port_tx : q->port_rx;
+
+		if (hv_evtchn_pending(q->b->hv, q->b->cfg.backend_id, port) > 0)
+			any = true;
+	}
+	return any;
+}
+
+static bool has_work(struct back_queue *q)
+{
+	return back_mpsc_peek(&q->compl, 0) != NULL || back_tx_has_work(q) ||
+	       back_rx_has_input(q);
+}
+
+static void *worker_main(void *arg)
+{
+	struct back_queue *q = arg;
+	struct pollfd pfd[3];
+	unsigned int npfd = 0;
+	bool evtchn_woke = false;
+	uint64_t drain;
+	int timeout;
+
+	pfd[npfd++] = (struct pollfd){.fd = q->wake_fd, .events = POLLIN};
+	pfd[npfd++] = (struct pollfd){.fd = q->fd_tx, .events = POLLIN};
+	if (q->split)
+		pfd[npfd++] = (struct pollfd){.fd = q->fd_rx, .events = POLLIN};
+
+	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
+		bool did = false;
+
+		timeout = -1;
+		if (atomic_load_explicit(&q->vif->broken, memory_order_relaxed) == 0) {
+			did |= back_tx_complete(q);
+			did |= back_tx_poll(q);
+			did |= back_rx_poll(q, back_now_ns(), &timeout);
+		}
+		if (did) {
+			evtchn_woke = false;
+			continue;
+		}
+		/* Nothing to do: acknowledge the events now (late EOI). */
+		if (eoi(q, pfd, npfd) && evtchn_woke)
+			back_stat_add(&q->stats->evtchn_spurious, 1);
+		evtchn_woke = false;
+		for (unsigned int i = 0; i < npfd; i++)
+			pfd[i].revents = 0;
+
+		atomic_store_explicit(&q->sleeping, true, memory_order_seq_cst);
+		if (atomic_load_explicit(&q->vif->broken, memory_order_relaxed) == 0 &&
+		    has_work(q)) {
+			atomic_store_explicit(&q->sleeping, false, memory_order_relaxed);
+			continue;
+		}
+		if (atomic_load_explicit(&q->stop, memory_order_acquire))
+			break;
+		if (poll(pfd, npfd, timeout) < 0 && errno != EINTR)
+			err("vif%u.%u q%u: poll: %s", q->vif->domid, q->vif->devid, q->id,
+			    strerror(errno));
+		atomic_store_explicit(&q->sleeping, false, memory_order_seq_cst);
+		back_stat_add(&q->stats->wakeups, 1);
+		if (pfd[0].revents & POLLIN) {
+			if (read(q->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
+				warn("back: wake fd: %s", strerror(errno));
+		}
+		for (unsigned int i = 1; i < npfd; i++)
+			if (pfd[i].revents & POLLIN)
+				evtchn_woke = true;
+	}
+	return NULL;
+}
+
+int back_worker_start(struct back_queue *q)
+{
+	int rc;
+
+	atomic_store(&q->stop, false);
+	rc = pthread_create(&q->thread, NULL, worker_main, q);
+	if (rc)
+		return -rc;
+	q->running = true;
+	return 0;
+}
+
+void back_worker_stop(struct back_queue *q)
+{
+	uint64_t one = 1;
+
+	if (!q->running)
+		return;
+	atomic_store_explicit(&q->stop, true, memory_order_release);
+	if (write(q->wake_fd, &one, sizeof(one)) < 0)
+		err("back: cannot wake worker to stop it: %s", strerror(errno));
+	pthread_join(q->thread, NULL);
+	q->running = false;
+}

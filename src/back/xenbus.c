@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT
+// xenbus.c - the backend XenbusState machine: features, frontend keys, connect and disconnect
+
+/*
+ * Theory of Operation
+ *
+ * Everything here runs on the loop thread, from the toolstack calls of
+ * vif.c and from the store watch on the frontend's "state" node (the store
+ * delivers in-process watch events on the loop thread, after the operation
+ * that caused them).
+ *
+ * State machine (Linux netback's set_backend_state, reference §3.4): the
+ * backend always moves along the shortest legal path
+ *
+ *	Initialising -> InitWait -> Connected
+ *	any -> Closing -> Closed,  Closed -> InitWait (reconnect)
+ *
+ * and leaving Connected always tears the data path down first.  What the
+ * frontend does drives it:
+ *
+ *	frontend Initialising      -> InitWait (also after a reboot: reconnect)
+ *	frontend Connected         -> Connected (read keys, map, bind, start)
+ *	frontend Closing           -> Closing
+ *	frontend Closed / Unknown  -> Closed (missing or garbage state: Unknown)
+ *
+ * Connect reads the frontend's keys with Linux's defaults for absent ones
+ * (sg, GSO, IPv6 checksum offload and rx-notify off; IPv4 checksum offload
+ * on unless feature-no-csum-offload), refuses a frontend without
+ * request-rx-copy, validates multi-queue-num-queues against our maximum,
+ * maps both rings of every queue writable with one batched map call,
+ * rejects a ring whose req_prod is more than a ring ahead of rsp_prod, binds
+ * the event channel(s), adds the vif to the switch and starts one worker per
+ * queue.  Any failure is fatal for this vif (back_vif_fatal(): reason in
+ * the backend's "error" key, state Closing).
+ *
+ * Disconnect stops the workers first, then removes the switch port (which
+ * waits until no other thread is inside our xmit()), drops the packets
+ * queued for the guest, waits until every packet this vif sent has been
+ * completed by its consumers (each holds it at most tx_hold_max_us before
+ * copying it out), and only then unmaps the rings and closes the ports.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "back/internal.h"
+#include "store/store.h"
+
+/*
+ * How long disconnect waits for packets this vif sent that other ports
+ * still hold: a vif receiver copies them out after tx_hold_max_us, so this
+ * is only reached by a stuck consumer.  The queue is then leaked, never
+ * freed under a consumer's feet.
+ */
+#define BACK_DISCONNECT_WAIT_MS 5000
+
+/* Most transitions set_state takes for one request (the longest path is 3). */
+#define BACK_STATE_STEPS 8
+
+static int xs_write_str(struct back_vif *vif, const char *key, const char *val)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", vif->be_path, key);
+	return store_write(vif->b->store, path, val, strlen(val));
+}
+
+static int xs_write_uint(struct back_vif *vif, const char *key, unsigned long v)
+{
+	char val[24];
+
+	snprintf(val, sizeof(val), "%lu", v);
+	return xs_write_str(vif, key, val);
+}
+
+/*
+ * Read an unsigned decimal key of the frontend.  The value is guest data:
+ * at most 10 digits, nothing else.  0, -ENOENT if absent, -EINVAL if not a
+ * number, -ERANGE if above @max.
+ */
+static int fe_read_uint(struct back_vif *vif, const char *dir, const char *key, unsigned long max,
+			unsigned long *out)
+{
+	char path[160], *val = NULL, *end;
+	unsigned long v;
+	size_t len = 0;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, key);
+	rc = store_read(vif->b->store, path, &val, &len);
+	if (rc < 0)
+		return rc;
+	rc = -EINVAL;
+	if (len == 0 || len > 10 || strspn(val, "0123456789") != len)
+		goto out;
+	v = strtoul(val, &end, 10);
+	rc = -ERANGE;
+	if (v > max)
+		goto out;
+	*out = v;
+	rc = 0;
+out:
+	free(val);
+	return rc;
+}
+
+/* A boolean feature key: absent or malformed means @def (xenbus_read_unsigned). */
+static bool fe_feature(struct back_vif *vif, const char *key, bool def)
+{
+	unsigned long v;
+
+	if (fe_read_uint(vif, vif->fe_path, key, UINT32_MAX, &v) < 0)
+		return def;
+	return v != 0;
+}
+
+void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s)
+{
+	int rc;
+
+	vif->state = s;
+	rc = xs_write_uint(vif, "state", s);
+	if (rc < 0)
+		warn("vif%u.%u: writing state %d: %s", vif->domid, vif->devid, s, strerror(-rc));
+}
+
+/*
+ * Our feature keys, written once when the vif is created (Linux writes
+ * them at probe).  feature-ctrl-ring stays 0 until the control ring exists;
+ * multicast control and hashing are not advertised.
+ */
+static int write_features(struct back_vif *vif)
+{
+	static const char *const on[] = {
+	    "feature-sg",	   "feature-gso-tcpv4", "feature-gso-tcpv6",
+	    "feature-ipv6-csum-offload", "feature-rx-copy", "feature-split-event-channels",
+	};
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]) && rc == 0; i++)
+		rc = xs_write_str(vif, on[i], "1");
+	if (rc == 0)
+		rc = xs_write_str(vif, "feature-rx-flip", "0");
+	if (rc == 0)
+		rc = xs_write_uint(vif, "multi-queue-max-queues", vif->b->cfg.max_queues);
+	if (rc == 0)
+		rc = xs_write_str(vif, "feature-ctrl-ring", "0");
+	return rc;
+}
+
+/* Tear one queue down; the worker is stopped.  Returns false if leaked. */
+static bool queue_destroy(struct back_queue *q)
+{
+	struct back *b = q->b;
+	struct sw_pkt *pkt;
+	struct back_mpsc_item *it;
+	uint64_t deadline;
+
+	/* Packets waiting for the guest: nobody enqueues any more (port gone). */
+	if (q->rxq.cells) {
+		while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
+			pkt = it->ptr;
+			free(it->aux);
+			if (pkt)
+				sw_pkt_put(pkt);
+			back_mpsc_pop(&q->rxq);
+		}
+	}
+
+	/* Packets we sent: wait for their consumers, completing them here. */
+	deadline = back_now_ns() + (uint64_t)BACK_DISCONNECT_WAIT_MS * 1000000;
+	while (q->pending && (atomic_load(&q->inflight) || atomic_load(&q->done_busy))) {
+		if (!back_tx_complete(q) && back_now_ns() > deadline) {
+			err("vif%u.%u q%u: %u packets still held by consumers; leaking the queue",
+			    q->vif->domid, q->vif->devid, q->id, atomic_load(&q->inflight));
+			return false;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+
+	if (q->tx_ring_mapped || q->rx_ring_mapped) {
+		struct gnttab_unmap_grant_ref ops[2];
+		uint32_t n = 0;
+
+		if (q->tx_ring_mapped)
+			ops[n++] = (struct gnttab_unmap_grant_ref){.handle = q->tx_ring_handle,
+								   .host_addr = q->tx_ring_addr};
+		if (q->rx_ring_mapped)
+			ops[n++] = (struct gnttab_unmap_grant_ref){.handle = q->rx_ring_handle,
+								   .host_addr = q->rx_ring_addr};
+		if (hv_gnttab_unmap_grant_refs(q->gt, n, ops) < 0)
+			err("vif%u.%u q%u: ring unmap failed", q->vif->domid, q->vif->devid, q->id);
+	}
+	if (q->port_tx_bound)
+		hv_evtchn_close(b->hv, b->cfg.backend_id, q->port_tx);
+	if (q->port_rx_bound)
+		hv_evtchn_close(b->hv, b->cfg.backend_id, q->port_rx);
+	back_rx_fini(q);
+	back_tx_fini(q);
+	hv_gnttab_close(q->gt);
+	if (q->wake_fd >= 0)
+		close(q->wake_fd);
+	free(q);
+	return true;
+}
+
+void back_xenbus_disconnect(struct back_vif *vif)
+{
+	unsigned int i;
+
+	for (i = 0; i < BACK_MAX_QUEUES_LIMIT; i++)
+		if (vif->q[i])
+			back_worker_stop(vif->q[i]);
+	if (vif->port) {
+		sw_port_del(vif->b->sw, vif->port);
+		vif->port = NULL;
+	}
+	for (i = 0; i < BACK_MAX_QUEUES_LIMIT; i++) {
+		if (vif->q[i])
+			queue_destroy(vif->q[i]);
+		vif->q[i] = NULL;
+	}
+	vif->nq = 0;
+}
+
+static struct back_queue *queue_create(struct back_vif *vif, unsigned int id)
+{
+	struct back_queue *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->vif = vif;
+	q->b = vif->b;
+	q->id = id;
+	q->stats = &vif->stats[id];
+	q->fd_tx = q->fd_rx = -1;
+	q->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	q->gt = hv_gnttab_open(vif->b->hv, vif->b->cfg.backend_id);
+	if (q->wake_fd < 0 || !q->gt || back_tx_init(q) < 0 || back_rx_init(q) < 0)
+		goto fail;
+	return q;
+fail:
+	queue_destroy(q);
+	return NULL;
+}
+
+/* Read one queue's keys under @dir and attach to its rings and channels. */
+static int queue_connect(struct back_vif *vif, struct back_queue *q, const char *dir)
+{
+	struct back *b = vif->b;
+	unsigned long txref, rxref, ptx, prx;
+	struct gnttab_map_grant_ref ops[2];
+	RING_IDX req_prod, rsp_prod;
+	int rc;
+
+	if (fe_read_uint(vif, dir, "tx-ring-ref", UINT32_MAX, &txref) < 0 ||
+	    fe_read_uint(vif, dir, "rx-ring-ref", UINT32_MAX, &rxref) < 0) {
+		back_vif_fatal(vif, "reading %s/ring-ref", dir);
+		return -EINVAL;
+	}
+	if (fe_read_uint(vif, dir, "event-channel-tx", UINT32_MAX, &ptx) == 0 &&
+	    fe_read_uint(vif, dir, "event-channel-rx", UINT32_MAX, &prx) == 0) {
+		q->split = true;
+	} else if (fe_read_uint(vif, dir, "event-channel", UINT32_MAX, &ptx) == 0) {
+		prx = ptx;
+	} else {
+		back_vif_fatal(vif, "reading %s/event-channel(-tx/rx)", dir);
+		return -EINVAL;
+	}
+
+	ops[0] = (struct gnttab_map_grant_ref){
+	    .flags = GNTMAP_host_map, .ref = (grant_ref_t)txref, .dom = vif->domid};
+	ops[1] = (struct gnttab_map_grant_ref){
+	    .flags = GNTMAP_host_map, .ref = (grant_ref_t)rxref, .dom = vif->domid};
+	rc = hv_gnttab_map_grant_refs(q->gt, 2, ops);
+	q->tx_ring_mapped = rc == 0 && ops[0].status == GNTST_okay;
+	q->rx_ring_mapped = rc == 0 && ops[1].status == GNTST_okay;
+	q->tx_ring_handle = ops[0].handle;
+	q->tx_ring_addr = ops[0].host_addr;
+	q->rx_ring_handle = ops[1].handle;
+	q->rx_ring_addr = ops[1].host_addr;
+	if (!q->tx_ring_mapped || !q->rx_ring_mapped) {
+		back_vif_fatal(vif, "mapping shared-frames %lu/%lu (status %d/%d)", txref, rxref,
+			       rc ? rc : ops[0].status, rc ? rc : ops[1].status);
+		return -EINVAL;
+	}
+
+	/* Attach at the frontend's rsp_prod, read once (BACK_RING_ATTACH). */
+	netif_tx_sring_t *txs = (void *)(uintptr_t)q->tx_ring_addr;
+	netif_rx_sring_t *rxs = (void *)(uintptr_t)q->rx_ring_addr;
+
+	rsp_prod = __atomic_load_n(&txs->rsp_prod, __ATOMIC_ACQUIRE);
+	req_prod = __atomic_load_n(&txs->req_prod, __ATOMIC_ACQUIRE);
+	BACK_RING_ATTACH(&q->tx, txs, rsp_prod, BACK_PAGE_SIZE);
+	if (req_prod - rsp_prod > RING_SIZE(&q->tx)) {
+		back_vif_fatal(vif, "%s: tx ring req_prod %u is more than a ring ahead of %u", dir,
+			       req_prod, rsp_prod);
+		return -EINVAL;
+	}
+	rsp_prod = __atomic_load_n(&rxs->rsp_prod, __ATOMIC_ACQUIRE);
+	req_prod = __atomic_load_n(&rxs->req_prod, __ATOMIC_ACQUIRE);
+	BACK_RING_ATTACH(&q->rx, rxs, rsp_prod, BACK_PAGE_SIZE);
+	if (req_prod - rsp_prod > RING_SIZE(&q->rx)) {
+		back_vif_fatal(vif, "%s: rx ring req_prod %u is more than a ring ahead of %u", dir,
+			       req_prod, rsp_prod);
+		return -EINVAL;
+	}
+
+	rc = hv_evtchn_bind_interdomain(b->hv, b->cfg.backend_id, vif->domid,
+					(evtchn_port_t)ptx, &q->port_tx);
+	q->port_tx_bound = rc == 0;
+	if (rc == 0 && q->split) {
+		rc = hv_evtchn_bind_interdomain(b->hv, b->cfg.backend_id, vif->domid,
+						(evtchn_port_t)prx, &q->port_rx);
+		q->port_rx_bound = rc == 0;
+	} else {
+		q->port_rx = q->port_tx;
+	}
+	if (rc < 0) {
+		back_vif_fatal(vif, "binding event-channel %lu/%lu: %s", ptx, prx, strerror(-rc));
+		return rc;
+	}
+	q->fd_tx = hv_evtchn_fd(b->hv, b->cfg.backend_id, q->port_tx);
+	q->fd_rx = q->split ? hv_evtchn_fd(b->hv, b->cfg.backend_id, q->port_rx) : -1;
+	return 0;
+}
+
+/* Frontend Connected while we wait: read everything, attach, start. */
+static int back_xenbus_connect(struct back_vif *vif)
+{
+	struct back *b = vif->b;
+	unsigned long v, nq = 1;
+	char dir[96], name[SW_PORT_NAME_MAX];
+	unsigned int i;
+	int rc;
+
+	if (fe_read_uint(vif, vif->fe_path, "request-rx-copy", UINT32_MAX, &v) < 0 || v == 0) {
+		back_vif_fatal(vif, "frontend does not support request-rx-copy");
+		return -EOPNOTSUPP;
+	}
+	vif->fe.sg = fe_feature(vif, "feature-sg", false);
+	vif->fe.gso_tcpv4 = fe_feature(vif, "feature-gso-tcpv4", false);
+	vif->fe.gso_tcpv6 = fe_feature(vif, "feature-gso-tcpv6", false);
+	vif->fe.csum_ipv4 = !fe_feature(vif, "feature-no-csum-offload", false);
+	vif->fe.csum_ipv6 = fe_feature(vif, "feature-ipv6-csum-offload", false);
+	vif->fe.rx_notify = fe_feature(vif, "feature-rx-notify", false);
+	vif->rx_timeout_ns = (uint64_t)(vif->fe.rx_notify ? b->cfg.rx_drain_timeout_ms
+							  : b->cfg.rx_drain_timeout_nonotify_ms) *
+			     1000000;
+
+	rc = fe_read_uint(vif, vif->fe_path, "multi-queue-num-queues", UINT32_MAX, &nq);
+	if (rc == -ENOENT) {
+		nq = 1;
+	} else if (rc < 0 || nq == 0 || nq > b->cfg.max_queues) {
+		back_vif_fatal(vif, "guest requested %lu queues, exceeding the maximum of %u",
+			       rc < 0 ? 0UL : nq, b->cfg.max_queues);
+		return -EINVAL;
+	}
+
+	memset(vif->stats, 0, sizeof(vif->stats));
+	atomic_store(&vif->broken, 0);
+	vif->nq_stats = (unsigned int)nq;
+	for (i = 0; i < nq; i++) {
+		vif->q[i] = queue_create(vif, i);
+		if (!vif->q[i]) {
+			back_vif_fatal(vif, "allocating queue %u", i);
+			return -ENOMEM;
+		}
+		if (nq == 1)
+			snprintf(dir, sizeof(dir), "%s", vif->fe_path);
+		else
+			snprintf(dir, sizeof(dir), "%s/queue-%u", vif->fe_path, i);
+		rc = queue_connect(vif, vif->q[i], dir);
+		if (rc < 0)
+			return rc;
+	}
+	vif->nq = (unsigned int)nq;
+
+	snprintf(name, sizeof(name), "vif%u.%u", vif->domid, vif->devid);
+	rc = sw_port_add(b->sw, name, &back_rx_port_ops, vif, &vif->port);
+	if (rc < 0) {
+		vif->port = NULL;
+		back_vif_fatal(vif, "adding switch port %s: %s", name, strerror(-rc));
+		return rc;
+	}
+	for (i = 0; i < nq; i++) {
+		rc = back_worker_start(vif->q[i]);
+		if (rc < 0) {
+			back_vif_fatal(vif, "starting worker %u: %s", i, strerror(-rc));
+			return rc;
+		}
+	}
+	back_xenbus_switch_state(vif, XenbusStateConnected);
+	info("vif%u.%u: connected, %lu queue(s), %s event channels, tx %s", vif->domid,
+	     vif->devid, nq, vif->q[0]->split ? "split" : "single",
+	     b->cfg.tx_mode == BACK_TX_MAP ? "map" : "copy");
+	return 0;
+}
+
+void back_xenbus_set_state(struct back_vif *vif, enum xenbus_state target)
+{
+	for (int step = 0; vif->state != target && step < BACK_STATE_STEPS; step++) {
+		switch (vif->state) {
+		case XenbusStateInitialising:
+			back_xenbus_switch_state(vif, target == XenbusStateClosed ? XenbusStateClosed
+								      : XenbusStateInitWait);
+			break;
+		case XenbusStateClosed:
+			back_xenbus_switch_state(vif, target == XenbusStateClosing ? XenbusStateClosing
+								       : XenbusStateInitWait);
+			break;
+		case XenbusStateInitWait:
+			if (target == XenbusStateConnected) {
+				if (back_xenbus_connect(vif) < 0)
+					return; /* fatal: already Closing */
+			} else {
+				back_xenbus_switch_state(vif, XenbusStateClosing);
+			}
+			break;
+		case XenbusStateConnected:
+			back_xenbus_disconnect(vif);
+			back_xenbus_switch_state(vif, target == XenbusStateInitWait ? XenbusStateInitWait
+									: XenbusStateClosing);
+			break;
+		case XenbusStateClosing:
+			back_xenbus_switch_state(vif, XenbusStateClosed);
+			break;
+		default:
+			back_xenbus_switch_state(vif, XenbusStateClosed);
+			break;
+		}
+	}
+}
+
+/* Watch callback: the frontend's state node changed (or the watch was added). */
+static void fe_state_changed(void *ctx, const char *path, const char *token)
+{
+	struct back_vif *vif = ctx;
+	unsigned long s;
+
+	if (fe_read_uint(vif, vif->fe_path, "state", XenbusStateReconfigured, &s) < 0)
+		s = XenbusStateUnknown;
+	vif->fe_state = (enum xenbus_state)s;
+	debug("vif%u.%u: frontend state %lu, backend %d", vif->domid, vif->devid, s, vif->state);
+
+	switch (s) {
+	case XenbusStateInitialising:
+		back_xenbus_set_state(vif, XenbusStateInitWait);
+		break;
+	case XenbusStateConnected:
+		back_xenbus_set_state(vif, XenbusStateConnected);
+		break;
+	case XenbusStateClosing:
+		back_xenbus_set_state(vif, XenbusStateClosing);
+		break;
+	case XenbusStateClosed:
+	case XenbusStateUnknown:
+		back_xenbus_set_state(vif, XenbusStateClosed);
+		break;
+	default: /* Initialised, Reconfiguring, Reconfigured: nothing to do */
+		break;
+	}
+}
+
+int back_xenbus_start(struct back_vif *vif)
+{
+	char path[96];
+	int rc;
+
+	rc = write_features(vif);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/state", vif->fe_path);
+	rc = store_watch_add(vif->b->store, path, vif->be_path, fe_state_changed, vif);
+	if (rc < 0)
+		return rc;
+	vif->watching = true;
+	return 0;
+}
+
+void back_xenbus_stop(struct back_vif *vif)
+{
+	char path[96];
+
+	if (!vif->watching)
+		return;
+	snprintf(path, sizeof(path), "%s/state", vif->fe_path);
+	store_watch_del(vif->b->store, path, vif->be_path, fe_state_changed, vif);
+	vif->watching = false;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/* front.h - libpvnet internals shared by domain, xenbus, queue, tx and rx */
+#ifndef PVNET_FRONT_FRONT_H
+#define PVNET_FRONT_FRONT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <pvnet/pvnet.h>
+
+#include "common/xen.h"
+#include "hv/gnttab.h"
+
+struct front_xs;
+
+/* ---- domain.c: guest memory and control requests ---- */
+
+int front_domain_page_alloc(struct pvnet_domain *d, uint32_t *frame);
+void front_domain_page_free(struct pvnet_domain *d, uint32_t frame);
+int front_domain_grant_page(struct pvnet_domain *d, uint16_t remote, bool readonly,
+			    uint32_t *frame, grant_ref_t *ref);
+void front_domain_ungrant_page(struct pvnet_domain *d, uint32_t frame, grant_ref_t ref);
+int front_domain_call(struct pvnet_domain *d, const json_t *req, json_t **reply, int timeout_ms);
+struct hv_gntshr *front_domain_gntshr(struct pvnet_domain *d);
+
+/* ---- tx.c / rx.c pure stages (no queue state; fuzzers and tests call them) ---- */
+
+/* One data fragment of a TX frame: a piece of a granted page. */
+struct front_tx_frag {
+	grant_ref_t gref;
+	uint16_t offset;
+	uint16_t size;
+	uint16_t id;
+};
+
+/* One TX ring slot as pkt2slots produces it. */
+union front_tx_slot {
+	netif_tx_request_t req;
+	struct netif_extra_info extra;
+};
+
+/* Most slots one TX frame takes: PVNET_MAX_FRAGS data slots and one GSO extra. */
+#define FRONT_TX_MAX_SLOTS (XEN_NETIF_NR_SLOTS_MIN + 1)
+
+int front_tx_pkt2slots(const struct front_tx_frag *frags, unsigned int nfrags, uint16_t flags,
+		       uint8_t gso_type, uint16_t gso_size, uint32_t features,
+		       union front_tx_slot *slots);
+
+/*
+ * Most data slots of one RX frame: Linux netfront accepts
+ * XEN_NETIF_NR_SLOTS_MIN, plus one when the first slot is short; we accept
+ * the larger bound always.
+ */
+#define FRONT_RX_MAX_FRAGS (XEN_NETIF_NR_SLOTS_MIN + 1)
+/* Most extra-info slots: one of each valid type (GSO, MCAST_ADD, MCAST_DEL, HASH). */
+#define FRONT_RX_MAX_EXTRAS (XEN_NETIF_EXTRA_TYPE_MAX - 1)
+
+/* One frame reassembled from RX responses (all taken from snapshots). */
+struct front_rx_pkt {
+	unsigned int nslots; /* ring slots the frame used, extras included */
+	unsigned int nfrags;
+	struct {
+		RING_IDX idx; /* ring index of the slot: its buffer is rx_slot[idx & mask] */
+		uint16_t offset;
+		uint16_t len;
+	} frags[FRONT_RX_MAX_FRAGS];
+	RING_IDX extra_idx[FRONT_RX_MAX_EXTRAS];
+	unsigned int nextras;
+	uint32_t len;
+	uint16_t flags; /* PVNET_PKT_* */
+	bool error;	/* a slot had a negative status: drop and count */
+	uint8_t gso_type;
+	uint16_t gso_size;
+	uint8_t hash_type;
+	uint32_t hash;
+};
+
+int front_rx_slots2pkt(const netif_rx_front_ring_t *r, RING_IDX cons, RING_IDX prod,
+		       struct front_rx_pkt *pkt, const char **why);
+
+/* ---- queue.c: one queue's rings, buffers and event channels ---- */
+
+/* Counters of one queue, in the order of front_queue_stat_names[]. */
+enum front_stat {
+	FRONT_STAT_TX_PACKETS,
+	FRONT_STAT_TX_BYTES,
+	FRONT_STAT_TX_ERRORS,
+	FRONT_STAT_TX_RING_FULL,
+	FRONT_STAT_TX_NOTIFY,
+	FRONT_STAT_RX_PACKETS,
+	FRONT_STAT_RX_BYTES,
+	FRONT_STAT_RX_ERRORS,
+	FRONT_STAT_RX_NOTIFY,
+	FRONT_STAT_NR,
+};
+extern const char *const front_queue_stat_names[FRONT_STAT_NR];
+
+/* Owner of a TX buffer (one per TX request id). */
+enum front_tx_owner {
+	FRONT_TX_FREE,	   /* on the free list */
+	FRONT_TX_APP,	   /* given out by pvnet_tx_alloc() */
+	FRONT_TX_INFLIGHT, /* its request is on the ring, no response yet */
+};
+
+/* Owner of an RX buffer. */
+enum front_rx_owner {
+	FRONT_RX_FREE,	 /* on the free list */
+	FRONT_RX_POSTED, /* its request is on the ring */
+	FRONT_RX_APP,	 /* given out by pvnet_rx_burst() */
+};
+
+struct front_queue {
+	struct pvnet_vif *vif;
+	unsigned int index;
+
+	/* Rings: the shared pages are written as ring.h says; the rest is private. */
+	netif_tx_front_ring_t tx;
+	netif_rx_front_ring_t rx;
+	uint32_t tx_ring_frame, rx_ring_frame;
+	grant_ref_t tx_ring_ref, rx_ring_ref;
+	bool tx_ring_granted, rx_ring_granted;
+
+	/* Event channels: ev_tx only when split (else ev_rx serves both). */
+	struct pvnet_evtchn ev_rx, ev_tx;
+	bool split;
+	int epoll_fd; /* when split: both wait fds, so the queue has one fd */
+
+	/* TX: buffer i is request id i. */
+	unsigned int nr_tx;
+	struct pvnet_buf *tx_buf;
+	uint32_t *tx_frame;
+	grant_ref_t *tx_ref;
+	uint8_t *tx_owner;	/* enum front_tx_owner */
+	uint8_t *tx_head;	/* 1 if the request was a frame's first slot */
+	uint16_t *tx_free;	/* stack of free ids */
+	unsigned int tx_nfree;
+	unsigned int tx_granted; /* buffers granted so far (teardown bound) */
+
+	/* RX: buffers posted by ring index; request id = index & mask. */
+	unsigned int nr_rx;
+	struct pvnet_buf *rx_buf;
+	uint32_t *rx_frame;
+	grant_ref_t *rx_ref;
+	uint8_t *rx_owner;	/* enum front_rx_owner */
+	uint16_t *rx_free;
+	unsigned int rx_nfree;
+	unsigned int rx_granted;
+	uint16_t rx_slot[PVNET_RING_SIZE]; /* buffer posted at each ring slot */
+	RING_IDX rx_pushed;		   /* our own last req_prod: the backend may scribble on it */
+	bool tx_stopped;		   /* a send found no room: TX completions are armed */
+
+	uint64_t stats[FRONT_STAT_NR];
+};
+
+int front_queue_setup(struct front_queue *q, struct pvnet_vif *vif, unsigned int index);
+void front_queue_teardown(struct front_queue *q);
+void front_queue_rx_refill(struct front_queue *q);
+int front_queue_tx_reap(struct front_queue *q);
+void front_queue_idle(struct front_queue *q, bool rx_incomplete);
+
+/* ---- xenbus.c: the vif and its state machine ---- */
+
+/* Longest xenstore path we build: device dirs are short, XENSTORE_ABS_PATH_MAX bounds the rest. */
+#define FRONT_PATH_MAX 256
+
+struct pvnet_vif {
+	struct pvnet_domain *dom;
+	struct pvnet_vif_config cfg;
+	struct front_xs *xs;
+	uint16_t backend_id;
+	uint8_t mac[6];
+	char fe_path[FRONT_PATH_MAX];
+	char be_path[FRONT_PATH_MAX];
+	enum xenbus_state state, be_state;
+	uint32_t features; /* negotiated PVNET_F_* */
+	unsigned int nr_queues;
+	struct front_queue *queues;
+	/* 0 connected, -ENOTCONN disconnected, -EIO broken; written once per failure. */
+	atomic_int status;
+	atomic_flag reason_set;
+	char reason[160];
+};
+
+void front_vif_broken(struct pvnet_vif *vif, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int front_vif_check(struct pvnet_vif *vif, unsigned int queue, struct front_queue **q);
+
+#endif /* PVNET_FRONT_FRONT_H */

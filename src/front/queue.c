@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: MIT
+/* queue.c - one netfront queue: ring pages, granted buffer pools, event channels, wakeups */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "front/front.h"
+
+/*
+ * Theory of Operation
+ *
+ * A queue owns, for its whole life, 2 + nr_tx + nr_rx pages of guest
+ * memory, each granted once to the backend at setup and ended at teardown:
+ *
+ *   TX ring page   rw   req_prod, rsp_event and the requests written here;
+ *                       rsp_prod, req_event and the responses by the backend
+ *   RX ring page   rw   same split
+ *   TX buffer i    ro   TX request id i (the id says which page to free)
+ *   RX buffer j    rw   posted at some RX ring index k, request id = k & 255
+ *
+ * Private state (never shared): the front rings' req_prod_pvt/rsp_cons, who
+ * owns each buffer (free list, ring, or application), rx_slot[] (which RX
+ * buffer was posted at each ring slot), rx_pushed (our last RX req_prod:
+ * responses beyond it are a backend bug), the counters.
+ *
+ * Wakeups: the queue's fd is its event channel's wait fd (or an epoll fd
+ * over the TX and RX channels when they are split).  The data calls never
+ * make a system call while they find work.  Only when a call finds nothing
+ * to do does it go "idle" (front_queue_idle()): consume the pending events,
+ * then RING_FINAL_CHECK_FOR_RESPONSES on RX (rsp_event = rsp_cons + 1) and,
+ * if a send was stopped by a full ring, arm TX completions for when half of
+ * the in-flight slots are done (NetBSD xennet's rule, so a full ring costs
+ * two wakeups, not one per response).  If the final check finds work that
+ * arrived meanwhile, the queue kicks its own wait fd so the application's
+ * poll() returns at once: no lost wakeup, whichever side won the race.
+ *
+ * Threads: one thread at a time per queue (the vif's status is the only
+ * field shared between queues, and it is atomic).
+ */
+
+const char *const front_queue_stat_names[FRONT_STAT_NR] = {
+	[FRONT_STAT_TX_PACKETS] = "tx_packets",	  [FRONT_STAT_TX_BYTES] = "tx_bytes",
+	[FRONT_STAT_TX_ERRORS] = "tx_errors",	  [FRONT_STAT_TX_RING_FULL] = "tx_ring_full",
+	[FRONT_STAT_TX_NOTIFY] = "tx_notify",	  [FRONT_STAT_RX_PACKETS] = "rx_packets",
+	[FRONT_STAT_RX_BYTES] = "rx_bytes",	  [FRONT_STAT_RX_ERRORS] = "rx_errors",
+	[FRONT_STAT_RX_NOTIFY] = "rx_notify",
+};
+
+/* The public ring constants are the real ring sizes for a 4 KiB page. */
+_Static_assert(__CONST_RING_SIZE(netif_tx, PVNET_PAGE_SIZE) == PVNET_RING_SIZE, "TX ring size");
+_Static_assert(__CONST_RING_SIZE(netif_rx, PVNET_PAGE_SIZE) == PVNET_RING_SIZE, "RX ring size");
+_Static_assert(PVNET_MAX_FRAGS == XEN_NETIF_NR_SLOTS_MIN, "frags per frame");
+_Static_assert(PVNET_MAX_FRAME == XEN_NETIF_MAX_TX_SIZE, "largest frame");
+_Static_assert(PVNET_GSO_TCPV4 == XEN_NETIF_GSO_TYPE_TCPV4 && PVNET_GSO_TCPV6 == XEN_NETIF_GSO_TYPE_TCPV6,
+	       "GSO types are Xen's");
+/* Request ids are 16 bits and index buffers: both pools must fit. */
+_Static_assert(PVNET_RING_SIZE <= UINT16_MAX, "TX ids");
+
+static int grant_ring(struct front_queue *q, uint32_t *frame, grant_ref_t *ref, void **page)
+{
+	struct pvnet_vif *vif = q->vif;
+	int rc = front_domain_grant_page(vif->dom, vif->backend_id, false, frame, ref);
+
+	if (rc < 0)
+		return rc;
+	*page = pvnet_domain_page(vif->dom, *frame);
+	return 0;
+}
+
+static int alloc_pools(struct front_queue *q)
+{
+	const struct pvnet_vif_config *cfg = &q->vif->cfg;
+
+	q->nr_tx = cfg->tx_buffers;
+	q->nr_rx = cfg->rx_buffers;
+	q->tx_buf = calloc(q->nr_tx, sizeof(*q->tx_buf));
+	q->tx_frame = calloc(q->nr_tx, sizeof(*q->tx_frame));
+	q->tx_ref = calloc(q->nr_tx, sizeof(*q->tx_ref));
+	q->tx_owner = calloc(q->nr_tx, sizeof(*q->tx_owner));
+	q->tx_head = calloc(q->nr_tx, sizeof(*q->tx_head));
+	q->tx_free = calloc(q->nr_tx, sizeof(*q->tx_free));
+	q->rx_buf = calloc(q->nr_rx, sizeof(*q->rx_buf));
+	q->rx_frame = calloc(q->nr_rx, sizeof(*q->rx_frame));
+	q->rx_ref = calloc(q->nr_rx, sizeof(*q->rx_ref));
+	q->rx_owner = calloc(q->nr_rx, sizeof(*q->rx_owner));
+	q->rx_free = calloc(q->nr_rx, sizeof(*q->rx_free));
+	if (!q->tx_buf || !q->tx_frame || !q->tx_ref || !q->tx_owner || !q->tx_head ||
+	    !q->tx_free || !q->rx_buf || !q->rx_frame || !q->rx_ref || !q->rx_owner || !q->rx_free)
+		return -ENOMEM;
+	return 0;
+}
+
+static int grant_pools(struct front_queue *q)
+{
+	struct pvnet_vif *vif = q->vif;
+	int rc;
+
+	/* TX pages are read-only for the backend: it has no business writing our frames. */
+	for (; q->tx_granted < q->nr_tx; q->tx_granted++) {
+		unsigned int i = q->tx_granted;
+
+		rc = front_domain_grant_page(vif->dom, vif->backend_id, true, &q->tx_frame[i],
+					     &q->tx_ref[i]);
+		if (rc < 0)
+			return rc;
+		q->tx_buf[i].page = pvnet_domain_page(vif->dom, q->tx_frame[i]);
+		q->tx_buf[i].id = i;
+		/* Stack order: id 0 is handed out first. */
+		q->tx_free[q->nr_tx - 1 - i] = (uint16_t)i;
+	}
+	q->tx_nfree = q->nr_tx;
+	for (; q->rx_granted < q->nr_rx; q->rx_granted++) {
+		unsigned int i = q->rx_granted;
+
+		rc = front_domain_grant_page(vif->dom, vif->backend_id, false, &q->rx_frame[i],
+					     &q->rx_ref[i]);
+		if (rc < 0)
+			return rc;
+		q->rx_buf[i].page = pvnet_domain_page(vif->dom, q->rx_frame[i]);
+		q->rx_buf[i].id = i;
+		q->rx_free[q->nr_rx - 1 - i] = (uint16_t)i;
+	}
+	q->rx_nfree = q->nr_rx;
+	return 0;
+}
+
+static int open_evtchns(struct front_queue *q)
+{
+	struct pvnet_vif *vif = q->vif;
+	struct epoll_event ev = {.events = EPOLLIN};
+	int rc;
+
+	rc = pvnet_evtchn_alloc(vif->dom, vif->backend_id, &q->ev_rx);
+	if (rc < 0)
+		return rc;
+	if (!q->split)
+		return 0;
+	rc = pvnet_evtchn_alloc(vif->dom, vif->backend_id, &q->ev_tx);
+	if (rc < 0)
+		return rc;
+	q->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (q->epoll_fd < 0)
+		return -errno;
+	if (epoll_ctl(q->epoll_fd, EPOLL_CTL_ADD, q->ev_rx.fd, &ev) < 0 ||
+	    epoll_ctl(q->epoll_fd, EPOLL_CTL_ADD, q->ev_tx.fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
+ * front_queue_setup() - grant a queue's rings and buffers, allocate its event channel(s)
+ * @q: the queue, zeroed
+ * @vif: its vif (dom, backend_id, cfg, negotiated features)
+ * @index: its number
+ *
+ * On failure the queue is left for front_queue_teardown() to undo.
+ *
+ * Return: 0, -ENOMEM (guest memory), -ENOSPC (grant refs) or -errno
+ */
+int front_queue_setup(struct front_queue *q, struct pvnet_vif *vif, unsigned int index)
+{
+	netif_tx_sring_t *txs;
+	netif_rx_sring_t *rxs;
+	void *page;
+	int rc;
+
+	q->vif = vif;
+	q->index = index;
+	q->epoll_fd = -1;
+	q->split = vif->features & PVNET_F_SPLIT_EVTCHN;
+	rc = grant_ring(q, &q->tx_ring_frame, &q->tx_ring_ref, &page);
+	if (rc < 0)
+		return rc;
+	q->tx_ring_granted = true;
+	txs = page;
+	SHARED_RING_INIT(txs);
+	FRONT_RING_INIT(&q->tx, txs, PVNET_PAGE_SIZE);
+	rc = grant_ring(q, &q->rx_ring_frame, &q->rx_ring_ref, &page);
+	if (rc < 0)
+		return rc;
+	q->rx_ring_granted = true;
+	rxs = page;
+	SHARED_RING_INIT(rxs);
+	FRONT_RING_INIT(&q->rx, rxs, PVNET_PAGE_SIZE);
+	rc = alloc_pools(q);
+	if (rc < 0)
+		return rc;
+	rc = grant_pools(q);
+	if (rc < 0)
+		return rc;
+	return open_evtchns(q);
+}
+
+/**
+ * front_queue_teardown() - close the channels and end every grant of a queue
+ * @q: the queue, set up fully, partly or not at all (zeroed)
+ *
+ * Call only once the backend has disconnected (or given up waiting for
+ * it): a grant still mapped is deferred and its page abandoned.
+ */
+void front_queue_teardown(struct front_queue *q)
+{
+	struct pvnet_domain *dom;
+
+	if (!q->vif)
+		return;
+	dom = q->vif->dom;
+	if (q->epoll_fd >= 0)
+		close(q->epoll_fd);
+	/* Port 0 is never allocated (reserved, as on Xen): it marks "not open". */
+	if (q->ev_tx.port)
+		pvnet_evtchn_close(dom, &q->ev_tx);
+	if (q->ev_rx.port)
+		pvnet_evtchn_close(dom, &q->ev_rx);
+	for (unsigned int i = 0; i < q->tx_granted; i++)
+		front_domain_ungrant_page(dom, q->tx_frame[i], q->tx_ref[i]);
+	for (unsigned int i = 0; i < q->rx_granted; i++)
+		front_domain_ungrant_page(dom, q->rx_frame[i], q->rx_ref[i]);
+	if (q->tx_ring_granted)
+		front_domain_ungrant_page(dom, q->tx_ring_frame, q->tx_ring_ref);
+	if (q->rx_ring_granted)
+		front_domain_ungrant_page(dom, q->rx_ring_frame, q->rx_ring_ref);
+	free(q->tx_buf);
+	free(q->tx_frame);
+	free(q->tx_ref);
+	free(q->tx_owner);
+	free(q->tx_head);
+	free(q->tx_free);
+	free(q->rx_buf);
+	free(q->rx_frame);
+	free(q->rx_ref);
+	free(q->rx_owner);
+	free(q->rx_free);
+	memset(q, 0, sizeof(*q));
+}
+
+/* RX requests that must be outstanding before we push: one largest frame (Linux NET_RX_SLOTS_MIN). */
+#define RX_PUSH_MIN (XEN_NETIF_NR_SLOTS_MIN + 1)
+
+/**
+ * front_queue_rx_refill() - post free RX buffers and push them in one batch
+ * @q: the queue
+ *
+ * Pushes (and notifies, if the backend asked) only once at least
+ * RX_PUSH_MIN requests would be outstanding, as Linux netfront does: fewer
+ * may not hold the next frame, and a push per buffer would cost a
+ * notification each.
+ */
+void front_queue_rx_refill(struct front_queue *q)
+{
+	const RING_IDX mask = PVNET_RING_SIZE - 1;
+	int notify;
+
+	while (q->rx_nfree && RING_FREE_REQUESTS(&q->rx)) {
+		RING_IDX idx = q->rx.req_prod_pvt;
+		uint16_t b = q->rx_free[--q->rx_nfree];
+		netif_rx_request_t *req = RING_GET_REQUEST(&q->rx, idx);
+
+		req->id = (uint16_t)(idx & mask);
+		req->gref = q->rx_ref[b];
+		q->rx_slot[idx & mask] = b;
+		q->rx_owner[b] = FRONT_RX_POSTED;
+		q->rx.req_prod_pvt = idx + 1;
+	}
+	if (q->rx.req_prod_pvt == q->rx_pushed ||
+	    q->rx.req_prod_pvt - q->rx.rsp_cons < RX_PUSH_MIN)
+		return;
+	/* The macro reads the old req_prod from the shared page; ours is rx_pushed. */
+	q->rx.sring->req_prod = q->rx_pushed;
+	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&q->rx, notify);
+	q->rx_pushed = q->rx.req_prod_pvt;
+	if (notify) {
+		pvnet_evtchn_notify(&q->ev_rx);
+		q->stats[FRONT_STAT_RX_NOTIFY]++;
+	}
+}
+
+/**
+ * front_queue_tx_reap() - consume TX responses, freeing their request ids
+ * @q: the queue
+ *
+ * Return: the number of buffers freed, or -EIO if the backend broke the
+ * protocol (the vif is then marked broken)
+ */
+int front_queue_tx_reap(struct front_queue *q)
+{
+	RING_IDX cons = q->tx.rsp_cons, prod;
+	int freed = 0;
+
+	prod = __atomic_load_n(&q->tx.sring->rsp_prod, __ATOMIC_ACQUIRE);
+	/* Responses only to requests we pushed: stronger than RING_RESPONSE_PROD_OVERFLOW. */
+	if (prod - cons > q->tx.req_prod_pvt - cons) {
+		front_vif_broken(q->vif, "queue %u: TX response producer %u beyond requests %u",
+				 q->index, prod, q->tx.req_prod_pvt);
+		return -EIO;
+	}
+	for (; cons != prod; cons++) {
+		netif_tx_response_t rsp;
+
+		RING_COPY_RESPONSE(&q->tx, cons, &rsp);
+		if (rsp.status == NETIF_RSP_NULL)
+			continue; /* the answer to an extra-info slot */
+		if (rsp.id >= q->nr_tx || q->tx_owner[rsp.id] != FRONT_TX_INFLIGHT) {
+			front_vif_broken(q->vif, "queue %u: TX response id %u not in flight",
+					 q->index, rsp.id);
+			return -EIO;
+		}
+		if (rsp.status != NETIF_RSP_OKAY && q->tx_head[rsp.id])
+			q->stats[FRONT_STAT_TX_ERRORS]++;
+		q->tx_owner[rsp.id] = FRONT_TX_FREE;
+		q->tx_free[q->tx_nfree++] = rsp.id;
+		freed++;
+	}
+	q->tx.rsp_cons = cons;
+	return freed;
+}
+
+static void self_kick(const struct pvnet_evtchn *ch)
+{
+	uint64_t one = 1;
+
+	/* Our own wait eventfd: makes the queue fd readable again (EAGAIN: it already is). */
+	if (write(ch->fd, &one, sizeof(one)) < 0)
+		return;
+}
+
+/**
+ * front_queue_idle() - consume pending events and re-arm, without losing a wakeup
+ * @q: the queue
+ * @rx_incomplete: RX responses are waiting but do not make a whole frame
+ *	yet: ask to be woken by the next one instead of the first
+ *
+ * Called by a data call that found nothing to do.  See Theory of Operation.
+ */
+void front_queue_idle(struct front_queue *q, bool rx_incomplete)
+{
+	const struct pvnet_evtchn *tx_ch = q->split ? &q->ev_tx : &q->ev_rx;
+	int rx_more = 0, tx_more = 0;
+
+	pvnet_evtchn_pending(&q->ev_rx);
+	if (q->split)
+		pvnet_evtchn_pending(&q->ev_tx);
+	if (!rx_incomplete) {
+		RING_FINAL_CHECK_FOR_RESPONSES(&q->rx, rx_more);
+	} else {
+		/* RING_FINAL_CHECK_FOR_RESPONSES, with the event one past what we have seen. */
+		RING_IDX seen = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE);
+
+		q->rx.sring->rsp_event = seen + 1;
+		xen_mb();
+		rx_more = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE) != seen;
+	}
+	if (q->tx_stopped) {
+		RING_IDX inflight = q->tx.req_prod_pvt - q->tx.rsp_cons;
+
+		q->tx.sring->rsp_event = q->tx.rsp_cons + (inflight + 1) / 2;
+		xen_mb();
+		tx_more = RING_HAS_UNCONSUMED_RESPONSES(&q->tx);
+	}
+	if (rx_more)
+		self_kick(&q->ev_rx);
+	if (tx_more)
+		self_kick(tx_ch);
+}
+
+int pvnet_queue_fd(struct pvnet_vif *vif, unsigned int queue)
+{
+	struct front_queue *q;
+
+	if (queue >= vif->nr_queues || !vif->queues)
+		return -EINVAL;
+	q = &vif->queues[queue];
+	return q->split ? q->epoll_fd : q->ev_rx.fd;
+}
+
+int pvnet_queue_stats(struct pvnet_vif *vif, unsigned int queue, struct pvnet_stat *stats,
+		      unsigned int n)
+{
+	struct front_queue *q;
+
+	if (queue >= vif->nr_queues || !vif->queues)
+		return -EINVAL;
+	q = &vif->queues[queue];
+	for (unsigned int i = 0; i < n && i < FRONT_STAT_NR; i++) {
+		stats[i].name = front_queue_stat_names[i];
+		stats[i].value = q->stats[i];
+	}
+	return FRONT_STAT_NR;
+}

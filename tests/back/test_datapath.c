@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: MIT
+// test_datapath.c - guest to guest through netback and the switch: delivery, limits, hostile guests
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "back/internal.h"
+#include "fake_front.h"
+
+static const uint8_t mac_a[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0a};
+static const uint8_t mac_b[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0b};
+static const uint8_t mac_c[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0c};
+
+/* Bound of every wait in this file: the suite must finish, pass or fail. */
+#define WAIT_MS 10000
+
+/* A: sender (sometimes hostile), B: receiver, C: an innocent second sender. */
+struct fx {
+	struct world w;
+	struct ff a, b, c;
+	struct back_vif *va, *vb, *vc;
+	uint8_t buf[65536], rbuf[65536];
+};
+
+static struct fx *fx_new(enum back_tx_mode mode, const struct back_config *cfg,
+			 const struct ff_opts *oa, const struct ff_opts *ob)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	struct ff_opts def = {.nq = 1, .sg = true, .gso4 = true, .gso6 = true, .rx_notify = true};
+
+	assert_non_null(x);
+	assert_int_equal(world_create(&x->w, mode, cfg), 0);
+	assert_int_equal(ff_create(&x->a, &x->w, 0), 0);
+	assert_int_equal(ff_create(&x->b, &x->w, 0), 0);
+	assert_int_equal(ff_create(&x->c, &x->w, 0), 0);
+	assert_int_equal(back_vif_create(x->w.back, x->a.domid, 0, mac_a, &x->va), 0);
+	assert_int_equal(back_vif_create(x->w.back, x->b.domid, 0, mac_b, &x->vb), 0);
+	assert_int_equal(back_vif_create(x->w.back, x->c.domid, 0, mac_c, &x->vc), 0);
+	assert_int_equal(ff_connect(&x->a, oa ? oa : &def), 0);
+	assert_int_equal(ff_connect(&x->b, ob ? ob : &def), 0);
+	assert_int_equal(ff_connect(&x->c, &def), 0);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vc), XenbusStateConnected);
+	return x;
+}
+
+static void fx_free(struct fx *x)
+{
+	struct hv_leak leak;
+	struct hv_stats st;
+
+	back_vif_destroy(x->va);
+	back_vif_destroy(x->vb);
+	back_vif_destroy(x->vc);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 0);
+	ff_destroy(&x->a, &leak);
+	assert_int_equal(leak.maps_in_use, 0);
+	ff_destroy(&x->b, &leak);
+	assert_int_equal(leak.maps_in_use, 0);
+	ff_destroy(&x->c, &leak);
+	assert_int_equal(leak.maps_in_use, 0);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.evtchns_open, 0);
+	world_destroy(&x->w);
+	free(x);
+}
+
+static uint32_t len_of(uint32_t i, uint32_t min, uint32_t max)
+{
+	return min + (uint32_t)((i * 2654435761u) % (max - min + 1));
+}
+
+/*
+ * Send @count frames from @tx to @rx (queue 0 each) and check every one
+ * arrives bit-exact, in order, with the right GSO/checksum information;
+ * every TX request is answered OKAY.  Returns frames received.
+ */
+static unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, struct ff *rx,
+			     const uint8_t *dst, unsigned int count, uint32_t min, uint32_t max,
+			     const struct ff_txopt *opt, uint32_t seed0)
+{
+	unsigned int sent = 0, recvd = 0;
+	uint64_t end = test_now_ms() + WAIT_MS;
+	struct ff_rxinfo info;
+
+	while ((recvd < count || tx->q[0].tx_rsp_okay + tx->q[0].tx_rsp_error < sent) &&
+	       test_now_ms() < end) {
+		bool progress = false;
+		int n;
+
+		ff_tx_reap(tx, 0);
+		while (sent < count) {
+			uint32_t len = len_of(seed0 + sent, min, max);
+
+			make_frame(x->buf, len, dst, src, seed0 + sent);
+			if (ff_tx_frame(tx, 0, x->buf, len, opt) < 0)
+				break;
+			sent++;
+			progress = true;
+		}
+		ff_tx_push(tx, 0);
+		ff_rx_post(rx, 0, FF_RING);
+		while ((n = ff_rx_recv(rx, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN) {
+			uint32_t len = len_of(seed0 + recvd, min, max);
+
+			assert_int_equal(n, (int)len);
+			make_frame(x->buf, len, dst, src, seed0 + recvd);
+			if (memcmp(x->buf, x->rbuf, len) != 0)
+				fail_msg("frame %u (%u bytes) corrupt", recvd, len);
+			if (opt && opt->gso_type) {
+				assert_int_equal(info.gso_type, opt->gso_type);
+				assert_int_equal(info.gso_size, opt->gso_size);
+			}
+			if (opt && (opt->flags & NETTXF_csum_blank))
+				assert_int_equal(info.flags & (NETRXF_csum_blank | NETRXF_data_validated),
+						 NETRXF_csum_blank | NETRXF_data_validated);
+			recvd++;
+			progress = true;
+		}
+		if (!progress)
+			loop_run_once(x->w.loop, 1);
+	}
+	ff_tx_reap(tx, 0);
+	assert_int_equal(recvd, count);
+	assert_int_equal(tx->q[0].tx_rsp_error, 0);
+	assert_int_equal(tx->q[0].tx_rsp_okay, sent);
+	return recvd;
+}
+
+static void basic(enum back_tx_mode mode)
+{
+	struct fx *x = fx_new(mode, NULL, NULL, NULL);
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 300, 60, 1514, NULL, 0);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_packets"), 300);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 300);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 0);
+	if (mode == BACK_TX_MAP)
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_sent"), 300);
+	else
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_copied"), 300);
+	/* and the other way round */
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 50, 60, 200, NULL, 7);
+	fx_free(x);
+}
+
+static void test_basic_map(void **state)
+{
+	basic(BACK_TX_MAP);
+}
+
+static void test_basic_copy(void **state)
+{
+	basic(BACK_TX_COPY);
+}
+
+static void big(enum back_tx_mode mode)
+{
+	struct fx *x = fx_new(mode, NULL, NULL, NULL);
+	struct ff_txopt multi = {.slot_max = 4096};
+	struct ff_txopt small = {.slot_max = 1000, .flags = NETTXF_data_validated};
+	struct ff_txopt gso4 = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+				.gso_size = 1448,
+				.flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct ff_txopt gso6 = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV6, .gso_size = 1440,
+				.flags = NETTXF_csum_blank};
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 60, 1515, 65535, &multi, 0);
+	/* 18 slots of 1000: 18000 bytes max without being dropped */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 60, 60, 18000, &small, 100);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 40, 60000, 65535, &gso4, 200);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 40, 2000, 30000, &gso6, 300);
+	/* exactly the largest frame */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 3, 65535, 65535, &gso4, 400);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
+	fx_free(x);
+}
+
+static void test_big_map(void **state)
+{
+	big(BACK_TX_MAP);
+}
+
+static void test_big_copy(void **state)
+{
+	big(BACK_TX_COPY);
+}
+
+/* More than 256 * 10 packets: both rings wrap many times. */
+static void wrap(enum back_tx_mode mode)
+{
+	struct fx *x = fx_new(mode, NULL, NULL, NULL);
+	struct ff_txopt two = {.slot_max = 1024};
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 3000, 60, 1514, NULL, 0);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 600, 900, 3000, &two, 5000);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 3600);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_packets"), 3600);
+	fx_free(x);
+}
+
+static void test_wrap_map(void **state)
+{
+	wrap(BACK_TX_MAP);
+}
+
+static void test_wrap_copy(void **state)
+{
+	wrap(BACK_TX_COPY);
+}
+
+/* Send @n frames from A without receiving; returns once pushed. */
+static void send_only(struct fx *x, struct ff *tx, const uint8_t *src, const uint8_t *dst,
+		      unsigned int n, uint32_t len, uint32_t seed0)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		make_frame(x->buf, len, dst, src, seed0 + i);
+		assert_int_equal(ff_tx_frame(tx, 0, x->buf, len, NULL), 0);
+	}
+	ff_tx_push(tx, 0);
+}
+
+static unsigned int answered(struct ff *f)
+{
+	ff_tx_reap(f, 0);
+	return f->q[0].tx_rsp_okay + f->q[0].tx_rsp_error;
+}
+
+/* B posts late: frames wait, the sender's pages are released meanwhile. */
+static void test_slow_receiver(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_rxinfo info;
+	struct hv_stats st;
+	unsigned int got = 0;
+
+	send_only(x, &x->a, mac_a, mac_b, 20, 1000, 0);
+	/* held longer than tx_hold_max_us (2 ms): copied out, A answered */
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 20, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, 20);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), 20);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), 20);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 6); /* only the three vifs' rings */
+	/* now B posts: everything is delivered, in order, bit-exact */
+	ff_rx_post(&x->b, 0, FF_RING);
+	uint64_t end = test_now_ms() + WAIT_MS;
+
+	while (got < 20 && test_now_ms() < end) {
+		int n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
+
+		if (n == -EAGAIN) {
+			loop_run_once(x->w.loop, 1);
+			continue;
+		}
+		assert_int_equal(n, 1000);
+		make_frame(x->buf, 1000, mac_b, mac_a, got);
+		assert_memory_equal(x->buf, x->rbuf, 1000);
+		got++;
+	}
+	assert_int_equal(got, 20);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 20);
+	fx_free(x);
+}
+
+/* Packets needing more slots than posted wait for buffers, then go. */
+static void test_wait_for_slots(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_COPY, NULL, NULL, NULL);
+	struct ff_txopt multi = {.slot_max = 4096};
+	struct ff_rxinfo info;
+	int n = -EAGAIN;
+
+	make_frame(x->buf, 20000, mac_b, mac_a, 9);
+	assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 20000, &multi), 0);
+	ff_tx_push(&x->a, 0);
+	ff_rx_post(&x->b, 0, 2); /* the frame needs 5 */
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_waits") >= 1, WAIT_MS));
+	assert_int_equal(ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info), -EAGAIN);
+	ff_rx_post(&x->b, 0, 3);
+	assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
+						      &info)) != -EAGAIN,
+			       WAIT_MS));
+	assert_int_equal(n, 20000);
+	assert_int_equal(info.slots, 5);
+	assert_memory_equal(x->buf, x->rbuf, 20000);
+	fx_free(x);
+}
+
+/* A receiver that never posts and lacks rx-notify: frames expire after 30 ms. */
+static void test_receiver_never_posts(void **state)
+{
+	struct ff_opts ob = {.nq = 1, .sg = true}; /* no feature-rx-notify */
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &ob);
+	struct hv_stats st;
+
+	send_only(x, &x->a, mac_a, mac_b, 10, 500, 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_expired") == 10, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 10);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 10, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, 10);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 6);
+	assert_int_equal(atomic_load(&x->vb->q[0]->rxq_bytes), 0);
+	fx_free(x);
+}
+
+/* The RX queue is bounded in bytes: a flood beyond it is refused and counted. */
+static void test_rx_queue_bound(void **state)
+{
+	struct back_config cfg;
+	struct ff_txopt multi = {.slot_max = 4096};
+	struct fx *x;
+	unsigned int i;
+
+	back_config_default(&cfg);
+	cfg.rx_queue_max_bytes = 2 * 65536;
+	x = fx_new(BACK_TX_COPY, &cfg, NULL, NULL);
+	for (i = 0; i < 6; i++) {
+		make_frame(x->buf, 60000, mac_b, mac_a, i);
+		assert_true(WAIT_UNTIL(&x->w, (answered(&x->a), ff_tx_free(&x->a, 0) >= 20),
+				       WAIT_MS));
+		assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 60000, &multi), 0);
+		ff_tx_push(&x->a, 0);
+	}
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 6 * 15, WAIT_MS));
+	assert_true(back_vif_stat(x->vb, 0, "rx_queue_full") >= 4);
+	assert_true(atomic_load(&x->vb->q[0]->rxq_bytes) <= cfg.rx_queue_max_bytes);
+	fx_free(x);
+}
+
+static void expect_vif_fatal(struct fx *x, struct back_vif *vif, const char *needle)
+{
+	assert_true(WAIT_UNTIL(&x->w, back_vif_state(vif) == XenbusStateClosing, WAIT_MS));
+	assert_non_null(back_vif_error(vif));
+	if (!strstr(back_vif_error(vif), needle))
+		fail_msg("reason '%s' lacks '%s'", back_vif_error(vif), needle);
+	/* the others carry on */
+	transfer(x, &x->c, mac_c, &x->b, mac_b, 50, 60, 1514, NULL, 1000);
+}
+
+static void test_hostile_prod_far_ahead(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_queue *q = &x->a.q[0];
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 10, 60, 100, NULL, 0);
+	__atomic_store_n(&q->tx.sring->req_prod, q->tx.req_prod_pvt + 1000, __ATOMIC_SEQ_CST);
+	hv_evtchn_notify(x->w.hv, x->a.domid, q->port_tx);
+	expect_vif_fatal(x, x->va, "more than a ring ahead");
+	assert_int_equal(back_vif_stat(x->va, 0, "fatal"), 1);
+	fx_free(x);
+}
+
+static void test_hostile_rx_prod_far_ahead(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_queue *q = &x->b.q[0];
+
+	__atomic_store_n(&q->rx.sring->req_prod, 5000, __ATOMIC_SEQ_CST);
+	send_only(x, &x->a, mac_a, mac_b, 1, 100, 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_state(x->vb) == XenbusStateClosing, WAIT_MS));
+	assert_non_null(strstr(back_vif_error(x->vb), "rx: req_prod"));
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 1, WAIT_MS));
+	fx_free(x);
+}
+
+/* A chain of @more slots after a first of @first_own bytes, 10 bytes each. */
+static void raw_chain(struct fx *x, unsigned int more)
+{
+	netif_tx_request_t r[32];
+	struct ff_queue *q = &x->a.q[0];
+	RING_IDX idx = q->tx.req_prod_pvt;
+
+	make_frame(ff_tx_page(&x->a, 0, idx), 60, mac_b, mac_a, 0);
+	r[0] = (netif_tx_request_t){.gref = q->tx_gref[idx & 255],
+				    .offset = 0,
+				    .flags = NETTXF_more_data,
+				    .id = (uint16_t)(idx & 255),
+				    .size = (uint16_t)(60 + 10 * more)};
+	for (unsigned int k = 1; k <= more; k++)
+		r[k] = (netif_tx_request_t){.gref = q->tx_gref[(idx + k) & 255],
+					    .offset = 0,
+					    .flags = k < more ? NETTXF_more_data : 0,
+					    .id = (uint16_t)((idx + k) & 255),
+					    .size = 10};
+	ff_tx_raw(&x->a, 0, r, more + 1);
+	ff_tx_push(&x->a, 0);
+}
+
+static void test_hostile_slots(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+
+	raw_chain(x, 19); /* 20 slots: dropped, every slot answered with an error */
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 20, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_error, 20);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_frag_overflow"), 1);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 1);
+	raw_chain(x, 18); /* 19 slots: accepted */
+	ff_rx_post(&x->b, 0, 4);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 39, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, 19);
+	raw_chain(x, 21); /* 22 slots: fatal */
+	expect_vif_fatal(x, x->va, "too many slots");
+	fx_free(x);
+}
+
+static void test_hostile_zero_size_slot(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_queue *q = &x->a.q[0];
+	RING_IDX idx = q->tx.req_prod_pvt;
+	netif_tx_request_t r[3];
+	struct ff_rxinfo info;
+	int n = -EAGAIN;
+
+	make_frame(ff_tx_page(&x->a, 0, idx), 100, mac_b, mac_a, 3);
+	make_frame(x->buf, 100, mac_b, mac_a, 3);
+	memcpy(ff_tx_page(&x->a, 0, idx + 2), x->buf + 60, 40);
+	r[0] = (netif_tx_request_t){.gref = q->tx_gref[idx & 255], .flags = NETTXF_more_data,
+				    .id = 0, .size = 100};
+	r[1] = (netif_tx_request_t){.gref = 999999, .flags = NETTXF_more_data, .id = 1, .size = 0};
+	r[2] = (netif_tx_request_t){.gref = q->tx_gref[(idx + 2) & 255], .id = 2, .size = 40};
+	ff_tx_raw(&x->a, 0, r, 3);
+	ff_tx_push(&x->a, 0);
+	ff_rx_post(&x->b, 0, 4);
+	assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
+						      &info)) != -EAGAIN,
+			       WAIT_MS));
+	assert_int_equal(n, 100);
+	assert_memory_equal(x->buf, x->rbuf, 100);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 3, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, 3);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_empty_slots"), 1);
+	fx_free(x);
+}
+
+static void hostile_tx_gref(enum back_tx_mode mode)
+{
+	struct fx *x = fx_new(mode, NULL, NULL, NULL);
+	struct ff_queue *q = &x->a.q[0];
+	grant_ref_t foreign, bad = 999999;
+	netif_tx_request_t r[2];
+	RING_IDX idx;
+
+	/* a grant A gave to another domain (C), not to the backend */
+	assert_int_equal(hv_gntshr_alloc_ref(&x->a.gs, &foreign), 0);
+	assert_int_equal(hv_gntshr_grant_access(&x->a.gs, foreign, x->c.domid, 0, true), 0);
+
+	idx = q->tx.req_prod_pvt;
+	make_frame(ff_tx_page(&x->a, 0, idx), 60, mac_b, mac_a, 0);
+	r[0] = (netif_tx_request_t){.gref = bad, .id = 1, .size = 60};
+	r[1] = (netif_tx_request_t){.gref = foreign, .id = 2, .size = 300};
+	ff_tx_raw(&x->a, 0, r, 2);
+	/* a header-plus-payload packet whose payload slot is bad */
+	idx = q->tx.req_prod_pvt;
+	make_frame(ff_tx_page(&x->a, 0, idx), 200, mac_b, mac_a, 0);
+	r[0] = (netif_tx_request_t){.gref = q->tx_gref[idx & 255], .flags = NETTXF_more_data,
+				    .id = 3, .size = 1200};
+	r[1] = (netif_tx_request_t){.gref = bad, .id = 4, .size = 1000};
+	ff_tx_raw(&x->a, 0, r, 2);
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 4, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_error, 4);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_gref"), 3);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	/* the vif still works */
+	x->a.q[0].tx_rsp_error = x->a.q[0].tx_rsp_okay = 0;
+	x->a.q[0].tx_rsp_count = 0;
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
+	fx_free(x);
+}
+
+static void test_hostile_tx_gref_map(void **state)
+{
+	hostile_tx_gref(BACK_TX_MAP);
+}
+
+static void test_hostile_tx_gref_copy(void **state)
+{
+	hostile_tx_gref(BACK_TX_COPY);
+}
+
+static void test_hostile_rx_gref(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_rxinfo info;
+	grant_ref_t ro;
+	int n = -EAGAIN;
+
+	/* read-only grant of B's own buffer page, and a ref out of range */
+	assert_int_equal(hv_gntshr_alloc_ref(&x->b.gs, &ro), 0);
+	assert_int_equal(hv_gntshr_grant_access(&x->b.gs, ro, 0, x->b.q[0].rx_buf0, true), 0);
+	ff_rx_post_gref(&x->b, 0, ro);
+	ff_rx_post_gref(&x->b, 0, 999999);
+	send_only(x, &x->a, mac_a, mac_b, 2, 300, 0);
+	for (int i = 0; i < 2; i++) {
+		assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
+							      &info)) != -EAGAIN,
+				       WAIT_MS));
+		assert_int_equal(n, -EIO);
+	}
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_bad_gref"), 2);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 2, WAIT_MS));
+	/* good buffers work again */
+	x->a.q[0].tx_rsp_okay = 0;
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
+	fx_free(x);
+}
+
+/* The guest rewrites a request and the header after they were read. */
+static void test_hostile_rewrite(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_queue *q = &x->a.q[0];
+	RING_IDX idx = q->tx.req_prod_pvt;
+	struct ff_rxinfo info;
+	uint8_t orig[1000];
+	int n = -EAGAIN;
+
+	make_frame(orig, 1000, mac_b, mac_a, 42);
+	assert_int_equal(ff_tx_frame(&x->a, 0, orig, 1000, NULL), 0);
+	ff_tx_push(&x->a, 0);
+	/* consumed: the worker asked for the next request */
+	assert_true(WAIT_UNTIL(&x->w, __atomic_load_n(&q->tx.sring->req_event, __ATOMIC_ACQUIRE) ==
+					  idx + 2,
+			       WAIT_MS));
+	*RING_GET_REQUEST(&q->tx, idx) = (netif_tx_request_t){
+	    .gref = 999999, .offset = 4000, .flags = NETTXF_more_data, .id = 77, .size = 65535};
+	memset(ff_tx_page(&x->a, 0, idx), 0xee, 64); /* inside the private header copy */
+	ff_rx_post(&x->b, 0, 4);
+	assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
+						      &info)) != -EAGAIN,
+			       WAIT_MS));
+	assert_int_equal(n, 1000);
+	assert_memory_equal(x->rbuf, orig, 64);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 1, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, 1);
+	assert_int_equal(x->a.q[0].tx_status[idx & 255], NETIF_RSP_OKAY);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	fx_free(x);
+}
+
+struct storm {
+	struct hv *hv;
+	domid_t dom;
+	evtchn_port_t port;
+	_Atomic bool stop;
+	unsigned long sent;
+};
+
+static void *storm_main(void *arg)
+{
+	struct storm *s = arg;
+
+	while (!atomic_load(&s->stop) && s->sent < 5000000) {
+		hv_evtchn_notify(s->hv, s->dom, s->port);
+		s->sent++;
+	}
+	return NULL;
+}
+
+/* A guest notifying in a loop: pvnetd stays responsive, spurious wake-ups counted. */
+static void test_event_storm(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct storm s = {.hv = x->w.hv, .dom = x->a.domid, .port = x->a.q[0].port_tx};
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, storm_main, &s), 0);
+	transfer(x, &x->c, mac_c, &x->b, mac_b, 500, 60, 1514, NULL, 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "evtchn_spurious") > 0, WAIT_MS));
+	atomic_store(&s.stop, true);
+	pthread_join(t, NULL);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	/* and A itself still works after the storm */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 1514, NULL, 0);
+	fx_free(x);
+}
+
+/* Closing a vif whose packets another vif still holds, and vice versa. */
+static void test_disconnect_in_flight(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct hv_stats st;
+
+	send_only(x, &x->a, mac_a, mac_b, 30, 800, 0);
+	send_only(x, &x->b, mac_b, mac_a, 30, 800, 0);
+	/* B goes away while holding A's frames and with its own in flight */
+	ff_set_state(&x->b, XenbusStateClosing);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateClosing);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 30, WAIT_MS));
+	ff_set_state(&x->a, XenbusStateClosing);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 2); /* C's rings only */
+	fx_free(x);
+}
+
+static void test_multiqueue(void **state)
+{
+	struct back_config cfg;
+	struct ff_opts o = {.nq = 4, .split = true, .sg = true, .rx_notify = true};
+	struct fx *x;
+	unsigned int got[4] = {0}, total = 0;
+	uint64_t end;
+
+	back_config_default(&cfg);
+	cfg.max_queues = 4;
+	x = fx_new(BACK_TX_MAP, &cfg, &o, &o);
+	assert_int_equal(back_vif_num_queues(x->va), 4);
+	/* each A queue sends 100 frames; B posts on every queue */
+	for (unsigned int qi = 0; qi < 4; qi++) {
+		for (unsigned int i = 0; i < 100; i++) {
+			make_frame(x->buf, 200, mac_b, mac_a, qi * 1000 + i);
+			assert_int_equal(ff_tx_frame(&x->a, qi, x->buf, 200, NULL), 0);
+		}
+		ff_tx_push(&x->a, qi);
+		ff_rx_post(&x->b, qi, FF_RING);
+	}
+	end = test_now_ms() + WAIT_MS;
+	while (total < 400 && test_now_ms() < end) {
+		bool progress = false;
+
+		for (unsigned int qi = 0; qi < 4; qi++) {
+			struct ff_rxinfo info;
+			int n;
+
+			while ((n = ff_rx_recv(&x->b, qi, x->rbuf, sizeof(x->rbuf), &info)) !=
+			       -EAGAIN) {
+				assert_int_equal(n, 200);
+				got[qi]++;
+				total++;
+				progress = true;
+			}
+			ff_rx_post(&x->b, qi, FF_RING);
+		}
+		if (!progress)
+			loop_run_once(x->w.loop, 1);
+	}
+	assert_int_equal(total, 400);
+	uint64_t tx = 0;
+
+	for (unsigned int qi = 0; qi < 4; qi++)
+		tx += back_vif_stat(x->va, qi, "tx_packets");
+	assert_int_equal(tx, 400);
+	fx_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_basic_map),
+	    cmocka_unit_test(test_basic_copy),
+	    cmocka_unit_test(test_big_map),
+	    cmocka_unit_test(test_big_copy),
+	    cmocka_unit_test(test_wrap_map),
+	    cmocka_unit_test(test_wrap_copy),
+	    cmocka_unit_test(test_slow_receiver),
+	    cmocka_unit_test(test_wait_for_slots),
+	    cmocka_unit_test(test_receiver_never_posts),
+	    cmocka_unit_test(test_rx_queue_bound),
+	    cmocka_unit_test(test_hostile_prod_far_ahead),
+	    cmocka_unit_test(test_hostile_rx_prod_far_ahead),
+	    cmocka_unit_test(test_hostile_slots),
+	    cmocka_unit_test(test_hostile_zero_size_slot),
+	    cmocka_unit_test(test_hostile_tx_gref_map),
+	    cmocka_unit_test(test_hostile_tx_gref_copy),
+	    cmocka_unit_test(test_hostile_rx_gref),
+	    cmocka_unit_test(test_hostile_rewrite),
+	    cmocka_unit_test(test_event_storm),
+	    cmocka_unit_test(test_disconnect_in_flight),
+	    cmocka_unit_test(test_multiqueue),
+	};
+
+	log_set_level(LOG_ERR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

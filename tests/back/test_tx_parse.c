@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: MIT
+// test_tx_parse.c - table-driven tests of back_tx_ring2pkt(), netback's TX slot rules
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "back/tx.h"
+
+#define MAXS 32
+
+static netif_tx_request_t rq(uint16_t off, uint16_t flags, uint16_t id, uint16_t size)
+{
+	return (netif_tx_request_t){.gref = 100u + id, .offset = off, .flags = flags, .id = id,
+				    .size = size};
+}
+
+static netif_tx_request_t ex(uint8_t type, uint8_t flags, uint16_t gso_size, uint8_t gso_type)
+{
+	netif_extra_info_t e = {.type = type, .flags = flags};
+	netif_tx_request_t r;
+
+	memset(&r, 0, sizeof(r));
+	e.u.gso.size = gso_size;
+	e.u.gso.type = gso_type;
+	memcpy(&r, &e, sizeof(e));
+	return r;
+}
+
+/* first (size = total) + @more later slots of @each bytes, chained. */
+static unsigned int chain(netif_tx_request_t *s, unsigned int more, uint16_t each,
+			  uint16_t first_own)
+{
+	s[0] = rq(0, more ? NETTXF_more_data : 0, 0, (uint16_t)(first_own + more * each));
+	for (unsigned int k = 1; k <= more; k++)
+		s[k] = rq(0, k < more ? NETTXF_more_data : 0, (uint16_t)k, each);
+	return more + 1;
+}
+
+struct tcase {
+	const char *name;
+	unsigned int (*build)(netif_tx_request_t *s);
+	int verdict;
+	unsigned int nslots; /* OK and DROP */
+	int drop;
+};
+
+static unsigned int b_single(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_csum_blank | NETTXF_data_validated, 7, 60);
+	s[1] = rq(0, 0, 8, 60); /* the next packet: not consumed */
+	return 2;
+}
+static unsigned int b_runt(netif_tx_request_t *s)
+{
+	s[0] = rq(0, 0, 1, 13);
+	return 1;
+}
+static unsigned int b_first_crosses(netif_tx_request_t *s)
+{
+	s[0] = rq(4000, 0, 1, 200);
+	return 1;
+}
+static unsigned int b_three(netif_tx_request_t *s)
+{
+	s[0] = rq(100, NETTXF_more_data, 0, 3000);
+	s[1] = rq(0, NETTXF_more_data, 1, 1000);
+	s[2] = rq(3596, 0, 2, 500);
+	return 3;
+}
+static unsigned int b_19(netif_tx_request_t *s)
+{
+	return chain(s, 18, 100, 100);
+}
+static unsigned int b_20(netif_tx_request_t *s)
+{
+	return chain(s, 19, 100, 100);
+}
+static unsigned int b_21(netif_tx_request_t *s)
+{
+	return chain(s, 20, 100, 100);
+}
+static unsigned int b_22(netif_tx_request_t *s)
+{
+	return chain(s, 21, 100, 100);
+}
+static unsigned int b_zero_later(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_more_data, 0, 150);
+	s[1] = rq(0, NETTXF_more_data, 1, 0); /* XSA-448: never mapped */
+	s[2] = rq(0, 0, 2, 50);
+	return 3;
+}
+static unsigned int b_later_crosses(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_more_data, 0, 1000);
+	s[1] = rq(4000, 0, 1, 200);
+	return 2;
+}
+static unsigned int b_later_too_big(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_more_data, 0, 100);
+	s[1] = rq(0, 0, 1, 200);
+	return 2;
+}
+static unsigned int b_size_mismatch(netif_tx_request_t *s)
+{
+	/* the others take all but 10 bytes: the first slot is a runt */
+	s[0] = rq(0, NETTXF_more_data, 0, 100);
+	s[1] = rq(0, 0, 1, 90);
+	return 2;
+}
+static unsigned int b_chain_past_end(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_more_data, 0, 100);
+	s[1] = rq(0, NETTXF_more_data, 1, 10);
+	return 2;
+}
+static unsigned int b_gso(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info | NETTXF_more_data | NETTXF_csum_blank, 0, 5000);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_GSO, 0, 1448, XEN_NETIF_GSO_TYPE_TCPV4);
+	s[2] = rq(0, 0, 2, 1000);
+	return 3;
+}
+static unsigned int b_extra_missing(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	return 1;
+}
+static unsigned int b_extra_endless(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	for (unsigned int i = 1; i < MAXS; i++)
+		s[i] = ex(XEN_NETIF_EXTRA_TYPE_MCAST_ADD, XEN_NETIF_EXTRA_FLAG_MORE, 0, 0);
+	return MAXS;
+}
+static unsigned int b_extra_more_runs_out(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_GSO, XEN_NETIF_EXTRA_FLAG_MORE, 1448, 1);
+	return 2;
+}
+static unsigned int b_extra_type0(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_NONE, 0, 0, 0);
+	return 2;
+}
+static unsigned int b_extra_type_max(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_MAX, 0, 0, 0);
+	return 2;
+}
+static unsigned int b_gso_size0(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_GSO, 0, 0, XEN_NETIF_GSO_TYPE_TCPV6);
+	return 2;
+}
+static unsigned int b_gso_badtype(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_GSO, 0, 1400, 3);
+	return 2;
+}
+static unsigned int b_mcast_ignored(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_MCAST_ADD, XEN_NETIF_EXTRA_FLAG_MORE, 0, 0);
+	s[2] = ex(XEN_NETIF_EXTRA_TYPE_HASH, 0, 0, 0);
+	return 3;
+}
+static unsigned int b_tiny_header_slots(netif_tx_request_t *s)
+{
+	/* XSA-432 shape: 19 slots holding less than the 128-byte header area */
+	return chain(s, 18, 1, 14);
+}
+static unsigned int b_64k(netif_tx_request_t *s)
+{
+	/* 65535 bytes: 15 full pages + 4095, the most the u16 size allows */
+	s[0] = rq(0, NETTXF_more_data, 0, 65535);
+	for (unsigned int k = 1; k <= 15; k++)
+		s[k] = rq(0, k < 15 ? NETTXF_more_data : 0, (uint16_t)k, 4096);
+	return 16;
+}
+static unsigned int b_empty_first_chain(netif_tx_request_t *s)
+{
+	/* zero-size later slots count towards the slot limits too */
+	return chain(s, 21, 0, 60);
+}
+
+static const struct tcase cases[] = {
+    {"single", b_single, BACK_TX_OK, 1, 0},
+    {"runt", b_runt, BACK_TX_DROP, 1, BACK_TX_DROP_RUNT},
+    {"first crosses page", b_first_crosses, BACK_TX_FATAL, 0, 0},
+    {"three slots", b_three, BACK_TX_OK, 3, 0},
+    {"19 slots accepted", b_19, BACK_TX_OK, 19, 0},
+    {"20 slots dropped", b_20, BACK_TX_DROP, 20, BACK_TX_DROP_SLOTS},
+    {"21 slots dropped", b_21, BACK_TX_DROP, 21, BACK_TX_DROP_SLOTS},
+    {"22 slots fatal", b_22, BACK_TX_FATAL, 0, 0},
+    {"zero-size later slot", b_zero_later, BACK_TX_OK, 3, 0},
+    {"later slot crosses page", b_later_crosses, BACK_TX_FATAL, 0, 0},
+    {"later slot too big", b_later_too_big, BACK_TX_DROP, 2, BACK_TX_DROP_SIZE},
+    {"size mismatch", b_size_mismatch, BACK_TX_DROP, 2, BACK_TX_DROP_RUNT},
+    {"chain past the end", b_chain_past_end, BACK_TX_FATAL, 0, 0},
+    {"gso", b_gso, BACK_TX_OK, 3, 0},
+    {"extra missing", b_extra_missing, BACK_TX_FATAL, 0, 0},
+    {"extra chain endless", b_extra_endless, BACK_TX_FATAL, 0, 0},
+    {"extra MORE runs out", b_extra_more_runs_out, BACK_TX_FATAL, 0, 0},
+    {"extra type 0", b_extra_type0, BACK_TX_FATAL, 0, 0},
+    {"extra type MAX", b_extra_type_max, BACK_TX_FATAL, 0, 0},
+    {"gso size 0", b_gso_size0, BACK_TX_FATAL, 0, 0},
+    {"gso bad type", b_gso_badtype, BACK_TX_FATAL, 0, 0},
+    {"mcast and hash ignored", b_mcast_ignored, BACK_TX_OK, 3, 0},
+    {"tiny header slots", b_tiny_header_slots, BACK_TX_OK, 19, 0},
+    {"65535 bytes", b_64k, BACK_TX_OK, 16, 0},
+    {"22 slots of zero size", b_empty_first_chain, BACK_TX_FATAL, 0, 0},
+};
+
+static void test_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct tcase *c = &cases[i];
+		netif_tx_request_t s[MAXS];
+		struct back_tx_parse out;
+		unsigned int n;
+		int v;
+
+		memset(s, 0, sizeof(s));
+		n = c->build(s);
+		v = back_tx_ring2pkt(s, n, &out);
+		if (v != c->verdict || out.verdict != v ||
+		    (v != BACK_TX_FATAL && out.nslots != c->nslots) ||
+		    (v == BACK_TX_DROP && out.drop != c->drop) || (v != BACK_TX_OK && !out.reason))
+			fail_msg("case '%s': verdict %d nslots %u drop %d (%s)", c->name, v,
+				 out.nslots, out.drop, out.reason ? out.reason : "-");
+		assert_true(out.nslots <= n && out.nslots <= BACK_TX_MAX_SLOTS);
+	}
+}
+
+/* Details of accepted packets: data slot list, lengths, flags, extras. */
+static void test_details(void **state)
+{
+	netif_tx_request_t s[MAXS];
+	struct back_tx_parse out;
+	uint32_t sum = 0;
+
+	b_three(s);
+	assert_int_equal(back_tx_ring2pkt(s, 3, &out), BACK_TX_OK);
+	assert_int_equal(out.ndata, 3);
+	assert_int_equal(out.data[0], 0);
+	assert_int_equal(out.data_len[0], 1500);
+	assert_int_equal(out.data[1], 1);
+	assert_int_equal(out.data_len[1], 1000);
+	assert_int_equal(out.data[2], 2);
+	assert_int_equal(out.data_len[2], 500);
+	assert_int_equal(out.len, 3000);
+
+	b_single(s);
+	assert_int_equal(back_tx_ring2pkt(s, 2, &out), BACK_TX_OK);
+	assert_int_equal(out.txflags, NETTXF_csum_blank | NETTXF_data_validated);
+	assert_int_equal(out.gso_type, XEN_NETIF_GSO_TYPE_NONE);
+
+	b_gso(s);
+	assert_int_equal(back_tx_ring2pkt(s, 3, &out), BACK_TX_OK);
+	assert_int_equal(out.nextras, 1);
+	assert_int_equal(out.gso_type, XEN_NETIF_GSO_TYPE_TCPV4);
+	assert_int_equal(out.gso_size, 1448);
+	assert_int_equal(out.ndata, 2);
+	assert_int_equal(out.data[1], 2);
+	assert_int_equal(out.data_len[0], 4000);
+
+	b_zero_later(s);
+	assert_int_equal(back_tx_ring2pkt(s, 3, &out), BACK_TX_OK);
+	assert_int_equal(out.nempty, 1);
+	assert_int_equal(out.empty[0], 1);
+	assert_int_equal(out.ndata, 2);
+	assert_int_equal(out.data[1], 2);
+	assert_int_equal(out.data_len[0], 100);
+
+	b_mcast_ignored(s);
+	assert_int_equal(back_tx_ring2pkt(s, 3, &out), BACK_TX_OK);
+	assert_int_equal(out.nextras, 2);
+	assert_int_equal(out.gso_type, XEN_NETIF_GSO_TYPE_NONE);
+
+	b_64k(s);
+	assert_int_equal(back_tx_ring2pkt(s, 16, &out), BACK_TX_OK);
+	for (unsigned int i = 0; i < out.ndata; i++)
+		sum += out.data_len[i];
+	assert_int_equal(sum, 65535);
+	assert_int_equal(out.data_len[0], 4095);
+
+	b_tiny_header_slots(s);
+	assert_int_equal(back_tx_ring2pkt(s, 19, &out), BACK_TX_OK);
+	assert_int_equal(out.ndata, 19);
+	assert_int_equal(out.len, 32);
+
+	/* A drop consumes the whole chain, extras included, so the next packet parses. */
+	s[0] = rq(0, NETTXF_extra_info | NETTXF_more_data, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_GSO, 0, 1000, 1);
+	s[2] = rq(0, 0, 2, 300);
+	s[3] = rq(0, 0, 3, 80);
+	assert_int_equal(back_tx_ring2pkt(s, 4, &out), BACK_TX_DROP);
+	assert_int_equal(out.nslots, 3);
+	assert_int_equal(out.nextras, 1);
+	assert_int_equal(back_tx_ring2pkt(s + 3, 1, &out), BACK_TX_OK);
+}
+
+/* Garbage in: every input terminates with a sane verdict (a mini fuzzer). */
+static void test_garbage(void **state)
+{
+	uint64_t x = 88172645463325252ULL;
+	netif_tx_request_t s[MAXS];
+	struct back_tx_parse out;
+
+	for (int iter = 0; iter < 200000; iter++) {
+		unsigned int n = 1 + (unsigned int)(x % MAXS);
+
+		for (unsigned int i = 0; i < MAXS; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			memcpy(&s[i], &x, sizeof(s[i]) < sizeof(x) ? sizeof(s[i]) : sizeof(x));
+			s[i].flags &= 0xf;
+			if (x & 0x100000)
+				s[i].flags |= NETTXF_more_data;
+		}
+		int v = back_tx_ring2pkt(s, n, &out);
+
+		assert_true(v == BACK_TX_OK || v == BACK_TX_DROP || v == BACK_TX_FATAL);
+		if (v != BACK_TX_FATAL)
+			assert_true(out.nslots >= 1 && out.nslots <= n);
+		if (v == BACK_TX_OK) {
+			uint32_t sum = 0;
+
+			assert_true(out.ndata >= 1 && out.ndata <= BACK_TX_MAX_DATA);
+			for (unsigned int i = 0; i < out.ndata; i++) {
+				const netif_tx_request_t *d = &s[out.data[i]];
+
+				assert_true(out.data[i] < out.nslots);
+				assert_true(d->offset + out.data_len[i] <= BACK_PAGE_SIZE);
+				sum += out.data_len[i];
+			}
+			assert_int_equal(sum, out.len);
+			assert_true(out.data_len[0] >= BACK_TX_MIN_FIRST);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_details),
+	    cmocka_unit_test(test_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

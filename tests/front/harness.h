@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* harness.h - netfront tests: a real pvnetd, and the test playing toolstack and backend */
+#ifndef PVNET_TESTS_FRONT_HARNESS_H
+#define PVNET_TESTS_FRONT_HARNESS_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <xenstore.h>
+
+#include <pvnet/pvnet.h>
+
+/*
+ * pvnetd provides the domain (memory, grants, event channels, the store);
+ * the test provides what pvnetd does not do yet: the toolstack (the device
+ * directories, through the dom0 store socket with libxenstore) and the
+ * backend's half of the XenbusState machine (a thread answering the
+ * frontend's states).  The data-path tests then play the backend's ring
+ * side in the test thread itself, on the frontend's own ring pages.
+ */
+
+struct harness {
+	char run_dir[PATH_MAX];
+	pid_t pvnetd;
+	struct xs_handle *dom0; /* the test thread's dom0 connection */
+};
+
+/* What the fake backend offers and how it behaves. */
+struct fake_be_opts {
+	bool no_rx_copy;      /* omit feature-rx-copy */
+	bool split;	      /* feature-split-event-channels = 1 */
+	unsigned int max_queues; /* multi-queue-max-queues, 0: key absent */
+	bool no_initwait;     /* never leave Initialising */
+	bool no_connect;      /* never answer Connected */
+};
+
+struct fake_be {
+	struct harness *h;
+	struct fake_be_opts opts;
+	uint16_t domid;
+	uint32_t devid;
+	char fe[128], be[128], stop_path[128];
+	pthread_t thread;
+	struct xs_handle *xs; /* the thread's own dom0 connection */
+	atomic_bool stop;
+	atomic_int connects; /* times it answered Connected */
+};
+
+int h_start(struct harness *h, const char *pvnetd_exe);
+int h_stop(struct harness *h);
+
+/* Toolstack: write both device directories with libxl's keys and permissions. */
+void fb_toolstack(struct fake_be *fb, struct harness *h, uint16_t domid, uint32_t devid,
+		  const struct fake_be_opts *opts);
+void fb_start(struct fake_be *fb);
+void fb_stop(struct fake_be *fb);
+void fb_set_state(struct fake_be *fb, int state);
+
+char *h_read(struct harness *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int h_read_int(struct harness *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool h_exists(struct harness *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The page behind one of the domain's grants, as a backend mapping it would see it. */
+void *h_grant_page(struct pvnet_domain *dom, uint32_t ref, bool *readonly);
+
+#endif /* PVNET_TESTS_FRONT_HARNESS_H */

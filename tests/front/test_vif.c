@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/* test_vif.c - netfront's xenbus side against a real pvnetd: keys, states, close, reconnect */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "front/front.h"
+#include "harness.h"
+
+static const char *pvnetd_exe;
+static struct harness H;
+
+static int group_setup(void **state)
+{
+	return h_start(&H, pvnetd_exe);
+}
+
+static int group_teardown(void **state)
+{
+	return h_stop(&H);
+}
+
+struct ctx {
+	struct pvnet_domain *dom;
+	struct fake_be fb;
+	struct pvnet_vif_config cfg;
+};
+
+static void ctx_init(struct ctx *c, uint32_t devid, const struct fake_be_opts *opts)
+{
+	assert_int_equal(pvnet_domain_create(H.run_dir, 4096, &c->dom), 0);
+	fb_toolstack(&c->fb, &H, pvnet_domain_id(c->dom), devid, opts);
+	fb_start(&c->fb);
+	pvnet_vif_config_default(&c->cfg);
+	c->cfg.devid = devid;
+	c->cfg.prepared = true;
+	c->cfg.tx_buffers = 32;
+	c->cfg.rx_buffers = 64;
+}
+
+static void ctx_fini(struct ctx *c)
+{
+	fb_stop(&c->fb);
+	pvnet_domain_destroy(c->dom);
+}
+
+static void test_connect_single_queue(void **state)
+{
+	struct fake_be_opts opts = {0};
+	struct pvnet_vif *vif;
+	uint8_t mac[6];
+	struct ctx c;
+	bool ro = true;
+	const char *fe;
+
+	ctx_init(&c, 0, &opts);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	fe = c.fb.fe;
+	assert_string_equal(pvnet_vif_frontend_path(vif), fe);
+	assert_string_equal(pvnet_vif_backend_path(vif), c.fb.be);
+	assert_int_equal(pvnet_vif_state(vif), XenbusStateConnected);
+	assert_int_equal(pvnet_vif_backend_state(vif), XenbusStateConnected);
+	assert_int_equal(h_read_int(&H, "%s/state", fe), XenbusStateConnected);
+	assert_int_equal(pvnet_vif_queues(vif), 1);
+	/* Backend offers sg, gso v4/v6, ipv6 csum; no split channels. */
+	assert_int_equal(pvnet_vif_features(vif), PVNET_F_ALL & ~PVNET_F_SPLIT_EVTCHN);
+	pvnet_vif_mac(vif, mac);
+	assert_int_equal(mac[0], 0x00);
+	assert_int_equal(mac[2], 0x3e);
+	assert_int_equal(mac[4], pvnet_domain_id(c.dom) & 0xff);
+
+	/* One queue: keys at the top level, no num-queues (backend did not advertise). */
+	assert_true(h_exists(&H, "%s/tx-ring-ref", fe));
+	assert_true(h_exists(&H, "%s/rx-ring-ref", fe));
+	assert_true(h_exists(&H, "%s/event-channel", fe));
+	assert_false(h_exists(&H, "%s/event-channel-tx", fe));
+	assert_false(h_exists(&H, "%s/multi-queue-num-queues", fe));
+	assert_false(h_exists(&H, "%s/queue-0", fe));
+	assert_int_equal(h_read_int(&H, "%s/request-rx-copy", fe), 1);
+	assert_int_equal(h_read_int(&H, "%s/feature-rx-notify", fe), 1);
+	assert_int_equal(h_read_int(&H, "%s/feature-sg", fe), 1);
+	assert_int_equal(h_read_int(&H, "%s/feature-gso-tcpv4", fe), 1);
+	assert_int_equal(h_read_int(&H, "%s/feature-gso-tcpv6", fe), 1);
+	assert_int_equal(h_read_int(&H, "%s/feature-ipv6-csum-offload", fe), 1);
+	assert_false(h_exists(&H, "%s/feature-no-csum-offload", fe));
+
+	/* The ring refs name writable grants to domain 0 of freshly initialised rings. */
+	int ref = h_read_int(&H, "%s/tx-ring-ref", fe);
+	netif_tx_sring_t *txs = h_grant_page(c.dom, (uint32_t)ref, &ro);
+
+	assert_non_null(txs);
+	assert_false(ro);
+	assert_int_equal(txs->req_prod, 0);
+	assert_int_equal(txs->rsp_event, 1);
+	ref = h_read_int(&H, "%s/rx-ring-ref", fe);
+	netif_rx_sring_t *rxs = h_grant_page(c.dom, (uint32_t)ref, &ro);
+
+	assert_non_null(rxs);
+	/* RX buffers were posted at connect: all 64, pushed at once. */
+	assert_int_equal(rxs->req_prod, 64);
+	assert_true(pvnet_queue_fd(vif, 0) >= 0);
+	assert_int_equal(pvnet_queue_fd(vif, 1), -EINVAL);
+
+	pvnet_vif_destroy(vif);
+	assert_int_equal(h_read_int(&H, "%s/state", fe), XenbusStateClosed);
+	assert_int_equal(h_read_int(&H, "%s/state", c.fb.be), XenbusStateClosed);
+	assert_int_equal(pvnet_domain_abandoned_pages(c.dom), 0);
+	ctx_fini(&c);
+}
+
+static void test_multi_queue_split(void **state)
+{
+	struct fake_be_opts opts = {.split = true, .max_queues = 4};
+	struct pvnet_vif *vif;
+	struct ctx c;
+	const char *fe;
+
+	ctx_init(&c, 1, &opts);
+	c.cfg.queues = 8;
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	fe = c.fb.fe;
+	assert_int_equal(pvnet_vif_queues(vif), 4);
+	assert_true(pvnet_vif_features(vif) & PVNET_F_SPLIT_EVTCHN);
+	assert_int_equal(h_read_int(&H, "%s/multi-queue-num-queues", fe), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_true(h_exists(&H, "%s/queue-%d/tx-ring-ref", fe, i));
+		assert_true(h_exists(&H, "%s/queue-%d/rx-ring-ref", fe, i));
+		assert_true(h_exists(&H, "%s/queue-%d/event-channel-tx", fe, i));
+		assert_true(h_exists(&H, "%s/queue-%d/event-channel-rx", fe, i));
+		assert_false(h_exists(&H, "%s/queue-%d/event-channel", fe, i));
+		assert_int_not_equal(h_read_int(&H, "%s/queue-%d/event-channel-tx", fe, i),
+				     h_read_int(&H, "%s/queue-%d/event-channel-rx", fe, i));
+		assert_true(pvnet_queue_fd(vif, (unsigned int)i) >= 0);
+	}
+	assert_false(h_exists(&H, "%s/queue-4", fe));
+	assert_false(h_exists(&H, "%s/tx-ring-ref", fe));
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+}
+
+static void test_features_not_wanted(void **state)
+{
+	struct fake_be_opts opts = {.max_queues = 2};
+	struct pvnet_vif *vif;
+	struct ctx c;
+
+	ctx_init(&c, 2, &opts);
+	c.cfg.features = PVNET_F_RX_NOTIFY; /* no sg, no gso, no checksum offload */
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_int_equal(pvnet_vif_features(vif), PVNET_F_RX_NOTIFY);
+	/* Backend advertised max-queues: num-queues is written even for one queue. */
+	assert_int_equal(h_read_int(&H, "%s/multi-queue-num-queues", c.fb.fe), 1);
+	assert_true(h_exists(&H, "%s/tx-ring-ref", c.fb.fe));
+	assert_false(h_exists(&H, "%s/feature-sg", c.fb.fe));
+	assert_int_equal(h_read_int(&H, "%s/feature-no-csum-offload", c.fb.fe), 1);
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+}
+
+static void test_backend_without_rx_copy(void **state)
+{
+	struct fake_be_opts opts = {.no_rx_copy = true};
+	struct pvnet_vif *vif = (void *)1;
+	struct ctx c;
+
+	ctx_init(&c, 3, &opts);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -EOPNOTSUPP);
+	assert_null(vif);
+	ctx_fini(&c);
+}
+
+static void test_backend_silent(void **state)
+{
+	struct fake_be_opts opts = {.no_initwait = true};
+	struct fake_be_opts opts2 = {.no_connect = true};
+	struct pvnet_vif *vif;
+	struct ctx c;
+
+	ctx_init(&c, 4, &opts);
+	c.cfg.timeout_ms = 200;
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -ETIMEDOUT);
+	ctx_fini(&c);
+
+	/* InitWait but never Connected: everything granted is given back. */
+	ctx_init(&c, 5, &opts2);
+	c.cfg.timeout_ms = 200;
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -ETIMEDOUT);
+	assert_int_equal(pvnet_domain_abandoned_pages(c.dom), 0);
+	ctx_fini(&c);
+}
+
+static void test_no_device(void **state)
+{
+	struct pvnet_domain *dom;
+	struct pvnet_vif_config cfg;
+	struct pvnet_vif *vif;
+
+	assert_int_equal(pvnet_domain_create(H.run_dir, 1024, &dom), 0);
+	pvnet_vif_config_default(&cfg);
+	cfg.prepared = true;
+	cfg.devid = 42;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -ENODEV);
+	cfg.queues = 0;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -EINVAL);
+	cfg.queues = 1;
+	cfg.tx_buffers = PVNET_RING_SIZE + 1;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -EINVAL);
+	cfg.tx_buffers = PVNET_RING_SIZE;
+	cfg.rx_buffers = 4;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -EINVAL);
+	pvnet_vif_config_default(&cfg);
+	cfg.prepared = true;
+	cfg.features = 1u << 20;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -EINVAL);
+	pvnet_domain_destroy(dom);
+}
+
+/* Wait (bounded) for the vif's control fd and process what came. */
+static int process_until(struct pvnet_vif *vif, enum xenbus_state want)
+{
+	struct pollfd p = {.fd = pvnet_vif_control_fd(vif), .events = POLLIN};
+	int st = pvnet_vif_process(vif);
+
+	for (int i = 0; i < 100 && st != (int)want; i++) {
+		poll(&p, 1, 50);
+		st = pvnet_vif_process(vif);
+	}
+	return st;
+}
+
+static void test_backend_closes_then_reconnect(void **state)
+{
+	struct fake_be_opts opts = {0};
+	struct pvnet_pkt pkt = {0};
+	struct pvnet_vif *vif;
+	char frame[60] = {0};
+	struct ctx c;
+
+	ctx_init(&c, 6, &opts);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	pkt.data = frame;
+	pkt.len = sizeof(frame);
+	assert_int_equal(pvnet_send(vif, 0, &pkt, 1), 1);
+
+	/* The backend goes away on its own (toolstack detach): we answer Closed. */
+	fb_set_state(&c.fb, XenbusStateClosing);
+	assert_int_equal(process_until(vif, XenbusStateClosed), XenbusStateClosed);
+	assert_int_equal(pvnet_send(vif, 0, &pkt, 1), -ENOTCONN);
+	assert_null(pvnet_vif_error(vif));
+
+	/* Reconnect: Initialising again, the backend goes InitWait, then Connected. */
+	assert_int_equal(pvnet_vif_reconnect(vif), 0);
+	assert_int_equal(pvnet_vif_state(vif), XenbusStateConnected);
+	assert_int_equal(atomic_load(&c.fb.connects), 2);
+	assert_int_equal(pvnet_send(vif, 0, &pkt, 1), 1);
+	pvnet_vif_destroy(vif);
+	assert_int_equal(pvnet_domain_abandoned_pages(c.dom), 0);
+	ctx_fini(&c);
+}
+
+static void test_grant_in_use_is_abandoned(void **state)
+{
+	struct fake_be_opts opts = {0};
+	struct pvnet_vif *vif;
+	struct hv_gntshr *gs;
+	struct ctx c;
+	int ref;
+
+	ctx_init(&c, 7, &opts);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	/* Pretend the backend still maps the TX ring (hv sets GTF_reading while mapped). */
+	ref = h_read_int(&H, "%s/tx-ring-ref", c.fb.fe);
+	gs = front_domain_gntshr(c.dom);
+	__atomic_or_fetch(&gs->table[ref].flags, GTF_reading, __ATOMIC_SEQ_CST);
+	pvnet_vif_destroy(vif);
+	assert_int_equal(pvnet_domain_abandoned_pages(c.dom), 1);
+	assert_int_equal(hv_gntshr_deferred_count(gs), 1);
+	/* The backend lets go: the ref is released, the page stays out of circulation. */
+	__atomic_and_fetch(&gs->table[ref].flags, (uint16_t)~GTF_reading, __ATOMIC_SEQ_CST);
+	assert_int_equal(hv_gntshr_deferred_poll(gs), 1);
+	ctx_fini(&c);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_single_queue),
+		cmocka_unit_test(test_multi_queue_split),
+		cmocka_unit_test(test_features_not_wanted),
+		cmocka_unit_test(test_backend_without_rx_copy),
+		cmocka_unit_test(test_backend_silent),
+		cmocka_unit_test(test_no_device),
+		cmocka_unit_test(test_backend_closes_then_reconnect),
+		cmocka_unit_test(test_grant_in_use_is_abandoned),
+	};
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PVNETD\n", argv[0]);
+		return 2;
+	}
+	pvnetd_exe = argv[1];
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

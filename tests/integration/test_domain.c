@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/* test_domain.c - frontend domains against a real pvnetd: create, store access, death, bad requests */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <xenstore.h>
+
+#include <pvnet/pvnet.h>
+
+#include "common/ctlmsg.h"
+
+/*
+ * One pvnetd for the whole file, started in a fresh run directory; each
+ * test makes its own domains and checks pvnetd's view through the
+ * control socket ("status"), as `pvnet status` does.
+ */
+
+static const char *pvnetd_path;
+static char run_dir[PATH_MAX];
+static pid_t pvnetd_pid;
+
+static int ctl_open(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	assert_true(strlen(run_dir) + sizeof("/pvnetd.sock") <= sizeof(sa.sun_path));
+	memcpy(sa.sun_path, run_dir, strlen(run_dir));
+	strcat(sa.sun_path, "/pvnetd.sock");
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static json_t *status(void)
+{
+	json_t *req = json_pack("{s:s}", "op", "status"), *reply = NULL;
+	int fd = ctl_open();
+
+	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
+	json_decref(req);
+	close(fd);
+	return reply;
+}
+
+static long long stat_get(const char *a, const char *b)
+{
+	json_t *s = status();
+	long long v = json_integer_value(json_object_get(json_object_get(s, a), b));
+
+	json_decref(s);
+	return v;
+}
+
+/* Wait (bounded) until pvnetd has destroyed @n domains in total. */
+static void wait_destroyed(long long n)
+{
+	for (int i = 0; i < 400; i++) {
+		if (stat_get("destroyed", "domains") >= n)
+			return;
+		usleep(10000);
+	}
+	fail_msg("pvnetd did not destroy the domain within 4 s");
+}
+
+static struct xs_handle *xs_as(const char *sock)
+{
+	struct xs_handle *xs;
+
+	setenv("XENSTORED_PATH", sock, 1);
+	xs = xs_open(XS_OPEN_SOCKETONLY);
+	assert_non_null(xs);
+	return xs;
+}
+
+static int group_setup(void **state)
+{
+	char logpath[PATH_MAX + 8];
+
+	snprintf(run_dir, sizeof(run_dir), "/tmp/pvnet-test-domain-XXXXXX");
+	if (!mkdtemp(run_dir))
+		return -1;
+	snprintf(logpath, sizeof(logpath), "%s.log", run_dir);
+	pvnetd_pid = fork();
+	if (pvnetd_pid == 0) {
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fd, 2);
+		execl(pvnetd_path, "pvnetd", "--run-dir", run_dir, "--log-level", "debug", NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500; i++) {
+		char p[PATH_MAX + 16];
+
+		snprintf(p, sizeof(p), "%s/pvnetd.sock", run_dir);
+		if (access(p, F_OK) == 0)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+static int group_teardown(void **state)
+{
+	int st = 0;
+	char logpath[PATH_MAX + 8];
+
+	kill(pvnetd_pid, SIGTERM);
+	waitpid(pvnetd_pid, &st, 0);
+	snprintf(logpath, sizeof(logpath), "%s.log", run_dir);
+	rmdir(run_dir);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "pvnetd exited badly (status %#x); log in %s\n", st, logpath);
+		return -1;
+	}
+	unlink(logpath);
+	return 0;
+}
+
+static void test_create_and_store_access(void **state)
+{
+	struct pvnet_domain *dom;
+	struct xs_handle *guest, *dom0;
+	char path[64], dom0sock[PATH_MAX + 16];
+	unsigned int len;
+	char *v;
+
+	assert_int_equal(pvnet_domain_create(run_dir, 64, &dom), 0);
+	assert_true(pvnet_domain_id(dom) >= 1);
+	assert_int_equal(pvnet_domain_pages(dom), 64);
+	assert_non_null(pvnet_domain_page(dom, 63));
+	assert_null(pvnet_domain_page(dom, 64));
+
+	snprintf(dom0sock, sizeof(dom0sock), "%s/xenstore.sock", run_dir);
+	dom0 = xs_as(dom0sock);
+	guest = xs_as(pvnet_domain_store_path(dom));
+
+	/* The guest's home is /local/domain/<domid>, and it owns it. */
+	v = xs_get_domain_path(guest, pvnet_domain_id(dom));
+	snprintf(path, sizeof(path), "/local/domain/%u", pvnet_domain_id(dom));
+	assert_string_equal(v, path);
+	free(v);
+	assert_true(xs_write(guest, XBT_NULL, "data/x", "42", 2));
+	snprintf(path, sizeof(path), "/local/domain/%u/data/x", pvnet_domain_id(dom));
+	v = xs_read(dom0, XBT_NULL, path, &len);
+	assert_non_null(v);
+	assert_string_equal(v, "42");
+	free(v);
+
+	/* A node dom0 wrote with default permissions is closed to the guest. */
+	assert_true(xs_write(dom0, XBT_NULL, "/secret/key", "s", 1));
+	errno = 0;
+	assert_null(xs_read(guest, XBT_NULL, "/secret/key", &len));
+	assert_int_equal(errno, EACCES);
+	assert_false(xs_write(guest, XBT_NULL, "/secret/key", "t", 1));
+
+	xs_close(guest);
+	xs_close(dom0);
+	assert_int_equal(stat_get("hv", "domains") >= 1, 1);
+	pvnet_domain_destroy(dom);
+}
+
+static void test_grants_and_evtchn(void **state)
+{
+	struct pvnet_domain *dom;
+	struct pvnet_evtchn ch;
+	uint32_t ref, ref2;
+
+	assert_int_equal(pvnet_domain_create(run_dir, 16, &dom), 0);
+	assert_int_equal(pvnet_grant_access(dom, 0, 3, true, &ref), 0);
+	assert_true(ref >= 8); /* 0..7 are reserved, as on Xen */
+	assert_int_equal(pvnet_grant_access(dom, 0, 4, false, &ref2), 0);
+	assert_int_not_equal(ref, ref2);
+	assert_int_equal(pvnet_grant_access(dom, 0, 16, false, &ref2 /* out of range */), -EINVAL);
+	assert_int_equal(pvnet_grant_end(dom, ref), 0);
+
+	assert_int_equal(pvnet_evtchn_alloc(dom, 0, &ch), 0);
+	assert_true(ch.fd >= 0);
+	assert_int_equal(pvnet_evtchn_pending(&ch), 0);
+	assert_int_equal(pvnet_evtchn_notify(&ch), 0); /* unbound: dropped, as on Xen */
+	assert_true(stat_get("hv", "evtchns_open") >= 1);
+	assert_int_equal(pvnet_evtchn_close(dom, &ch), 0);
+	pvnet_domain_destroy(dom);
+}
+
+static void test_killed_frontend_is_released(void **state)
+{
+	long long before = stat_get("destroyed", "domains");
+	long long ev_before = stat_get("destroyed", "evtchns_open");
+	int pipefd[2], st;
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct pvnet_domain *dom;
+		struct pvnet_evtchn ch;
+		uint32_t ref;
+
+		if (pvnet_domain_create(run_dir, 32, &dom) || pvnet_evtchn_alloc(dom, 0, &ch) ||
+		    pvnet_grant_access(dom, 0, 1, false, &ref))
+			_exit(1);
+		if (write(pipefd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	wait_destroyed(before + 1);
+	/* What the dead domain still held is reported, then released. */
+	assert_true(stat_get("destroyed", "evtchns_open") >= ev_before + 1);
+	assert_int_equal(stat_get("hv", "maps_in_use"), 0);
+
+	/* pvnetd carries on: a new domain attaches. */
+	struct pvnet_domain *dom;
+
+	assert_int_equal(pvnet_domain_create(run_dir, 8, &dom), 0);
+	pvnet_domain_destroy(dom);
+}
+
+static void expect_error(int fd, json_t *req, const int *fds, unsigned int nfds, int err)
+{
+	json_t *reply = NULL;
+	int rc = ctlmsg_call(fd, req, fds, nfds, &reply, NULL, NULL);
+
+	assert_int_equal(rc, -err);
+	assert_non_null(json_string_value(json_object_get(reply, "error")));
+	json_decref(reply);
+	json_decref(req);
+}
+
+static void test_bad_control_requests(void **state)
+{
+	int fd = ctl_open(), memfd;
+	json_t *reply = NULL;
+	unsigned int nfds;
+
+	expect_error(fd, json_pack("{s:s}", "op", "no-such-op"), NULL, 0, EOPNOTSUPP);
+	expect_error(fd, json_pack("{s:i}", "pages", 3), NULL, 0, EINVAL);
+	expect_error(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), NULL, 0,
+		     EINVAL);
+	expect_error(fd, json_pack("{s:s, s:s}", "op", "domain-create", "pages", "x"), NULL, 0,
+		     EINVAL);
+	expect_error(fd, json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 0), NULL,
+		     0, EINVAL);
+
+	/* Memory that is not sealed could shrink under pvnetd: refused. */
+	memfd = memfd_create("unsealed", MFD_CLOEXEC);
+	assert_int_equal(ftruncate(memfd, 4 * 4096), 0);
+	expect_error(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), &memfd, 1,
+		     EINVAL);
+	close(memfd);
+	/* Sealed but not the size it claims: refused. */
+	memfd = memfd_create("short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	assert_int_equal(ftruncate(memfd, 2 * 4096), 0);
+	assert_int_equal(fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	expect_error(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), &memfd, 1,
+		     EINVAL);
+	close(memfd);
+
+	/* Not JSON at all: an error reply, and the connection still works. */
+	assert_int_equal(send(fd, "{nope", 5, 0), 5);
+	assert_int_equal(ctlmsg_recv(fd, &reply, NULL, &nfds), 0);
+	assert_non_null(json_object_get(reply, "error"));
+	json_decref(reply);
+	reply = NULL;
+	json_t *req = json_pack("{s:s}", "op", "status");
+	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
+	json_decref(req);
+	json_decref(reply);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_and_store_access),
+		cmocka_unit_test(test_grants_and_evtchn),
+		cmocka_unit_test(test_killed_frontend_is_released),
+		cmocka_unit_test(test_bad_control_requests),
+	};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s PVNETD\n", argv[0]);
+		return 2;
+	}
+	pvnetd_path = argv[1];
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/* main.c - pvnet: the command line of pvnet (status now; attach, show, bench as they land) */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/ctlmsg.h"
+
+static const char *run_dir = "/run/pvnet";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: pvnet [-d DIR] COMMAND [ARGS]\n"
+		   "\n"
+		   "Commands:\n"
+		   "  status [--json]   domains, grant and event-channel use of a running pvnetd\n"
+		   "  version           print the version\n"
+		   "  help              this text\n"
+		   "\n"
+		   "Options:\n"
+		   "  -d, --run-dir DIR  pvnetd's run directory (default /run/pvnet)\n");
+}
+
+static int ctl_open(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/pvnetd.sock", run_dir) >=
+	    sizeof(sa.sun_path)) {
+		fprintf(stderr, "pvnet: run directory path too long\n");
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "pvnet: cannot reach pvnetd at %s: %s (is pvnetd running?)\n",
+			sa.sun_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static json_int_t geti(const json_t *o, const char *a, const char *b)
+{
+	return json_integer_value(json_object_get(json_object_get(o, a), b));
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	bool as_json = argc > 1 && !strcmp(argv[1], "--json");
+	json_t *req, *reply = NULL, *dom;
+	size_t i;
+	int fd, rc;
+
+	if (argc > 2 || (argc == 2 && !as_json)) {
+		fprintf(stderr, "pvnet status: unknown argument '%s'\n", argv[1]);
+		return 2;
+	}
+	fd = ctl_open();
+	if (fd < 0)
+		return 1;
+	req = json_pack("{s:s}", "op", "status");
+	rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	json_decref(req);
+	close(fd);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet status: %s\n",
+			reply ? json_string_value(json_object_get(reply, "error")) : strerror(-rc));
+		json_decref(reply);
+		return 1;
+	}
+	if (as_json) {
+		json_dumpf(reply, stdout, JSON_INDENT(2));
+		putchar('\n');
+	} else {
+		printf("pvnetd %s at %s\n", json_string_value(json_object_get(reply, "version")),
+		       run_dir);
+		printf("domains: %zu\n", json_array_size(json_object_get(reply, "domains")));
+		json_array_foreach(json_object_get(reply, "domains"), i, dom)
+		{
+			printf("  domain %lld  store %s\n",
+			       (long long)json_integer_value(json_object_get(dom, "domid")),
+			       json_string_value(json_object_get(dom, "store")));
+		}
+		printf("grants: %lld mapped now; %lld copy, %lld map, %lld unmap ops in %lld "
+		       "batches\n",
+		       (long long)geti(reply, "hv", "maps_in_use"),
+		       (long long)geti(reply, "hv", "grant_copy_ops"),
+		       (long long)geti(reply, "hv", "grant_map_ops"),
+		       (long long)geti(reply, "hv", "grant_unmap_ops"),
+		       (long long)geti(reply, "hv", "grant_batches"));
+		printf("event channels open: %lld\n", (long long)geti(reply, "hv", "evtchns_open"));
+		printf("destroyed domains: %lld (left in use: %lld mappings, %lld grants, %lld "
+		       "event channels)\n",
+		       (long long)geti(reply, "destroyed", "domains"),
+		       (long long)geti(reply, "destroyed", "maps_in_use"),
+		       (long long)geti(reply, "destroyed", "grants_active"),
+		       (long long)geti(reply, "destroyed", "evtchns_open"));
+	}
+	json_decref(reply);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"run-dir", required_argument, NULL, 'd'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			run_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[0], "status"))
+		return cmd_status(argc, argv);
+	if (!strcmp(argv[0], "version")) {
+		printf("pvnet %s\n", PVNET_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[0], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "pvnet: unknown command '%s'\n", argv[0]);
+	usage(stderr);
+	return 2;
+}

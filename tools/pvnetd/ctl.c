@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/* ctl.c - pvnetd's control socket: domains, event channels and status for frontends and pvnet */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/ctlmsg.h"
+#include "common/log.h"
+#include "hv/hv.h"
+#include "store/store.h"
+#include "pvnetd.h"
+
+/*
+ * Theory of Operation
+ *
+ * The control socket plays two parts a Xen host splits between the
+ * hypervisor and the toolstack.  A frontend process connects and sends
+ * "domain-create" with the memfd of its memory: that is its domain, and
+ * the connection is its life line — when it closes, for whatever reason
+ * (exit, SIGKILL), the domain is destroyed and everything it held is
+ * released, as when Xen destroys a guest.  Event channels are allocated
+ * here too (the hypercall a guest would make); the reply carries the
+ * eventfds so that notifications afterwards never pass through this
+ * thread.  `pvnet` uses the same socket, without creating a domain, for
+ * status.  Everything runs on the control-plane loop thread.
+ *
+ * Requests are JSON objects (see common/ctlmsg.h); every field is checked
+ * before use and every bad request gets an error reply, not a closed
+ * connection, so a client can tell what it did wrong.
+ */
+
+/* Connections open at once: each frontend domain holds one for its life. */
+#define CTL_MAX_CONNS 256
+
+struct ctl_conn {
+	struct loop_watch w;
+	struct ctl *ctl;
+	domid_t domid; /* 0 until domain-create succeeded */
+	char store_sock[PATH_MAX];
+	struct ctl_conn *next;
+	struct ctl_conn **pprev;
+};
+
+/**
+ * struct ctl - the control socket server
+ * @d: the daemon
+ * @listen: the listening socket
+ * @path: its path
+ * @conns: open connections
+ * @nconns: how many
+ * @destroyed: domains destroyed so far
+ * @leaked: what those domains still had in use when destroyed, summed
+ */
+struct ctl {
+	struct pvnetd *d;
+	struct loop_watch listen;
+	char path[PATH_MAX];
+	struct ctl_conn *conns;
+	unsigned int nconns;
+	uint64_t destroyed;
+	struct hv_leak leaked;
+};
+
+static void ctl_domain_release(struct ctl_conn *cc)
+{
+	struct ctl *c = cc->ctl;
+	struct hv_leak leak = {0};
+	domid_t domid = cc->domid;
+	int rc;
+
+	if (!domid)
+		return;
+	if (cc->store_sock[0])
+		store_unlisten(c->d->store, cc->store_sock);
+	store_domain_release(c->d->store, domid);
+	rc = hv_domain_destroy(c->d->hv, domid, &leak);
+	if (rc < 0)
+		warn("domain %u: destroy: %s", domid, strerror(-rc));
+	c->destroyed++;
+	c->leaked.maps_in_use += leak.maps_in_use;
+	c->leaked.grants_active += leak.grants_active;
+	c->leaked.evtchns_open += leak.evtchns_open;
+	info("domain %u destroyed (still in use: %u mappings, %u grants, %u event channels)", domid,
+	     leak.maps_in_use, leak.grants_active, leak.evtchns_open);
+	cc->domid = 0;
+}
+
+static void ctl_conn_close(struct ctl_conn *cc)
+{
+	struct ctl *c = cc->ctl;
+
+	ctl_domain_release(cc);
+	loop_del(c->d->loop, &cc->w);
+	close(cc->w.fd);
+	*cc->pprev = cc->next;
+	if (cc->next)
+		cc->next->pprev = cc->pprev;
+	c->nconns--;
+	free(cc);
+}
+
+/* Fetch a non-negative integer member no larger than @max. */
+static int get_uint(const json_t *req, const char *key, uint64_t max, uint64_t *out)
+{
+	json_t *v = json_object_get(req, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) > max)
+		return -EINVAL;
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static json_t *op_domain_create(struct ctl_conn *cc, const json_t *req, int *fds,
+				unsigned int *nfds, int *rfds, unsigned int *nrfds)
+{
+	struct ctl *c = cc->ctl;
+	domid_t domid;
+	uint64_t pages;
+	int rc;
+
+	if (cc->domid)
+		return ctlmsg_error(EEXIST, "this connection already has domain %u", cc->domid);
+	if (get_uint(req, "pages", UINT32_MAX, &pages) < 0)
+		return ctlmsg_error(EINVAL, "domain-create: \"pages\" must be a page count");
+	if (*nfds != 1)
+		return ctlmsg_error(EINVAL, "domain-create: pass exactly one memfd (got %u fds)",
+				    *nfds);
+	rc = hv_domain_create(c->d->hv, fds[0], (uint32_t)pages, &domid);
+	if (rc < 0)
+		return ctlmsg_error(-rc, "domain-create: %s", strerror(-rc));
+	*nfds = 0; /* hv owns the memfd now */
+	cc->domid = domid;
+
+	rc = store_domain_introduce(c->d->store, domid);
+	if (rc < 0)
+		goto release;
+	snprintf(cc->store_sock, sizeof(cc->store_sock), "%s/" PVNETD_DOMAIN_SOCK, c->d->run_dir,
+		 domid);
+	rc = store_listen(c->d->store, c->d->loop, cc->store_sock, domid, 0600);
+	if (rc < 0) {
+		cc->store_sock[0] = '\0';
+		goto release;
+	}
+	rfds[0] = hv_domain_gnttab_fd(c->d->hv, domid);
+	*nrfds = 1;
+	info("domain %u created: %" PRIu64 " pages, store socket %s", domid, pages, cc->store_sock);
+	return json_pack("{s:i, s:s, s:s}", "domid", domid, "store", cc->store_sock, "home",
+			 "/local/domain");
+release:
+	ctl_domain_release(cc);
+	return ctlmsg_error(-rc, "domain-create: %s", strerror(-rc));
+}
+
+static json_t *op_evtchn_alloc(struct ctl_conn *cc, const json_t *req, int *rfds,
+			       unsigned int *nrfds)
+{
+	struct ctl *c = cc->ctl;
+	evtchn_port_t port;
+	uint64_t remote;
+	int rc;
+
+	if (!cc->domid)
+		return ctlmsg_error(EINVAL, "evtchn-alloc-unbound: no domain (send domain-create)");
+	if (get_uint(req, "remote", DOMID_FIRST_RESERVED - 1, &remote) < 0)
+		return ctlmsg_error(EINVAL, "evtchn-alloc-unbound: \"remote\" must be a domid");
+	rc = hv_evtchn_alloc_unbound(c->d->hv, cc->domid, (domid_t)remote, &port);
+	if (rc < 0)
+		return ctlmsg_error(-rc, "evtchn-alloc-unbound: %s", strerror(-rc));
+	rc = hv_evtchn_guest_fds(c->d->hv, cc->domid, port, &rfds[0], &rfds[1]);
+	if (rc < 0) {
+		hv_evtchn_close(c->d->hv, cc->domid, port);
+		return ctlmsg_error(-rc, "evtchn-alloc-unbound: %s", strerror(-rc));
+	}
+	*nrfds = 2;
+	return json_pack("{s:i}", "port", port);
+}
+
+static json_t *op_evtchn_close(struct ctl_conn *cc, const json_t *req)
+{
+	uint64_t port;
+	int rc;
+
+	if (!cc->domid)
+		return ctlmsg_error(EINVAL, "evtchn-close: no domain (send domain-create)");
+	if (get_uint(req, "port", UINT32_MAX, &port) < 0)
+		return ctlmsg_error(EINVAL, "evtchn-close: \"port\" must be a port number");
+	rc = hv_evtchn_close(cc->ctl->d->hv, cc->domid, (evtchn_port_t)port);
+	if (rc < 0)
+		return ctlmsg_error(-rc, "evtchn-close: %s", strerror(-rc));
+	return json_object();
+}
+
+static json_t *op_status(struct ctl *c)
+{
+	struct hv_stats st;
+	json_t *doms = json_array();
+
+	hv_stats(c->d->hv, &st);
+	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next)
+		if (cc->domid)
+			json_array_append_new(doms, json_pack("{s:i, s:s}", "domid", cc->domid,
+							      "store", cc->store_sock));
+	return json_pack(
+		"{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+		"version", PVNET_VERSION, "domains", doms, "hv", "domains", (json_int_t)st.domains,
+		"zombies", (json_int_t)st.zombies, "maps_in_use", (json_int_t)st.maps_in_use,
+		"evtchns_open", (json_int_t)st.evtchns_open, "grant_copy_ops",
+		(json_int_t)st.copy_ops, "grant_map_ops", (json_int_t)st.map_ops,
+		"grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches",
+		(json_int_t)st.batches, "destroyed", "domains", (json_int_t)c->destroyed,
+		"maps_in_use", (json_int_t)c->leaked.maps_in_use, "grants_active",
+		(json_int_t)c->leaked.grants_active, "evtchns_open",
+		(json_int_t)c->leaked.evtchns_open);
+}
+
+static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, unsigned int *nfds,
+			    int *rfds, unsigned int *nrfds)
+{
+	const char *op = json_string_value(json_object_get(req, "op"));
+
+	if (!op)
+		return ctlmsg_error(EINVAL, "request has no \"op\" string");
+	if (!strcmp(op, "domain-create"))
+		return op_domain_create(cc, req, fds, nfds, rfds, nrfds);
+	if (!strcmp(op, "evtchn-alloc-unbound"))
+		return op_evtchn_alloc(cc, req, rfds, nrfds);
+	if (!strcmp(op, "evtchn-close"))
+		return op_evtchn_close(cc, req);
+	if (!strcmp(op, "status"))
+		return op_status(cc->ctl);
+	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.64s\"", op);
+}
+
+static void on_conn(struct loop_watch *w, uint32_t events)
+{
+	struct ctl_conn *cc = w->data;
+	int fds[CTLMSG_MAX_FDS], rfds[CTLMSG_MAX_FDS];
+	unsigned int nfds = 0, nrfds = 0;
+	json_t *req, *reply;
+	int rc;
+
+	rc = ctlmsg_recv(w->fd, &req, fds, &nfds);
+	if (rc == -EAGAIN)
+		return;
+	if (rc == -EBADMSG) {
+		reply = ctlmsg_error(EBADMSG, "request is not a JSON object of at most %d bytes",
+				     CTLMSG_MAX);
+		ctlmsg_send(w->fd, reply, NULL, 0);
+		json_decref(reply);
+		return;
+	}
+	if (rc < 0) {
+		ctl_conn_close(cc);
+		return;
+	}
+	reply = ctl_dispatch(cc, req, fds, &nfds, rfds, &nrfds);
+	json_decref(req);
+	while (nfds)
+		close(fds[--nfds]);
+	if (!reply)
+		reply = ctlmsg_error(ENOMEM, "out of memory");
+	rc = ctlmsg_send(w->fd, reply, rfds, nrfds);
+	json_decref(reply);
+	/* Reply fds are borrowed from hv: the kernel duplicated them into the message. */
+	if (rc < 0 && rc != -EAGAIN)
+		ctl_conn_close(cc);
+}
+
+static void on_accept(struct loop_watch *w, uint32_t events)
+{
+	struct ctl *c = w->data;
+	struct ctl_conn *cc;
+	int fd;
+
+	fd = accept4(w->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (c->nconns >= CTL_MAX_CONNS) {
+		warn("control socket: %u connections open, refusing another", c->nconns);
+		close(fd);
+		return;
+	}
+	cc = calloc(1, sizeof(*cc));
+	if (!cc) {
+		close(fd);
+		return;
+	}
+	cc->ctl = c;
+	cc->w.fd = fd;
+	cc->w.cb = on_conn;
+	cc->w.data = cc;
+	if (loop_add(c->d->loop, &cc->w, EPOLLIN) < 0) {
+		close(fd);
+		free(cc);
+		return;
+	}
+	cc->next = c->conns;
+	if (cc->next)
+		cc->next->pprev = &cc->next;
+	cc->pprev = &c->conns;
+	c->conns = cc;
+	c->nconns++;
+}
+
+struct ctl *ctl_create(struct pvnetd *d)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct ctl *c;
+	int fd;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->d = d;
+	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/%s", d->run_dir, PVNETD_CTL_SOCK) >=
+	    sizeof(sa.sun_path)) {
+		err("control socket path %s/%s is too long", d->run_dir, PVNETD_CTL_SOCK);
+		goto free_ctl;
+	}
+	memcpy(sa.sun_path, c->path, strlen(c->path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		goto free_ctl;
+	unlink(c->path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(c->path, 0600) < 0 ||
+	    listen(fd, 64) < 0) {
+		err("control socket %s: %s", c->path, strerror(errno));
+		goto close_fd;
+	}
+	c->listen.fd = fd;
+	c->listen.cb = on_accept;
+	c->listen.data = c;
+	if (loop_add(d->loop, &c->listen, EPOLLIN) < 0)
+		goto unlink_path;
+	return c;
+
+unlink_path:
+	unlink(c->path);
+close_fd:
+	close(fd);
+free_ctl:
+	free(c);
+	return NULL;
+}
+
+void ctl_destroy(struct ctl *c)
+{
+	if (!c)
+		return;
+	while (c->conns)
+		ctl_conn_close(c->conns);
+	loop_del(c->d->loop, &c->listen);
+	close(c->listen.fd);
+	unlink(c->path);
+	free(c);
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/* main.c - pvnetd: the backend domain (hypervisor emulation, xenstore, netback, switch) */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "hv/hv.h"
+#include "store/store.h"
+#include "pvnetd.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: pvnetd [OPTIONS]\n"
+		   "Run the pvnet backend domain in the foreground until SIGTERM or SIGINT.\n"
+		   "\n"
+		   "  -d, --run-dir DIR      sockets go here (default /run/pvnet):\n"
+		   "                         DIR/xenstore.sock (domain 0, mode 0600),\n"
+		   "                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock\n"
+		   "  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
+		   "  -h, --help             this text\n"
+		   "  -V, --version          print the version\n");
+}
+
+static void on_signal(struct loop_watch *w, uint32_t events)
+{
+	struct pvnetd *d = w->data;
+	struct signalfd_siginfo si;
+
+	if (read(w->fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		info("signal %u: shutting down", si.ssi_signo);
+	loop_stop(d->loop);
+}
+
+static int make_run_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"run-dir", required_argument, NULL, 'd'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	struct pvnetd d = {0};
+	struct store_config scfg;
+	struct hv_config hcfg;
+	char path[PATH_MAX];
+	sigset_t mask;
+	int c, rc;
+
+	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
+	while ((c = getopt_long(argc, argv, "d:l:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
+				die("--run-dir: path is empty or too long");
+			snprintf(d.run_dir, sizeof(d.run_dir), "%s", optarg);
+			break;
+		case 'l':
+			rc = log_level_parse(optarg);
+			if (rc < 0)
+				die("--log-level: '%s' is not one of err, warn, info, debug", optarg);
+			log_set_level((enum log_level)rc);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("pvnetd %s\n", PVNET_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "pvnetd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	rc = make_run_dir(d.run_dir);
+	if (rc < 0)
+		die("run directory %s: %s", d.run_dir, strerror(-rc));
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	d.loop = loop_create();
+	if (!d.loop)
+		die("event loop: %s", strerror(errno));
+	d.sig.fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d.sig.fd < 0)
+		die("signalfd: %s", strerror(errno));
+	d.sig.cb = on_signal;
+	d.sig.data = &d;
+	loop_add(d.loop, &d.sig, EPOLLIN);
+
+	hv_config_default(&hcfg);
+	d.hv = hv_create(&hcfg);
+	if (!d.hv)
+		die("hypervisor emulation: %s", strerror(errno));
+	store_config_default(&scfg);
+	d.store = store_create(&scfg);
+	if (!d.store)
+		die("store: %s", strerror(errno));
+
+	snprintf(path, sizeof(path), "%s/%s", d.run_dir, PVNETD_STORE_SOCK);
+	rc = store_listen(d.store, d.loop, path, 0, 0600);
+	if (rc < 0)
+		die("store socket %s: %s", path, strerror(-rc));
+	d.ctl = ctl_create(&d);
+	if (!d.ctl)
+		die("control socket in %s failed", d.run_dir);
+
+	info("pvnetd %s: store at %s, control at %s/%s", PVNET_VERSION, path, d.run_dir,
+	     PVNETD_CTL_SOCK);
+	rc = loop_run(d.loop);
+	if (rc < 0)
+		err("event loop: %s", strerror(-rc));
+
+	ctl_destroy(d.ctl);
+	store_unlisten(d.store, path);
+	store_destroy(d.store);
+	hv_destroy(d.hv);
+	loop_del(d.loop, &d.sig);
+	close(d.sig.fd);
+	loop_destroy(d.loop);
+	info("pvnetd stopped");
+	return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* pvnetd.h - state shared by the parts of the pvnetd daemon */
+#ifndef PVNET_TOOLS_PVNETD_H
+#define PVNET_TOOLS_PVNETD_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "common/loop.h"
+
+struct hv;
+struct store;
+struct ctl;
+
+/**
+ * struct pvnetd - the daemon: one control-plane thread runs @loop
+ * @run_dir: directory of the sockets (DIR of --run-dir)
+ * @loop: event loop of the control plane
+ * @hv: emulated hypervisor (domains, grant tables, event channels)
+ * @store: xenstore-protocol server
+ * @ctl: control socket server (domain creation, event channels, status)
+ * @sig: signalfd for SIGTERM/SIGINT
+ */
+struct pvnetd {
+	char run_dir[PATH_MAX / 2];
+	struct loop *loop;
+	struct hv *hv;
+	struct store *store;
+	struct ctl *ctl;
+	struct loop_watch sig;
+};
+
+/* Names of the sockets inside the run directory. */
+#define PVNETD_STORE_SOCK  "xenstore.sock"
+#define PVNETD_CTL_SOCK	   "pvnetd.sock"
+#define PVNETD_DOMAIN_SOCK "xenstore-dom%u.sock"
+
+/**
+ * ctl_create() - listen on DIR/pvnetd.sock for frontends and the pvnet tool
+ * @d: the daemon, with loop, hv and store ready
+ *
+ * Return: the server, or NULL (logged)
+ */
+struct ctl *ctl_create(struct pvnetd *d);
+
+/**
+ * ctl_destroy() - close every control connection (destroying their domains) and the socket
+ * @c: the server, or NULL
+ */
+void ctl_destroy(struct ctl *c);
+
+#endif /* PVNET_TOOLS_PVNETD_H */
