@@ -20,6 +20,9 @@ static void usage(FILE *f)
 		   "\n"
 		   "Commands:\n"
 		   "  status [--json]   domains, grant and event-channel use of a running pvnetd\n"
+		   "  show [--json] [VIF]\n"
+		   "                    vifs: xenbus state, why a vif was disabled, per-queue\n"
+		   "                    counters (ethtool -S style); VIF is e.g. vif1.0\n"
 		   "  version           print the version\n"
 		   "  help              this text\n"
 		   "\n"
@@ -46,6 +49,93 @@ static int ctl_open(void)
 		return -1;
 	}
 	return fd;
+}
+
+/* Ask pvnetd for its status; prints the error and returns NULL when it cannot. */
+static json_t *fetch_status(const char *cmd)
+{
+	json_t *req, *reply = NULL;
+	int fd, rc;
+
+	fd = ctl_open();
+	if (fd < 0)
+		return NULL;
+	req = json_pack("{s:s}", "op", "status");
+	rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	json_decref(req);
+	close(fd);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet %s: %s\n", cmd,
+			reply ? json_string_value(json_object_get(reply, "error")) : strerror(-rc));
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	const char *only = NULL;
+	bool as_json = false;
+	json_t *reply, *vif, *out;
+	size_t i, shown = 0;
+
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--json"))
+			as_json = true;
+		else if (!only && argv[a][0] != '-')
+			only = argv[a];
+		else {
+			fprintf(stderr, "pvnet show: unknown argument '%s'\n", argv[a]);
+			return 2;
+		}
+	}
+	reply = fetch_status("show");
+	if (!reply)
+		return 1;
+	out = json_array();
+	json_array_foreach(json_object_get(reply, "vifs"), i, vif)
+	{
+		const char *name = json_string_value(json_object_get(vif, "name"));
+		const char *error = json_string_value(json_object_get(vif, "error"));
+		json_t *q, *queues = json_object_get(vif, "queues");
+		size_t qi;
+
+		if (only && (!name || strcmp(only, name)))
+			continue;
+		shown++;
+		json_array_append(out, vif);
+		if (as_json)
+			continue;
+		printf("%s: state %s, %zu queue%s%s%s\n", name,
+		       json_string_value(json_object_get(vif, "state")), json_array_size(queues),
+		       json_array_size(queues) == 1 ? "" : "s", error ? ", disabled: " : "",
+		       error ? error : "");
+		json_array_foreach(queues, qi, q)
+		{
+			const char *key;
+			json_t *v;
+
+			printf("  queue %zu:\n", qi);
+			json_object_foreach(q, key, v)
+			{
+				printf("     %s: %lld\n", key, (long long)json_integer_value(v));
+			}
+		}
+	}
+	if (as_json) {
+		json_dumpf(out, stdout, JSON_INDENT(2));
+		putchar('\n');
+	}
+	json_decref(out);
+	json_decref(reply);
+	if (only && !shown) {
+		fprintf(stderr, "pvnet show: no vif named %s\n", only);
+		return 1;
+	}
+	if (!as_json && !shown)
+		printf("no vifs\n");
+	return 0;
 }
 
 static json_int_t geti(const json_t *o, const char *a, const char *b)
@@ -112,9 +202,9 @@ static int cmd_status(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"run-dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"run-dir", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	int c;
 
@@ -139,6 +229,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "status"))
 		return cmd_status(argc, argv);
+	if (!strcmp(argv[0], "show"))
+		return cmd_show(argc, argv);
 	if (!strcmp(argv[0], "version")) {
 		printf("pvnet %s\n", PVNET_VERSION);
 		return 0;

@@ -8,11 +8,13 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "common/ctlmsg.h"
 #include "common/log.h"
+#include "back/back.h"
 #include "hv/hv.h"
 #include "store/store.h"
 #include "pvnetd.h"
@@ -39,11 +41,16 @@
 /* Connections open at once: each frontend domain holds one for its life. */
 #define CTL_MAX_CONNS 256
 
+/* vifs one domain may have, as a toolstack would limit NICs per guest (xl: 8 by default + spare). */
+#define CTL_MAX_VIFS 16
+
 struct ctl_conn {
 	struct loop_watch w;
 	struct ctl *ctl;
 	domid_t domid; /* 0 until domain-create succeeded */
 	char store_sock[PATH_MAX];
+	struct back_vif *vifs[CTL_MAX_VIFS];
+	uint32_t vif_devid[CTL_MAX_VIFS];
 	struct ctl_conn *next;
 	struct ctl_conn **pprev;
 };
@@ -77,6 +84,11 @@ static void ctl_domain_release(struct ctl_conn *cc)
 
 	if (!domid)
 		return;
+	/* vifs first: netback unmaps the rings and closes its ports while the domain exists. */
+	for (unsigned int i = 0; i < CTL_MAX_VIFS; i++) {
+		back_vif_destroy(cc->vifs[i]);
+		cc->vifs[i] = NULL;
+	}
 	if (cc->store_sock[0])
 		store_unlisten(c->d->store, cc->store_sock);
 	store_domain_release(c->d->store, domid);
@@ -198,27 +210,153 @@ static json_t *op_evtchn_close(struct ctl_conn *cc, const json_t *req)
 	return json_object();
 }
 
+/* Parse "xx:xx:xx:xx:xx:xx"; a guest's MAC must be unicast and not zero. */
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	char tail;
+
+	if (sscanf(s, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx%c", &mac[0], &mac[1], &mac[2], &mac[3],
+		   &mac[4], &mac[5], &tail) != 6 ||
+	    strlen(s) != 17)
+		return -EINVAL;
+	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+		return -EINVAL;
+	return 0;
+}
+
+static json_t *op_vif_create(struct ctl_conn *cc, const json_t *req)
+{
+	struct back_vif *vif;
+	const char *macstr;
+	uint64_t devid = 0;
+	char path[128], fe[128], be[128], macbuf[18];
+	uint8_t mac[6];
+	int slot = -1, rc;
+
+	if (!cc->domid)
+		return ctlmsg_error(EINVAL, "vif-create: no domain (send domain-create)");
+	if (json_object_get(req, "devid") && get_uint(req, "devid", 65535, &devid) < 0)
+		return ctlmsg_error(EINVAL, "vif-create: \"devid\" must be 0..65535");
+	macstr = json_string_value(json_object_get(req, "mac"));
+	if (json_object_get(req, "mac") && (!macstr || parse_mac(macstr, mac) < 0))
+		return ctlmsg_error(EINVAL,
+				    "vif-create: \"mac\" must be a unicast xx:xx:xx:xx:xx:xx");
+	if (!macstr) {
+		/* Xen's OUI, random host part, as xl does when no mac= is given. */
+		mac[0] = 0x00;
+		mac[1] = 0x16;
+		mac[2] = 0x3e;
+		if (getrandom(&mac[3], 3, 0) != 3)
+			return ctlmsg_error(EIO, "vif-create: no random bytes for a MAC");
+		mac[3] &= 0x7f;
+	}
+	for (int i = 0; i < CTL_MAX_VIFS; i++) {
+		if (cc->vifs[i] && cc->vif_devid[i] == devid)
+			return ctlmsg_error(EEXIST, "vif-create: vif %u.%u exists", cc->domid,
+					    (unsigned int)devid);
+		if (!cc->vifs[i] && slot < 0)
+			slot = i;
+	}
+	if (slot < 0)
+		return ctlmsg_error(ENOSPC, "vif-create: domain %u has %d vifs already", cc->domid,
+				    CTL_MAX_VIFS);
+	rc = back_vif_create(cc->ctl->d->back, cc->domid, (uint32_t)devid, mac, &vif);
+	if (rc < 0)
+		return ctlmsg_error(-rc, "vif-create: %s", strerror(-rc));
+	cc->vifs[slot] = vif;
+	cc->vif_devid[slot] = (uint32_t)devid;
+	snprintf(fe, sizeof(fe), "/local/domain/%u/device/vif/%u", cc->domid, (unsigned int)devid);
+	snprintf(be, sizeof(be), "/local/domain/0/backend/vif/%u/%u", cc->domid,
+		 (unsigned int)devid);
+	snprintf(macbuf, sizeof(macbuf), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
+		 mac[3], mac[4], mac[5]);
+	snprintf(path, sizeof(path), "vif%u.%u", cc->domid, (unsigned int)devid);
+	info("%s created: mac %s", path, macbuf);
+	return json_pack("{s:s, s:s, s:s, s:s}", "name", path, "frontend", fe, "backend", be, "mac",
+			 macbuf);
+}
+
+static json_t *op_vif_destroy(struct ctl_conn *cc, const json_t *req)
+{
+	uint64_t devid;
+
+	if (!cc->domid)
+		return ctlmsg_error(EINVAL, "vif-destroy: no domain (send domain-create)");
+	if (get_uint(req, "devid", 65535, &devid) < 0)
+		return ctlmsg_error(EINVAL, "vif-destroy: \"devid\" must be 0..65535");
+	for (int i = 0; i < CTL_MAX_VIFS; i++) {
+		if (cc->vifs[i] && cc->vif_devid[i] == devid) {
+			back_vif_destroy(cc->vifs[i]);
+			cc->vifs[i] = NULL;
+			return json_object();
+		}
+	}
+	return ctlmsg_error(ENOENT, "vif-destroy: no vif %u.%u", cc->domid, (unsigned int)devid);
+}
+
+static const char *const xenbus_state_names[] = {
+    "Unknown", "Initialising", "InitWait",	"Initialised",	"Connected",
+    "Closing", "Closed",       "Reconfiguring", "Reconfigured",
+};
+
+/* One vif as `pvnet show` prints it: state, reason, and every queue's counters. */
+static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vif)
+{
+	const struct back_stat_desc *names;
+	unsigned int nstats, nq = back_vif_num_queues(vif);
+	enum xenbus_state st = back_vif_state(vif);
+	json_t *queues = json_array();
+	uint64_t vals[128];
+	char name[32];
+
+	names = back_stats_names(&nstats);
+	if (nstats > sizeof(vals) / sizeof(vals[0]))
+		nstats = sizeof(vals) / sizeof(vals[0]);
+	for (unsigned int q = 0; q < nq; q++) {
+		json_t *o = json_object();
+
+		if (back_vif_stats(vif, q, vals) == 0)
+			for (unsigned int i = 0; i < nstats; i++)
+				json_object_set_new(o, names[i].name,
+						    json_integer((json_int_t)vals[i]));
+		json_array_append_new(queues, o);
+	}
+	snprintf(name, sizeof(name), "vif%u.%u", domid, devid);
+	return json_pack("{s:s, s:i, s:i, s:s, s:s?, s:o}", "name", name, "domid", domid, "devid",
+			 devid, "state",
+			 (unsigned int)st <
+				 sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
+			     ? xenbus_state_names[st]
+			     : "?",
+			 "error", back_vif_error(vif), "queues", queues);
+}
+
 static json_t *op_status(struct ctl *c)
 {
+	json_t *doms = json_array(), *vifs = json_array();
 	struct hv_stats st;
-	json_t *doms = json_array();
 
 	hv_stats(c->d->hv, &st);
-	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next)
-		if (cc->domid)
-			json_array_append_new(doms, json_pack("{s:i, s:s}", "domid", cc->domid,
-							      "store", cc->store_sock));
+	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
+		if (!cc->domid)
+			continue;
+		json_array_append_new(
+		    doms, json_pack("{s:i, s:s}", "domid", cc->domid, "store", cc->store_sock));
+		for (int i = 0; i < CTL_MAX_VIFS; i++)
+			if (cc->vifs[i])
+				json_array_append_new(
+				    vifs, vif2json(cc->domid, cc->vif_devid[i], cc->vifs[i]));
+	}
 	return json_pack(
-		"{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
-		"version", PVNET_VERSION, "domains", doms, "hv", "domains", (json_int_t)st.domains,
-		"zombies", (json_int_t)st.zombies, "maps_in_use", (json_int_t)st.maps_in_use,
-		"evtchns_open", (json_int_t)st.evtchns_open, "grant_copy_ops",
-		(json_int_t)st.copy_ops, "grant_map_ops", (json_int_t)st.map_ops,
-		"grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches",
-		(json_int_t)st.batches, "destroyed", "domains", (json_int_t)c->destroyed,
-		"maps_in_use", (json_int_t)c->leaked.maps_in_use, "grants_active",
-		(json_int_t)c->leaked.grants_active, "evtchns_open",
-		(json_int_t)c->leaked.evtchns_open);
+	    "{s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+	    "version", PVNET_VERSION, "domains", doms, "vifs", vifs, "hv", "domains",
+	    (json_int_t)st.domains, "zombies", (json_int_t)st.zombies, "maps_in_use",
+	    (json_int_t)st.maps_in_use, "evtchns_open", (json_int_t)st.evtchns_open,
+	    "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops", (json_int_t)st.map_ops,
+	    "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches", (json_int_t)st.batches,
+	    "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
+	    (json_int_t)c->leaked.maps_in_use, "grants_active", (json_int_t)c->leaked.grants_active,
+	    "evtchns_open", (json_int_t)c->leaked.evtchns_open);
 }
 
 static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, unsigned int *nfds,
@@ -234,6 +372,10 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 		return op_evtchn_alloc(cc, req, rfds, nrfds);
 	if (!strcmp(op, "evtchn-close"))
 		return op_evtchn_close(cc, req);
+	if (!strcmp(op, "vif-create"))
+		return op_vif_create(cc, req);
+	if (!strcmp(op, "vif-destroy"))
+		return op_vif_destroy(cc, req);
 	if (!strcmp(op, "status"))
 		return op_status(cc->ctl);
 	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.64s\"", op);

@@ -12,21 +12,26 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "back/back.h"
 #include "hv/hv.h"
 #include "store/store.h"
+#include "switch/switch.h"
 #include "pvnetd.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: pvnetd [OPTIONS]\n"
-		   "Run the pvnet backend domain in the foreground until SIGTERM or SIGINT.\n"
-		   "\n"
-		   "  -d, --run-dir DIR      sockets go here (default /run/pvnet):\n"
-		   "                         DIR/xenstore.sock (domain 0, mode 0600),\n"
-		   "                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock\n"
-		   "  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
-		   "  -h, --help             this text\n"
-		   "  -V, --version          print the version\n");
+	fprintf(f,
+		"Usage: pvnetd [OPTIONS]\n"
+		"Run the pvnet backend domain in the foreground until SIGTERM or SIGINT.\n"
+		"\n"
+		"  -d, --run-dir DIR      sockets go here (default /run/pvnet):\n"
+		"                         DIR/xenstore.sock (domain 0, mode 0600),\n"
+		"                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock\n"
+		"  -t, --tx-mode MODE     how guest TX payloads reach the switch: map (grant-map,\n"
+		"                         zero copy; default) or copy (grant-copy)\n"
+		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
+		"  -h, --help             this text\n"
+		"  -V, --version          print the version\n");
 }
 
 static void on_signal(struct loop_watch *w, uint32_t events)
@@ -55,21 +60,21 @@ static int make_run_dir(const char *dir)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"run-dir", required_argument, NULL, 'd'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0},
+	    {"run-dir", required_argument, NULL, 'd'}, {"log-level", required_argument, NULL, 'l'},
+	    {"tx-mode", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},       {0},
 	};
 	struct pvnetd d = {0};
 	struct store_config scfg;
+	struct back_config bcfg;
 	struct hv_config hcfg;
 	char path[PATH_MAX];
 	sigset_t mask;
 	int c, rc;
 
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
-	while ((c = getopt_long(argc, argv, "d:l:hV", opts, NULL)) != -1) {
+	back_config_default(&bcfg);
+	while ((c = getopt_long(argc, argv, "d:l:t:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -79,8 +84,17 @@ int main(int argc, char **argv)
 		case 'l':
 			rc = log_level_parse(optarg);
 			if (rc < 0)
-				die("--log-level: '%s' is not one of err, warn, info, debug", optarg);
+				die("--log-level: '%s' is not one of err, warn, info, debug",
+				    optarg);
 			log_set_level((enum log_level)rc);
+			break;
+		case 't':
+			if (!strcmp(optarg, "map"))
+				bcfg.tx_mode = BACK_TX_MAP;
+			else if (!strcmp(optarg, "copy"))
+				bcfg.tx_mode = BACK_TX_COPY;
+			else
+				die("--tx-mode: '%s' is not map or copy", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -128,6 +142,13 @@ int main(int argc, char **argv)
 	d.store = store_create(&scfg);
 	if (!d.store)
 		die("store: %s", strerror(errno));
+	rc = sw_create(NULL, &d.sw);
+	if (rc < 0)
+		die("switch: %s", strerror(-rc));
+	bcfg.loop = d.loop;
+	d.back = back_create(&bcfg, d.hv, d.store, d.sw);
+	if (!d.back)
+		die("netback: %s", strerror(errno));
 
 	snprintf(path, sizeof(path), "%s/%s", d.run_dir, PVNETD_STORE_SOCK);
 	rc = store_listen(d.store, d.loop, path, 0, 0600);
@@ -137,13 +158,15 @@ int main(int argc, char **argv)
 	if (!d.ctl)
 		die("control socket in %s failed", d.run_dir);
 
-	info("pvnetd %s: store at %s, control at %s/%s", PVNET_VERSION, path, d.run_dir,
-	     PVNETD_CTL_SOCK);
+	info("pvnetd %s: store at %s, control at %s/%s, tx mode %s", PVNET_VERSION, path, d.run_dir,
+	     PVNETD_CTL_SOCK, bcfg.tx_mode == BACK_TX_MAP ? "map" : "copy");
 	rc = loop_run(d.loop);
 	if (rc < 0)
 		err("event loop: %s", strerror(-rc));
 
 	ctl_destroy(d.ctl);
+	back_destroy(d.back);
+	sw_destroy(d.sw);
 	store_unlisten(d.store, path);
 	store_destroy(d.store);
 	hv_destroy(d.hv);

@@ -8,9 +8,11 @@
 
 #include "common/loop.h"
 
+struct back;
+struct ctl;
 struct hv;
 struct store;
-struct ctl;
+struct sw;
 
 /**
  * struct pvnetd - the daemon: one control-plane thread runs @loop
@@ -18,7 +20,9 @@ struct ctl;
  * @loop: event loop of the control plane
  * @hv: emulated hypervisor (domains, grant tables, event channels)
  * @store: xenstore-protocol server
- * @ctl: control socket server (domain creation, event channels, status)
+ * @sw: the learning switch every vif and uplink is a port of
+ * @back: netback: vifs, their xenbus state machines and queue workers
+ * @ctl: control socket server (domains, event channels, vifs, status)
  * @sig: signalfd for SIGTERM/SIGINT
  */
 struct pvnetd {
@@ -26,6 +30,8 @@ struct pvnetd {
 	struct loop *loop;
 	struct hv *hv;
 	struct store *store;
+	struct sw *sw;
+	struct back *back;
 	struct ctl *ctl;
 	struct loop_watch sig;
 };
