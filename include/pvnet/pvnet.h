@@ -20,6 +20,10 @@
  * held.  Grant references and event-channel ports are Xen's: a backend
  * sees exactly what it would see on a Xen host.
  *
+ * On top of the domain, the second half of this header gives it network
+ * interfaces (netfront: vifs, queues, burst send and receive, zero-copy
+ * buffers); docs/netfront.md describes the protocol side.
+ *
  * All calls return 0 or a negative errno unless documented otherwise.
  * Objects are not thread safe unless documented otherwise.
  */
@@ -102,6 +106,10 @@ const char *pvnet_domain_store_path(const struct pvnet_domain *dom);
  * @frame: the page, below pvnet_domain_pages()
  * @readonly: grant read access only
  * @ref: set to the grant reference
+ *
+ * Vifs take their pages from the top of guest memory down; an application
+ * granting pages of its own should use the lowest ones and leave the vifs
+ * enough (2 + tx_buffers + rx_buffers per queue).
  *
  * Return: 0, -ENOSPC when the grant table is full, -EINVAL for a bad frame
  */
@@ -238,9 +246,12 @@ struct pvnet_vif;
  * @timeout_ms: bound on every wait for pvnetd or the backend
  * @prepared: the device directories already exist (written by a toolstack,
  *	as for a Xen guest at boot): do not send "vif-create" to pvnetd
+ * @mac: the MAC address to ask pvnetd for; all zeroes lets pvnetd choose
+ *	(Xen's OUI 00:16:3e and a random host part, as xl does); ignored when
+ *	@prepared
  *
  * pvnet_vif_config_default() fills: devid 0, 1 queue, PVNET_F_ALL, 256 TX
- * and 512 RX buffers, 5000 ms, not prepared.
+ * and 512 RX buffers, 5000 ms, not prepared, MAC chosen by pvnetd.
  */
 struct pvnet_vif_config {
 	uint32_t devid;
@@ -250,6 +261,7 @@ struct pvnet_vif_config {
 	unsigned int rx_buffers;
 	int timeout_ms;
 	bool prepared;
+	uint8_t mac[6];
 };
 
 /**
@@ -310,8 +322,10 @@ int pvnet_vif_control_fd(const struct pvnet_vif *vif);
  * pvnet_vif_process() - handle xenstore events: notice the backend closing
  * @vif: the vif
  *
- * Never blocks.  When the backend has gone Closing or Closed, the vif
- * answers Closed itself (as Linux netfront does) and every data call
+ * Does not wait for events; when there is one, it costs a store round
+ * trip or two (each bounded by timeout_ms).  When the backend has gone
+ * Closing or Closed (or its directory has vanished while connected), the
+ * vif answers Closed itself (as Linux netfront does) and every data call
  * returns -ENOTCONN until pvnet_vif_reconnect().
  *
  * Return: the vif's xenbus state, or -errno
@@ -571,7 +585,8 @@ struct pvnet_stat {
  *
  * Counters: tx_packets, tx_bytes, tx_errors (NETIF_RSP_ERROR or DROPPED
  * answers), tx_ring_full (sends stopped by a full ring or no buffers),
- * tx_notify, rx_packets, rx_bytes, rx_errors, rx_notify.
+ * tx_notify, rx_packets, rx_bytes, rx_errors, rx_notify, rx_spurious (events
+ * that woke a receive call which then found nothing).
  *
  * Return: the number of counters available (may exceed @n), or -EINVAL
  */

@@ -159,8 +159,7 @@ int pvnet_domain_create(const char *run_dir, uint32_t pages, struct pvnet_domain
 		goto close_rfds;
 	}
 	d->gnttab_size = (size_t)st.st_size;
-	d->gnttab =
-		mmap(NULL, d->gnttab_size, PROT_READ | PROT_WRITE, MAP_SHARED, d->gnttab_fd, 0);
+	d->gnttab = mmap(NULL, d->gnttab_size, PROT_READ | PROT_WRITE, MAP_SHARED, d->gnttab_fd, 0);
 	if (d->gnttab == MAP_FAILED) {
 		d->gnttab = NULL;
 		rc = -errno;
@@ -362,8 +361,8 @@ void front_domain_page_free(struct pvnet_domain *d, uint32_t frame)
  *
  * Return: 0, -ENOMEM (no page) or -ENOSPC (no grant reference)
  */
-int front_domain_grant_page(struct pvnet_domain *d, uint16_t remote, bool readonly,
-			    uint32_t *frame, grant_ref_t *ref)
+int front_domain_grant_page(struct pvnet_domain *d, uint16_t remote, bool readonly, uint32_t *frame,
+			    grant_ref_t *ref)
 {
 	uint32_t r;
 	int rc = front_domain_page_alloc(d, frame);

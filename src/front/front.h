@@ -19,8 +19,8 @@ struct front_xs;
 
 int front_domain_page_alloc(struct pvnet_domain *d, uint32_t *frame);
 void front_domain_page_free(struct pvnet_domain *d, uint32_t frame);
-int front_domain_grant_page(struct pvnet_domain *d, uint16_t remote, bool readonly,
-			    uint32_t *frame, grant_ref_t *ref);
+int front_domain_grant_page(struct pvnet_domain *d, uint16_t remote, bool readonly, uint32_t *frame,
+			    grant_ref_t *ref);
 void front_domain_ungrant_page(struct pvnet_domain *d, uint32_t frame, grant_ref_t ref);
 int front_domain_call(struct pvnet_domain *d, const json_t *req, json_t **reply, int timeout_ms);
 struct hv_gntshr *front_domain_gntshr(struct pvnet_domain *d);
@@ -93,6 +93,7 @@ enum front_stat {
 	FRONT_STAT_RX_BYTES,
 	FRONT_STAT_RX_ERRORS,
 	FRONT_STAT_RX_NOTIFY,
+	FRONT_STAT_RX_SPURIOUS,
 	FRONT_STAT_NR,
 };
 extern const char *const front_queue_stat_names[FRONT_STAT_NR];
@@ -132,9 +133,9 @@ struct front_queue {
 	struct pvnet_buf *tx_buf;
 	uint32_t *tx_frame;
 	grant_ref_t *tx_ref;
-	uint8_t *tx_owner;	/* enum front_tx_owner */
-	uint8_t *tx_head;	/* 1 if the request was a frame's first slot */
-	uint16_t *tx_free;	/* stack of free ids */
+	uint8_t *tx_owner; /* enum front_tx_owner */
+	uint8_t *tx_head;  /* 1 if the request was a frame's first slot */
+	uint16_t *tx_free; /* stack of free ids */
 	unsigned int tx_nfree;
 	unsigned int tx_granted; /* buffers granted so far (teardown bound) */
 
@@ -143,13 +144,13 @@ struct front_queue {
 	struct pvnet_buf *rx_buf;
 	uint32_t *rx_frame;
 	grant_ref_t *rx_ref;
-	uint8_t *rx_owner;	/* enum front_rx_owner */
+	uint8_t *rx_owner; /* enum front_rx_owner */
 	uint16_t *rx_free;
 	unsigned int rx_nfree;
 	unsigned int rx_granted;
 	uint16_t rx_slot[PVNET_RING_SIZE]; /* buffer posted at each ring slot */
-	RING_IDX rx_pushed;		   /* our own last req_prod: the backend may scribble on it */
-	bool tx_stopped;		   /* a send found no room: TX completions are armed */
+	RING_IDX rx_pushed; /* our own last req_prod: the backend may scribble on it */
+	bool tx_stopped;    /* a send found no room: TX completions are armed */
 
 	uint64_t stats[FRONT_STAT_NR];
 };
@@ -158,7 +159,7 @@ int front_queue_setup(struct front_queue *q, struct pvnet_vif *vif, unsigned int
 void front_queue_teardown(struct front_queue *q);
 void front_queue_rx_refill(struct front_queue *q);
 int front_queue_tx_reap(struct front_queue *q);
-void front_queue_idle(struct front_queue *q, bool rx_incomplete);
+int front_queue_idle(struct front_queue *q, bool rx_incomplete);
 
 /* ---- xenbus.c: the vif and its state machine ---- */
 
@@ -180,11 +181,11 @@ struct pvnet_vif {
 	/* 0 connected, -ENOTCONN disconnected, -EIO broken; written once per failure. */
 	atomic_int status;
 	atomic_flag reason_set;
-	char reason[160];
+	char reason[160]; /* one line: "queue N: RX slot I: what was wrong" */
 };
 
 void front_vif_broken(struct pvnet_vif *vif, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 int front_vif_check(struct pvnet_vif *vif, unsigned int queue, struct front_queue **q);
 
 #endif /* PVNET_FRONT_FRONT_H */

@@ -40,20 +40,28 @@
  * field shared between queues, and it is atomic).
  */
 
+/* clang-format off */
 const char *const front_queue_stat_names[FRONT_STAT_NR] = {
-	[FRONT_STAT_TX_PACKETS] = "tx_packets",	  [FRONT_STAT_TX_BYTES] = "tx_bytes",
-	[FRONT_STAT_TX_ERRORS] = "tx_errors",	  [FRONT_STAT_TX_RING_FULL] = "tx_ring_full",
-	[FRONT_STAT_TX_NOTIFY] = "tx_notify",	  [FRONT_STAT_RX_PACKETS] = "rx_packets",
-	[FRONT_STAT_RX_BYTES] = "rx_bytes",	  [FRONT_STAT_RX_ERRORS] = "rx_errors",
-	[FRONT_STAT_RX_NOTIFY] = "rx_notify",
+	[FRONT_STAT_TX_PACKETS]   = "tx_packets",
+	[FRONT_STAT_TX_BYTES]     = "tx_bytes",
+	[FRONT_STAT_TX_ERRORS]    = "tx_errors",
+	[FRONT_STAT_TX_RING_FULL] = "tx_ring_full",
+	[FRONT_STAT_TX_NOTIFY]    = "tx_notify",
+	[FRONT_STAT_RX_PACKETS]   = "rx_packets",
+	[FRONT_STAT_RX_BYTES]     = "rx_bytes",
+	[FRONT_STAT_RX_ERRORS]    = "rx_errors",
+	[FRONT_STAT_RX_NOTIFY]    = "rx_notify",
+	[FRONT_STAT_RX_SPURIOUS]  = "rx_spurious",
 };
+/* clang-format on */
 
 /* The public ring constants are the real ring sizes for a 4 KiB page. */
 _Static_assert(__CONST_RING_SIZE(netif_tx, PVNET_PAGE_SIZE) == PVNET_RING_SIZE, "TX ring size");
 _Static_assert(__CONST_RING_SIZE(netif_rx, PVNET_PAGE_SIZE) == PVNET_RING_SIZE, "RX ring size");
 _Static_assert(PVNET_MAX_FRAGS == XEN_NETIF_NR_SLOTS_MIN, "frags per frame");
 _Static_assert(PVNET_MAX_FRAME == XEN_NETIF_MAX_TX_SIZE, "largest frame");
-_Static_assert(PVNET_GSO_TCPV4 == XEN_NETIF_GSO_TYPE_TCPV4 && PVNET_GSO_TCPV6 == XEN_NETIF_GSO_TYPE_TCPV6,
+_Static_assert(PVNET_GSO_TCPV4 == XEN_NETIF_GSO_TYPE_TCPV4 &&
+		   PVNET_GSO_TCPV6 == XEN_NETIF_GSO_TYPE_TCPV6,
 	       "GSO types are Xen's");
 /* Request ids are 16 bits and index buffers: both pools must fit. */
 _Static_assert(PVNET_RING_SIZE <= UINT16_MAX, "TX ids");
@@ -264,8 +272,7 @@ void front_queue_rx_refill(struct front_queue *q)
 		q->rx_owner[b] = FRONT_RX_POSTED;
 		q->rx.req_prod_pvt = idx + 1;
 	}
-	if (q->rx.req_prod_pvt == q->rx_pushed ||
-	    q->rx.req_prod_pvt - q->rx.rsp_cons < RX_PUSH_MIN)
+	if (q->rx.req_prod_pvt == q->rx_pushed || q->rx.req_prod_pvt - q->rx.rsp_cons < RX_PUSH_MIN)
 		return;
 	/* The macro reads the old req_prod from the shared page; ours is rx_pushed. */
 	q->rx.sring->req_prod = q->rx_pushed;
@@ -333,15 +340,17 @@ static void self_kick(const struct pvnet_evtchn *ch)
  *	yet: ask to be woken by the next one instead of the first
  *
  * Called by a data call that found nothing to do.  See Theory of Operation.
+ *
+ * Return: the number of pending events it consumed
  */
-void front_queue_idle(struct front_queue *q, bool rx_incomplete)
+int front_queue_idle(struct front_queue *q, bool rx_incomplete)
 {
 	const struct pvnet_evtchn *tx_ch = q->split ? &q->ev_tx : &q->ev_rx;
-	int rx_more = 0, tx_more = 0;
+	int rx_more = 0, tx_more = 0, events;
 
-	pvnet_evtchn_pending(&q->ev_rx);
+	events = pvnet_evtchn_pending(&q->ev_rx) == 1;
 	if (q->split)
-		pvnet_evtchn_pending(&q->ev_tx);
+		events += pvnet_evtchn_pending(&q->ev_tx) == 1;
 	if (!rx_incomplete) {
 		RING_FINAL_CHECK_FOR_RESPONSES(&q->rx, rx_more);
 	} else {
@@ -363,6 +372,7 @@ void front_queue_idle(struct front_queue *q, bool rx_incomplete)
 		self_kick(&q->ev_rx);
 	if (tx_more)
 		self_kick(tx_ch);
+	return events;
 }
 
 int pvnet_queue_fd(struct pvnet_vif *vif, unsigned int queue)

@@ -45,9 +45,8 @@ static const char *check_data(const netif_rx_response_t *rsp, RING_IDX idx, RING
 {
 	if (rsp->id != (idx & mask))
 		return "response id is not its slot's request id";
-	if (rsp->status >= 0 &&
-	    (rsp->offset >= PVNET_PAGE_SIZE ||
-	     (uint32_t)rsp->offset + (uint32_t)rsp->status > PVNET_PAGE_SIZE))
+	if (rsp->status >= 0 && (rsp->offset >= PVNET_PAGE_SIZE ||
+				 (uint32_t)rsp->offset + (uint32_t)rsp->status > PVNET_PAGE_SIZE))
 		return "data runs past the end of its page";
 	return NULL;
 }
@@ -200,7 +199,8 @@ static int rx_avail(struct front_queue *q, RING_IDX *prod)
 
 	*prod = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE);
 	if (*prod - cons > q->rx_pushed - cons) {
-		front_vif_broken(q->vif, "queue %u: RX response producer %u beyond the %u requests posted",
+		front_vif_broken(q->vif,
+				 "queue %u: RX response producer %u beyond the %u requests posted",
 				 q->index, *prod, q->rx_pushed);
 		return -EIO;
 	}
@@ -230,12 +230,18 @@ static int next_frame(struct front_queue *q, RING_IDX prod, struct front_rx_pkt 
 	}
 }
 
-/* After a receive call: refill, and go idle if it found nothing. */
+/*
+ * After a receive call: refill, and go idle if it found nothing.  An event
+ * consumed then woke the application for nothing: counted (XSA-391, a
+ * backend kicking without work, shows up here).
+ */
 static void rx_done(struct front_queue *q, int got, bool incomplete)
 {
 	front_queue_rx_refill(q);
-	if (!got)
-		front_queue_idle(q, incomplete);
+	if (!got && !incomplete)
+		q->stats[FRONT_STAT_RX_SPURIOUS] += (uint64_t)front_queue_idle(q, false);
+	else if (!got)
+		front_queue_idle(q, true);
 }
 
 int pvnet_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
@@ -278,13 +284,13 @@ int pvnet_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts
 			used += pkt.frags[f].len;
 		}
 		pkts[got] = (struct pvnet_pkt){
-			.data = dst,
-			.len = pkt.len,
-			.flags = pkt.flags,
-			.gso_type = pkt.gso_type,
-			.gso_size = pkt.gso_size,
-			.hash_type = pkt.hash_type,
-			.hash = pkt.hash,
+		    .data = dst,
+		    .len = pkt.len,
+		    .flags = pkt.flags,
+		    .gso_type = pkt.gso_type,
+		    .gso_size = pkt.gso_size,
+		    .hash_type = pkt.hash_type,
+		    .hash = pkt.hash,
 		};
 		free_slots(q, &pkt, true);
 		q->rx.rsp_cons += pkt.nslots;

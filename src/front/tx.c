@@ -202,7 +202,7 @@ int pvnet_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt
 			uint32_t sz = p->len - off < FRAG_MAX ? p->len - off : FRAG_MAX;
 
 			frags[f] = (struct front_tx_frag){
-				.gref = q->tx_ref[id], .offset = 0, .size = (uint16_t)sz, .id = id};
+			    .gref = q->tx_ref[id], .offset = 0, .size = (uint16_t)sz, .id = id};
 		}
 		rc = front_tx_pkt2slots(frags, nf, p->flags, p->gso_type, p->gso_size,
 					vif->features, slots);
@@ -276,10 +276,10 @@ static int buf2frags(const struct front_queue *q, struct pvnet_buf *head,
 		if (nf == XEN_NETIF_NR_SLOTS_MIN || !app_buf_ok(q, b))
 			return -EINVAL;
 		frags[nf++] = (struct front_tx_frag){
-			.gref = q->tx_ref[b->id],
-			.offset = (uint16_t)((uintptr_t)b->data - (uintptr_t)b->page),
-			.size = (uint16_t)b->len,
-			.id = (uint16_t)b->id,
+		    .gref = q->tx_ref[b->id],
+		    .offset = (uint16_t)((uintptr_t)b->data - (uintptr_t)b->page),
+		    .size = (uint16_t)b->len,
+		    .id = (uint16_t)b->id,
 		};
 		*len += b->len;
 	}
@@ -313,12 +313,13 @@ int pvnet_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf 
 			break;
 		}
 		/* Its buffers are already taken from the free list: only ring room matters. */
-		if (RING_FREE_REQUESTS(&q->tx) < (unsigned int)nf + (h->gso_type != PVNET_GSO_NONE)) {
+		if (RING_FREE_REQUESTS(&q->tx) <
+		    (unsigned int)nf + (h->gso_type != PVNET_GSO_NONE)) {
 			push(q, pushed);
 			return stop(q, (int)i);
 		}
-		rc = front_tx_pkt2slots(frags, (unsigned int)nf, h->flags, h->gso_type,
-					h->gso_size, vif->features, slots);
+		rc = front_tx_pkt2slots(frags, (unsigned int)nf, h->flags, h->gso_type, h->gso_size,
+					vif->features, slots);
 		if (rc < 0)
 			break;
 		put_slots(q, slots, (unsigned int)rc, frags, (unsigned int)nf, len);

@@ -182,11 +182,11 @@ static int negotiate(struct pvnet_vif *vif, bool *num_queues_key)
 		const char *key;
 		uint32_t bit;
 	} offers[] = {
-		{"feature-sg", PVNET_F_SG},
-		{"feature-gso-tcpv4", PVNET_F_GSO_TCPV4},
-		{"feature-gso-tcpv6", PVNET_F_GSO_TCPV6},
-		{"feature-ipv6-csum-offload", PVNET_F_IPV6_CSUM},
-		{"feature-split-event-channels", PVNET_F_SPLIT_EVTCHN},
+	    {"feature-sg", PVNET_F_SG},
+	    {"feature-gso-tcpv4", PVNET_F_GSO_TCPV4},
+	    {"feature-gso-tcpv6", PVNET_F_GSO_TCPV6},
+	    {"feature-ipv6-csum-offload", PVNET_F_IPV6_CSUM},
+	    {"feature-split-event-channels", PVNET_F_SPLIT_EVTCHN},
 	};
 	unsigned long v;
 	uint32_t offered;
@@ -283,11 +283,11 @@ static int write_keys_once(struct pvnet_vif *vif, uint32_t txn, bool num_queues_
 		const char *key;
 		uint32_t bit;
 	} ours[] = {
-		{"feature-rx-notify", PVNET_F_RX_NOTIFY},
-		{"feature-sg", PVNET_F_SG},
-		{"feature-gso-tcpv4", PVNET_F_GSO_TCPV4},
-		{"feature-gso-tcpv6", PVNET_F_GSO_TCPV6},
-		{"feature-ipv6-csum-offload", PVNET_F_IPV6_CSUM},
+	    {"feature-rx-notify", PVNET_F_RX_NOTIFY},
+	    {"feature-sg", PVNET_F_SG},
+	    {"feature-gso-tcpv4", PVNET_F_GSO_TCPV4},
+	    {"feature-gso-tcpv6", PVNET_F_GSO_TCPV6},
+	    {"feature-ipv6-csum-offload", PVNET_F_IPV6_CSUM},
 	};
 	char path[FRONT_PATH_MAX + 48];
 	int rc;
@@ -354,8 +354,8 @@ static int vif_connect(struct pvnet_vif *vif)
 	if (rc < 0)
 		return rc;
 	rc = be_wait(vif, BIT(XenbusStateInitWait), 0);
-	if (rc == -ETIMEDOUT && (BIT(vif->be_state) & (BIT(XenbusStateClosing) |
-						      BIT(XenbusStateClosed))))
+	if (rc == -ETIMEDOUT &&
+	    (BIT(vif->be_state) & (BIT(XenbusStateClosing) | BIT(XenbusStateClosed))))
 		rc = -ENOTCONN;
 	if (rc < 0)
 		return rc;
@@ -378,16 +378,14 @@ static int vif_connect(struct pvnet_vif *vif)
 	rc = fe_write_state(vif, XenbusStateConnected);
 	if (rc < 0)
 		goto free_queues;
-	atomic_store_explicit(&vif->status, 0, memory_order_release);
 	/* Linux xennet_connect(): post RX buffers and kick, then let traffic flow. */
 	for (unsigned int i = 0; i < vif->nr_queues; i++)
 		front_queue_rx_refill(&vif->queues[i]);
-	rc = be_wait(vif, BIT(XenbusStateConnected), BIT(XenbusStateClosing) |
-							  BIT(XenbusStateClosed));
-	if (rc < 0) {
-		atomic_store_explicit(&vif->status, -ENOTCONN, memory_order_release);
+	rc = be_wait(vif, BIT(XenbusStateConnected),
+		     BIT(XenbusStateClosing) | BIT(XenbusStateClosed));
+	if (rc < 0)
 		goto close;
-	}
+	atomic_store_explicit(&vif->status, 0, memory_order_release);
 	return 0;
 
 close:
@@ -407,14 +405,16 @@ static void vif_close(struct pvnet_vif *vif)
 	atomic_compare_exchange_strong(&vif->status, &expected, -ENOTCONN);
 	if (vif->state != XenbusStateClosed) {
 		if (fe_write_state(vif, XenbusStateClosing) == 0)
-			be_wait(vif, BIT(XenbusStateClosing) | BIT(XenbusStateClosed) |
-					     BIT(XenbusStateUnknown) | BIT(XenbusStateInitWait) |
-					     BIT(XenbusStateInitialising),
+			be_wait(vif,
+				BIT(XenbusStateClosing) | BIT(XenbusStateClosed) |
+				    BIT(XenbusStateUnknown) | BIT(XenbusStateInitWait) |
+				    BIT(XenbusStateInitialising),
 				0);
 		fe_write_state(vif, XenbusStateClosed);
 	}
-	be_wait(vif, BIT(XenbusStateClosed) | BIT(XenbusStateUnknown) |
-			     BIT(XenbusStateInitWait) | BIT(XenbusStateInitialising),
+	be_wait(vif,
+		BIT(XenbusStateClosed) | BIT(XenbusStateUnknown) | BIT(XenbusStateInitWait) |
+		    BIT(XenbusStateInitialising),
 		0);
 }
 
@@ -423,14 +423,27 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	unsigned int b[6];
 	int n = 0;
 
-	if (strlen(s) != 17 ||
+	if (strlen(s) != 17 /* xx:xx:xx:xx:xx:xx */ ||
 	    sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &n) !=
-		    6 ||
+		6 ||
 	    n != 17)
 		return -EINVAL;
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
 	return 0;
+}
+
+/* Tell pvnetd the device we asked for is gone; a pvnetd without the op has nothing to undo. */
+static void release_vif(struct pvnet_vif *vif)
+{
+	json_t *req, *reply = NULL;
+
+	req = json_pack("{s:s, s:I}", "op", "vif-destroy", "devid", (json_int_t)vif->cfg.devid);
+	if (!req)
+		return;
+	front_domain_call(vif->dom, req, &reply, vif->cfg.timeout_ms);
+	json_decref(req);
+	json_decref(reply);
 }
 
 /* Ask pvnetd, as a guest's toolstack would have at boot, to create the device. */
@@ -440,7 +453,20 @@ static int request_vif(struct pvnet_vif *vif)
 	const char *fe;
 	int rc;
 
+	static const uint8_t none[6];
+	const uint8_t *m = vif->cfg.mac;
+
 	req = json_pack("{s:s, s:I}", "op", "vif-create", "devid", (json_int_t)vif->cfg.devid);
+	if (req && memcmp(m, none, sizeof(none))) {
+		char mac[18]; /* "xx:xx:xx:xx:xx:xx" and its NUL */
+
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+			 m[4], m[5]);
+		if (json_object_set_new(req, "mac", json_string(mac)) < 0) {
+			json_decref(req);
+			req = NULL;
+		}
+	}
 	if (!req)
 		return -ENOMEM;
 	rc = front_domain_call(vif->dom, req, &reply, vif->cfg.timeout_ms);
@@ -461,6 +487,7 @@ static int request_vif(struct pvnet_vif *vif)
 /* Read the toolstack's keys from our own directory: backend, backend-id, mac. */
 static int read_device(struct pvnet_vif *vif)
 {
+	/* mac: 17 characters; more room only to tell "too long" from "fits". */
 	char path[FRONT_PATH_MAX + 16], mac[32];
 	unsigned long id;
 	int rc;
@@ -474,8 +501,8 @@ static int read_device(struct pvnet_vif *vif)
 	if (vif->be_path[0] != '/')
 		return -EPROTO;
 	snprintf(path, sizeof(path), "%s/backend-id", vif->fe_path);
-	rc = front_xs_read_uint(vif->xs, FRONT_XS_NO_TXN, path, ~0ul, DOMID_FIRST_RESERVED - 1,
-				&id);
+	rc =
+	    front_xs_read_uint(vif->xs, FRONT_XS_NO_TXN, path, ~0ul, DOMID_FIRST_RESERVED - 1, &id);
 	if (rc == 0 && id == ~0ul)
 		rc = -ENODEV;
 	if (rc < 0)
@@ -528,7 +555,7 @@ int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cf
 	}
 	rc = front_xs_open(pvnet_domain_store_path(dom), cfg->timeout_ms, &vif->xs);
 	if (rc < 0)
-		goto free_vif;
+		goto release;
 	rc = read_device(vif);
 	if (rc < 0)
 		goto close_xs;
@@ -544,6 +571,9 @@ int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cf
 
 close_xs:
 	front_xs_close(vif->xs);
+release:
+	if (!cfg->prepared)
+		release_vif(vif);
 free_vif:
 	free(vif);
 	return rc;
@@ -557,6 +587,8 @@ void pvnet_vif_destroy(struct pvnet_vif *vif)
 	/* The backend has let go (or the wait ran out): grants still in use are deferred. */
 	free_queues(vif);
 	front_xs_close(vif->xs);
+	if (!vif->cfg.prepared)
+		release_vif(vif);
 	free(vif);
 }
 
@@ -580,15 +612,23 @@ int pvnet_vif_process(struct pvnet_vif *vif)
 	rc = be_read_state(vif);
 	if (rc < 0)
 		return rc;
-	if ((vif->be_state == XenbusStateClosing || vif->be_state == XenbusStateClosed) &&
+	/*
+	 * Closing/Closed: the backend disconnects.  Unknown while we are
+	 * connected: its directory is gone (the toolstack removed the device),
+	 * which Linux handles as the device going away.
+	 */
+	if ((vif->be_state == XenbusStateClosing || vif->be_state == XenbusStateClosed ||
+	     (vif->be_state == XenbusStateUnknown && vif->state == XenbusStateConnected)) &&
 	    vif->state != XenbusStateClosed) {
 		/* Keep a broken vif's -EIO: it says more than -ENOTCONN. */
 		int expected = 0;
 
 		atomic_compare_exchange_strong(&vif->status, &expected, -ENOTCONN);
 		rc = fe_write_state(vif, XenbusStateClosed);
-		if (rc < 0)
-			return rc;
+		if (rc < 0) {
+			/* Our directory may be gone too: we are closed all the same. */
+			vif->state = XenbusStateClosed;
+		}
 	}
 	return vif->state;
 }

@@ -400,13 +400,16 @@ static int call(struct front_xs *xs, uint32_t type, uint32_t txn, const struct i
 	return (int)r.len;
 }
 
-#define IOV_STR(s) {.iov_base = (void *)(s), .iov_len = strlen(s) + 1}
+#define IOV_STR(s)                                                                                 \
+	{                                                                                          \
+		.iov_base = (void *)(s), .iov_len = strlen(s) + 1                                  \
+	}
 
 /* Replies that carry "OK\0". */
 static int call_ok(struct front_xs *xs, uint32_t type, uint32_t txn, const struct iovec *parts,
 		   unsigned int nparts)
 {
-	char ok[8];
+	char ok[8]; /* "OK\0", with room to see a longer reply as wrong, not as too big */
 	int rc = call(xs, type, txn, parts, nparts, ok, sizeof(ok));
 
 	if (rc < 0)
@@ -449,7 +452,7 @@ int front_xs_read(struct front_xs *xs, uint32_t txn, const char *path, char *buf
 int front_xs_read_uint(struct front_xs *xs, uint32_t txn, const char *path, unsigned long dflt,
 		       unsigned long max, unsigned long *val)
 {
-	char buf[24], *end;
+	char buf[24], *end; /* a 64-bit decimal has 20 digits */
 	unsigned long v;
 	int rc = front_xs_read(xs, txn, path, buf, sizeof(buf));
 
@@ -494,7 +497,7 @@ int front_xs_write(struct front_xs *xs, uint32_t txn, const char *path, const ch
  */
 int front_xs_printf(struct front_xs *xs, uint32_t txn, const char *path, const char *fmt, ...)
 {
-	char v[256];
+	char v[256]; /* our values are numbers and short words */
 	va_list ap;
 	int n;
 
@@ -608,7 +611,7 @@ int front_xs_unwatch(struct front_xs *xs, const char *path, const char *token)
 int front_xs_txn_start(struct front_xs *xs, uint32_t *txn)
 {
 	struct iovec p[] = {IOV_STR("")};
-	char id[16], *end;
+	char id[16], *end; /* a 32-bit transaction id in decimal */
 	unsigned long v;
 	int rc = call(xs, XS_TRANSACTION_START, FRONT_XS_NO_TXN, p, 1, id, sizeof(id));
 

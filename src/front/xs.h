@@ -31,7 +31,7 @@ int front_xs_read_uint(struct front_xs *xs, uint32_t txn, const char *path, unsi
 		       unsigned long max, unsigned long *val);
 int front_xs_write(struct front_xs *xs, uint32_t txn, const char *path, const char *value);
 int front_xs_printf(struct front_xs *xs, uint32_t txn, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 int front_xs_mkdir(struct front_xs *xs, uint32_t txn, const char *path);
 int front_xs_rm(struct front_xs *xs, uint32_t txn, const char *path);
 int front_xs_directory(struct front_xs *xs, uint32_t txn, const char *path, char *buf,

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "fakering.h"
 #include "front/front.h"
 #include "harness.h"
 
@@ -38,13 +40,6 @@ static int group_teardown(void **state)
 	return h_stop(&H);
 }
 
-/* netback's view of one queue. */
-struct be {
-	struct pvnet_domain *dom;
-	netif_tx_back_ring_t tx;
-	netif_rx_back_ring_t rx;
-};
-
 struct ctx {
 	struct pvnet_domain *dom;
 	struct fake_be fb;
@@ -54,19 +49,8 @@ struct ctx {
 
 static void be_attach(struct ctx *c)
 {
-	bool ro = true;
-	netif_tx_sring_t *txs;
-	netif_rx_sring_t *rxs;
-
-	txs = h_grant_page(c->dom, (uint32_t)h_read_int(&H, "%s/tx-ring-ref", c->fb.fe), &ro);
-	assert_non_null(txs);
-	assert_false(ro);
-	rxs = h_grant_page(c->dom, (uint32_t)h_read_int(&H, "%s/rx-ring-ref", c->fb.fe), &ro);
-	assert_non_null(rxs);
-	assert_false(ro);
-	c->be.dom = c->dom;
-	BACK_RING_ATTACH(&c->be.tx, txs, txs->rsp_prod, PVNET_PAGE_SIZE);
-	BACK_RING_ATTACH(&c->be.rx, rxs, rxs->rsp_prod, PVNET_PAGE_SIZE);
+	be_attach_rings(&c->be, c->dom, (uint32_t)h_read_int(&H, "%s/tx-ring-ref", c->fb.fe),
+			(uint32_t)h_read_int(&H, "%s/rx-ring-ref", c->fb.fe));
 }
 
 static void ctx_init(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers)
@@ -105,76 +89,6 @@ static uint64_t stat(struct pvnet_vif *vif, const char *name)
 			return st[i].value;
 	fail_msg("no counter %s", name);
 	return 0;
-}
-
-/* One frame as the fake backend received it. */
-struct be_frame {
-	uint8_t data[PVNET_MAX_FRAME];
-	uint32_t len;
-	uint16_t flags;
-	unsigned int slots;
-	struct netif_extra_info gso;
-	uint16_t first_offset;
-};
-
-/* netback TX: consume one frame (slots copied once), copy its payload, answer every slot. */
-static bool be_tx_frame(struct be *b, struct be_frame *f, int16_t status)
-{
-	netif_tx_request_t req[XEN_NETIF_NR_SLOTS_MIN];
-	uint32_t rest = 0, got = 0;
-	unsigned int n = 0;
-	bool ro = false, extra = false;
-
-	if (!RING_HAS_UNCONSUMED_REQUESTS(&b->tx))
-		return false;
-	memset(&f->gso, 0, sizeof(f->gso));
-	do {
-		assert_true(n < XEN_NETIF_NR_SLOTS_MIN);
-		RING_COPY_REQUEST(&b->tx, b->tx.req_cons, &req[n]);
-		b->tx.req_cons++;
-		if (n == 0 && (req[0].flags & NETTXF_extra_info)) {
-			RING_COPY_REQUEST(&b->tx, b->tx.req_cons, (netif_tx_request_t *)&f->gso);
-			b->tx.req_cons++;
-			extra = true;
-		}
-		if (n)
-			rest += req[n].size;
-	} while (req[n++].flags & NETTXF_more_data);
-	f->flags = req[0].flags;
-	f->slots = n;
-	f->first_offset = req[0].offset;
-	for (unsigned int i = 0; i < n; i++) {
-		/* The first slot's own size is what the others leave of the whole. */
-		uint32_t len = i ? req[i].size : req[0].size - rest;
-		const uint8_t *page = h_grant_page(b->dom, req[i].gref, &ro);
-		netif_tx_response_t *rsp;
-
-		assert_non_null(page);
-		assert_true(ro); /* TX buffers are granted read-only */
-		assert_true(req[i].offset + len <= PVNET_PAGE_SIZE);
-		memcpy(f->data + got, page + req[i].offset, len);
-		got += len;
-		rsp = RING_GET_RESPONSE(&b->tx, b->tx.rsp_prod_pvt++);
-		rsp->id = req[i].id;
-		rsp->status = status;
-		if (i == 0 && extra) {
-			rsp = RING_GET_RESPONSE(&b->tx, b->tx.rsp_prod_pvt++);
-			rsp->status = NETIF_RSP_NULL;
-		}
-	}
-	f->len = got;
-	assert_int_equal(got, req[0].size);
-	return true;
-}
-
-static void be_tx_push(struct be *b)
-{
-	int notify, more;
-
-	RING_PUSH_RESPONSES_AND_CHECK_NOTIFY(&b->tx, notify);
-	(void)notify; /* the port is pvnetd's: nobody to notify in this test */
-	RING_FINAL_CHECK_FOR_REQUESTS(&b->tx, more);
-	(void)more;
 }
 
 static void fill(uint8_t *p, uint32_t len, uint32_t seed)
@@ -295,53 +209,6 @@ static void test_tx_errors_counted(void **state)
 	ctx_fini(&c);
 }
 
-/* netback RX: write one frame into posted buffers, responses at the requests' indexes. */
-static int be_rx_frame(struct be *b, const uint8_t *data, uint32_t len, uint16_t flags,
-		       const struct netif_extra_info *extra)
-{
-	uint32_t slots = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE + (extra ? 1 : 0);
-	uint32_t off = 0;
-
-	if (b->rx.sring->req_prod - b->rx.req_cons < slots)
-		return -ENOSPC;
-	for (uint32_t s = 0; off < len || s == 0; s++) {
-		netif_rx_request_t req;
-		netif_rx_response_t *rsp;
-		uint32_t chunk = len - off < PVNET_PAGE_SIZE ? len - off : PVNET_PAGE_SIZE;
-		bool ro = true;
-		uint8_t *page;
-
-		RING_COPY_REQUEST(&b->rx, b->rx.req_cons, &req);
-		page = h_grant_page(b->dom, req.gref, &ro);
-		assert_non_null(page);
-		assert_false(ro);
-		memcpy(page, data + off, chunk);
-		rsp = RING_GET_RESPONSE(&b->rx, b->rx.req_cons);
-		rsp->id = req.id;
-		rsp->offset = 0;
-		rsp->status = (int16_t)chunk;
-		rsp->flags = (off + chunk < len ? NETRXF_more_data : 0) | (s == 0 ? flags : 0) |
-			     (s == 0 && extra ? NETRXF_extra_info : 0);
-		b->rx.req_cons++;
-		b->rx.rsp_prod_pvt = b->rx.req_cons;
-		off += chunk;
-		if (s == 0 && extra) {
-			memcpy(RING_GET_RESPONSE(&b->rx, b->rx.req_cons), extra, sizeof(*extra));
-			b->rx.req_cons++;
-			b->rx.rsp_prod_pvt = b->rx.req_cons;
-		}
-	}
-	return 0;
-}
-
-static void be_rx_push(struct be *b)
-{
-	int notify;
-
-	RING_PUSH_RESPONSES_AND_CHECK_NOTIFY(&b->rx, notify);
-	(void)notify;
-}
-
 static void test_rx_sizes(void **state)
 {
 	static const uint32_t sizes[] = {14, 60, 1500, 4096, 4097, 9000, 65535};
@@ -367,9 +234,8 @@ static void test_rx_sizes(void **state)
 	ex.u.gso.type = XEN_NETIF_GSO_TYPE_TCPV6;
 	ex.u.gso.size = 1440;
 	fill(in, 20000, 5);
-	assert_int_equal(be_rx_frame(&c.be, in, 20000, NETRXF_csum_blank | NETRXF_data_validated,
-				     &ex),
-			 0);
+	assert_int_equal(
+	    be_rx_frame(&c.be, in, 20000, NETRXF_csum_blank | NETRXF_data_validated, &ex), 0);
 	be_rx_push(&c.be);
 	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 1);
 	assert_int_equal(pkt.len, 20000);
@@ -420,6 +286,20 @@ static void test_rx_burst_wrap_and_refill(void **state)
 	struct pollfd p = {.fd = pvnet_queue_fd(c.vif, 0), .events = POLLIN};
 
 	assert_int_equal(poll(&p, 1, 0), 0);
+	/* A kick with nothing behind it wakes the application once and is counted. */
+	uint64_t one = 1;
+
+	assert_int_equal(write(c.vif->queues[0].ev_rx.fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(poll(&p, 1, 0), 1);
+	assert_int_equal(pvnet_recv(c.vif, 0, pkts, 16, out, sizeof(out)), 0);
+	assert_int_equal(stat(c.vif, "rx_spurious"), 1);
+	assert_int_equal(poll(&p, 1, 0), 0);
+	/* Work that is already there when the application goes idle wakes it at once. */
+	assert_int_equal(be_rx_frame(&c.be, in, sizeof(in), 0, NULL), 0);
+	be_rx_push(&c.be);
+	front_queue_idle(&c.vif->queues[0], false);
+	assert_int_equal(poll(&p, 1, 0), 1);
+	assert_int_equal(pvnet_recv(c.vif, 0, pkts, 16, out, sizeof(out)), 1);
 	ctx_fini(&c);
 }
 
@@ -528,7 +408,7 @@ static void test_hostile_tx(void **state)
 	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
 	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
 	*RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt) =
-		*RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 1);
+	    *RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 1);
 	c.be.tx.rsp_prod_pvt++;
 	c.be.tx.req_cons++;
 	/* (the frontend pushed only one request: the second response is also beyond it) */
@@ -604,14 +484,14 @@ static void test_hostile_rx(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tx_sizes),
-		cmocka_unit_test(test_tx_ring_full_and_wrap),
-		cmocka_unit_test(test_tx_errors_counted),
-		cmocka_unit_test(test_rx_sizes),
-		cmocka_unit_test(test_rx_burst_wrap_and_refill),
-		cmocka_unit_test(test_zero_copy),
-		cmocka_unit_test(test_hostile_tx),
-		cmocka_unit_test(test_hostile_rx),
+	    cmocka_unit_test(test_tx_sizes),
+	    cmocka_unit_test(test_tx_ring_full_and_wrap),
+	    cmocka_unit_test(test_tx_errors_counted),
+	    cmocka_unit_test(test_rx_sizes),
+	    cmocka_unit_test(test_rx_burst_wrap_and_refill),
+	    cmocka_unit_test(test_zero_copy),
+	    cmocka_unit_test(test_hostile_tx),
+	    cmocka_unit_test(test_hostile_rx),
 	};
 
 	if (argc < 2) {

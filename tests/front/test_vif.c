@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "front/front.h"
+#include "front/xs.h"
 #include "harness.h"
 
 static const char *pvnetd_exe;
@@ -289,17 +290,70 @@ static void test_grant_in_use_is_abandoned(void **state)
 	ctx_fini(&c);
 }
 
+/* The store client against pvnetd's real store, as the guest. */
+static void test_store_client(void **state)
+{
+	struct front_xs *a, *b;
+	struct pvnet_domain *dom;
+	char home[64], path[96], buf[64];
+	unsigned int count;
+	uint32_t ta, tb;
+
+	assert_int_equal(pvnet_domain_create(H.run_dir, 64, &dom), 0);
+	snprintf(home, sizeof(home), "/local/domain/%u", pvnet_domain_id(dom));
+	assert_int_equal(front_xs_open(pvnet_domain_store_path(dom), 2000, &a), 0);
+	assert_int_equal(front_xs_open(pvnet_domain_store_path(dom), 2000, &b), 0);
+	snprintf(path, sizeof(path), "%s/t/dir", home);
+	assert_int_equal(front_xs_mkdir(a, FRONT_XS_NO_TXN, path), 0);
+	snprintf(path, sizeof(path), "%s/t/k", home);
+	assert_int_equal(front_xs_write(a, FRONT_XS_NO_TXN, path, "v1"), 0);
+	assert_int_equal(front_xs_read(b, FRONT_XS_NO_TXN, path, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "v1");
+	snprintf(path, sizeof(path), "%s/t", home);
+	assert_int_equal(front_xs_directory(a, FRONT_XS_NO_TXN, path, buf, sizeof(buf), &count), 0);
+	assert_int_equal(count, 2);
+	/* A watch fires once on registration, then on a change by someone else. */
+	snprintf(path, sizeof(path), "%s/t/k", home);
+	assert_int_equal(front_xs_watch(a, path, "w"), 0);
+	assert_int_equal(front_xs_wait_event(a, "w", 2000), 0);
+	assert_int_equal(front_xs_write(b, FRONT_XS_NO_TXN, path, "v2"), 0);
+	assert_int_equal(front_xs_wait_event(a, "w", 2000), 0);
+	assert_int_equal(front_xs_wait_event(a, "w", 50), -ETIMEDOUT);
+	assert_int_equal(front_xs_unwatch(a, path, "w"), 0);
+	/* Two transactions racing on one key: the second commit must retry. */
+	assert_int_equal(front_xs_txn_start(a, &ta), 0);
+	assert_int_equal(front_xs_txn_start(b, &tb), 0);
+	assert_int_equal(front_xs_read(a, ta, path, buf, sizeof(buf)), 2);
+	assert_int_equal(front_xs_read(b, tb, path, buf, sizeof(buf)), 2);
+	assert_int_equal(front_xs_write(a, ta, path, "a"), 0);
+	assert_int_equal(front_xs_write(b, tb, path, "b"), 0);
+	assert_int_equal(front_xs_txn_end(a, ta, true), 0);
+	assert_int_equal(front_xs_txn_end(b, tb, true), -EAGAIN);
+	assert_int_equal(front_xs_read(b, FRONT_XS_NO_TXN, path, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "a");
+	/* The guest may not read dom0's nodes. */
+	assert_int_equal(
+	    front_xs_read(a, FRONT_XS_NO_TXN, "/local/domain/0/x", buf, sizeof(buf)) < 0, 1);
+	snprintf(path, sizeof(path), "%s/t", home);
+	assert_int_equal(front_xs_rm(a, FRONT_XS_NO_TXN, path), 0);
+	assert_int_equal(front_xs_read(a, FRONT_XS_NO_TXN, path, buf, sizeof(buf)), -ENOENT);
+	front_xs_close(a);
+	front_xs_close(b);
+	pvnet_domain_destroy(dom);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_connect_single_queue),
-		cmocka_unit_test(test_multi_queue_split),
-		cmocka_unit_test(test_features_not_wanted),
-		cmocka_unit_test(test_backend_without_rx_copy),
-		cmocka_unit_test(test_backend_silent),
-		cmocka_unit_test(test_no_device),
-		cmocka_unit_test(test_backend_closes_then_reconnect),
-		cmocka_unit_test(test_grant_in_use_is_abandoned),
+	    cmocka_unit_test(test_store_client),
+	    cmocka_unit_test(test_connect_single_queue),
+	    cmocka_unit_test(test_multi_queue_split),
+	    cmocka_unit_test(test_features_not_wanted),
+	    cmocka_unit_test(test_backend_without_rx_copy),
+	    cmocka_unit_test(test_backend_silent),
+	    cmocka_unit_test(test_no_device),
+	    cmocka_unit_test(test_backend_closes_then_reconnect),
+	    cmocka_unit_test(test_grant_in_use_is_abandoned),
 	};
 
 	if (argc < 2) {

@@ -57,8 +57,8 @@ int main(int argc, char **argv)
 	CHECK(h_exists(&h, "%s/backend", fe));
 	CHECK(h_read_int(&h, "%s/backend-id", fe) == 0);
 	CHECK(h_exists(&h, "%s/mac", fe));
-	CHECK(h_read_int(&h, "/local/domain/0/backend/vif/%u/3/frontend-id", pvnet_domain_id(dom)) ==
-	      pvnet_domain_id(dom));
+	CHECK(h_read_int(&h, "/local/domain/0/backend/vif/%u/3/frontend-id",
+			 pvnet_domain_id(dom)) == pvnet_domain_id(dom));
 	if (rc == 0) {
 		CHECK(!strcmp(pvnet_vif_frontend_path(vif), fe));
 		CHECK(pvnet_vif_state(vif) == XenbusStateConnected);
