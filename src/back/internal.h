@@ -27,7 +27,7 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
  * (Linux: MAX_PENDING_REQS).  Copy mode answers at once but keeps private
  * pages until done(): the same bound applies to its page pool.
  */
-#define BACK_PENDING      BACK_TX_RING_SIZE
+#define BACK_PENDING	  BACK_TX_RING_SIZE
 #define BACK_PENDING_NONE UINT16_MAX
 
 /* Packets per TX or RX poll: NAPI's weight, and SW_BATCH_MAX. */
@@ -55,11 +55,11 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
  * slots (Linux netfront accepts 18).  Copy ops per packet: one per source
  * piece (private header + 19 fragments) plus one per page boundary.
  */
-#define BACK_RX_MAX_SLOTS    (XEN_NETIF_NR_SLOTS_MIN - 1)
-#define BACK_RX_OPS_PER_PKT  (1 + SW_PKT_MAX_FRAGS + BACK_RX_MAX_SLOTS)
-#define BACK_RX_COPY_OPS     512
-#define BACK_RXQ_CAP         2048 /* items; bytes are bounded separately */
-#define BACK_ETH_MIN_FRAME   60
+#define BACK_RX_MAX_SLOTS   (XEN_NETIF_NR_SLOTS_MIN - 1)
+#define BACK_RX_OPS_PER_PKT (1 + SW_PKT_MAX_FRAGS + BACK_RX_MAX_SLOTS)
+#define BACK_RX_COPY_OPS    512
+#define BACK_RXQ_CAP	    2048 /* items; bytes are bounded separately */
+#define BACK_ETH_MIN_FRAME  60
 
 /**
  * struct back_queue_stats - per-queue counters (see stats.c for the meaning)
@@ -89,6 +89,7 @@ struct back_queue_stats {
 	_Atomic uint64_t rx_expired;
 	_Atomic uint64_t rx_bad_gref;
 	_Atomic uint64_t rx_oversize;
+	_Atomic uint64_t rx_malformed;
 	_Atomic uint64_t rx_held_copied;
 	_Atomic uint64_t rx_nomem;
 	_Atomic uint64_t rx_waits;
@@ -186,7 +187,7 @@ struct back_queue {
 	uint32_t pool_nfree;
 	_Atomic uint32_t inflight;
 	_Atomic uint32_t done_busy;
-	struct back_mpsc compl;
+	struct back_mpsc compl ;
 	netif_tx_request_t snap[BACK_TX_RING_SIZE];
 	xengnttab_grant_copy_segment_t tx_copy[BACK_TX_COPY_OPS];
 	struct gnttab_map_grant_ref tx_map[BACK_TX_RING_SIZE];
@@ -275,35 +276,188 @@ struct back {
 	struct loop_watch ctl_watch;
 };
 
-/* xenbus.c */
+/* xenbus.c -- loop thread only */
+
+/**
+ * back_xenbus_start() - advertise our features and watch the frontend's state
+ * @vif: a vif whose directories exist
+ *
+ * The watch fires once at once, so the vif may reach InitWait before this
+ * returns.  Return: 0 or a store -errno
+ */
 int back_xenbus_start(struct back_vif *vif);
+
+/**
+ * back_xenbus_stop() - stop watching the frontend (no more transitions)
+ * @vif: the vif
+ */
 void back_xenbus_stop(struct back_vif *vif);
+
+/**
+ * back_xenbus_switch_state() - record and write the backend state
+ * @vif: the vif
+ * @s: the new state
+ */
 void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s);
+
+/**
+ * back_xenbus_set_state() - move towards @target along the legal path
+ * @vif: the vif
+ * @target: InitWait, Connected, Closing or Closed
+ *
+ * Connects or disconnects on the way; a failed connect is fatal and stops
+ * in Closing.
+ */
 void back_xenbus_set_state(struct back_vif *vif, enum xenbus_state target);
+
+/**
+ * back_xenbus_disconnect() - tear the data path down (any state, idempotent)
+ * @vif: the vif
+ *
+ * Stops the workers, removes the switch port, drops queued RX frames, waits
+ * for this vif's TX frames to complete, unmaps the rings, closes the ports.
+ */
 void back_xenbus_disconnect(struct back_vif *vif);
 
 /* worker.c */
+
+/**
+ * back_worker_start() - start the worker thread of a fully set up queue
+ * @q: the queue
+ *
+ * Return: 0 or -errno of pthread_create()
+ */
 int back_worker_start(struct back_queue *q);
+
+/**
+ * back_worker_stop() - stop and join the worker (no-op if not running)
+ * @q: the queue
+ */
 void back_worker_stop(struct back_queue *q);
+
+/**
+ * back_worker_wake() - wake the worker if it sleeps (any thread)
+ * @q: the queue; call after publishing work with a seq_cst store
+ */
 void back_worker_wake(struct back_queue *q);
+
+/**
+ * back_queue_fatal() - a worker found the guest misbehaving (tier 2)
+ * @q: the queue
+ * @fmt: printf format of the reason
+ *
+ * Marks the vif broken once (the first reason wins) and wakes the loop
+ * thread, which disconnects the vif.  Never touches the store.
+ */
 void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/**
+ * back_now_ns() - CLOCK_MONOTONIC in ns (vDSO: no syscall)
+ *
+ * Return: the time
+ */
 uint64_t back_now_ns(void);
+
+/**
+ * back_notify() - notify the guest through @port and count it
+ * @q: the queue
+ * @port: our port (TX or RX channel)
+ */
 void back_notify(struct back_queue *q, evtchn_port_t port);
 
-/* tx.c */
+/* tx.c -- the queue's worker (the loop thread once the worker is stopped) */
+
+/**
+ * back_tx_init() - allocate pending slots, completion ring, copy-mode pool
+ * @q: the queue
+ *
+ * Return: 0, -ENOMEM
+ */
 int back_tx_init(struct back_queue *q);
+
+/**
+ * back_tx_fini() - free what back_tx_init() allocated (partial init is fine)
+ * @q: the queue
+ */
 void back_tx_fini(struct back_queue *q);
+
+/**
+ * back_tx_poll() - consume one batch of guest TX requests
+ * @q: the queue
+ *
+ * Return: true if any request was consumed
+ */
 bool back_tx_poll(struct back_queue *q);
+
+/**
+ * back_tx_complete() - finish frames whose consumers are done: unmap, answer
+ * @q: the queue
+ *
+ * Return: true if any frame was completed
+ */
 bool back_tx_complete(struct back_queue *q);
+
+/**
+ * back_tx_has_work() - final check before sleeping (sets req_event)
+ * @q: the queue
+ *
+ * Return: true if requests are waiting and a pending slot is free
+ */
 bool back_tx_has_work(struct back_queue *q);
+
+/**
+ * back_tx_done() - sw_pkt done() of our TX frames (any thread)
+ * @pkt: the frame, embedded in a struct back_tx_pending
+ */
 void back_tx_done(struct sw_pkt *pkt);
 
 /* rx.c */
+
+/* The vif's switch port type: xmit() enqueues for the guest (any thread). */
 extern const struct sw_port_ops back_rx_port_ops;
+
+/**
+ * back_rx_init() - allocate the RX input ring
+ * @q: the queue
+ *
+ * Return: 0, -ENOMEM
+ */
 int back_rx_init(struct back_queue *q);
+
+/**
+ * back_rx_fini() - free the RX input ring (it must be empty)
+ * @q: the queue
+ */
 void back_rx_fini(struct back_queue *q);
+
+/**
+ * back_rx_poll() - expire, copy out, deliver one batch into the guest's buffers
+ * @q: the queue
+ * @now: back_now_ns()
+ * @timeout_ms: lowered to the next deadline when frames wait
+ *
+ * Return: true if anything changed
+ */
 bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms);
+
+/**
+ * back_rx_drop_all() - release every frame queued for the guest
+ * @q: the queue (its worker, or the loop thread once the port is gone)
+ *
+ * Used when the vif is broken or going away, so that frames of other vifs
+ * are never pinned by a vif that will not deliver them.
+ *
+ * Return: frames dropped (counted in rx_dropped)
+ */
+unsigned int back_rx_drop_all(struct back_queue *q);
+
+/**
+ * back_rx_has_input() - frames queued and not blocked on guest buffers
+ * @q: the queue
+ *
+ * Return: true if an RX round would make progress
+ */
 bool back_rx_has_input(struct back_queue *q);
 
 #endif /* PVNET_BACK_INTERNAL_H */

@@ -10,8 +10,9 @@
  * byte bound (XSA-392: a guest that stops consuming cannot make pvnetd
  * hold more than rx_queue_max_bytes per queue), pushes (packet, now) onto
  * the queue's bounded MPSC input ring and wakes the worker.  A full queue
- * refuses the frame: counted as rx_queue_full here and tx_dropped by the
- * switch.
+ * refuses the frame and, because the switch's contract is "the first k
+ * frames are taken", every frame after it in the call: counted as
+ * rx_queue_full here and tx_dropped by the switch.
  *
  * The worker (back_rx_poll) then, per round:
  *   1. drops frames at the head that waited longer than the drain timeout
@@ -25,7 +26,9 @@
  *      for the head frame (slots needed = pages of data + 1 for a GSO
  *      extra).  A frame that needs more waits: req_event is set to
  *      req_cons + needed so the guest's push notifies us exactly when
- *      enough are there (full barrier, re-check);
+ *      enough are there (full barrier, re-check); a frontend without
+ *      feature-rx-notify never notifies, so we poll it every millisecond
+ *      while blocked;
  *   4. one grant-copy call for the batch (sources are plain pointers: the
  *      private header, mapped pages, pool pages; destinations the guest's
  *      grefs), responses written at the index of the request each consumed
@@ -124,37 +127,36 @@ static uint32_t rx_flow_hash(const struct sw_pkt *pkt)
 static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, unsigned int n)
 {
 	struct back_vif *vif = port->priv;
-	struct sw_pkt *refused[SW_BATCH_MAX];
-	unsigned int nq = vif->nq, ok = 0, nref = 0, i;
+	unsigned int nq = vif->nq, i;
 	uint32_t wake = 0, max = vif->b->cfg.rx_queue_max_bytes;
 	uint64_t now = back_now_ns();
 
 	if (nq == 0 || atomic_load_explicit(&vif->broken, memory_order_relaxed))
 		return 0;
-	for (i = 0; i < n && i < SW_BATCH_MAX; i++) {
+	/*
+	 * The switch takes "the first k": stop at the first frame refused,
+	 * the switch puts it and every frame after it.
+	 */
+	for (i = 0; i < n; i++) {
 		struct sw_pkt *pkt = pkts[i];
 		unsigned int qi = rx_flow_hash(pkt) % nq;
 		struct back_queue *q = vif->q[qi];
 		struct back_mpsc_item it = {.ptr = pkt, .u64 = now};
-		uint32_t cur = atomic_fetch_add_explicit(&q->rxq_bytes, pkt->len,
-							 memory_order_relaxed);
+		uint32_t cur =
+		    atomic_fetch_add_explicit(&q->rxq_bytes, pkt->len, memory_order_relaxed);
 
 		if (cur + pkt->len > max || !back_mpsc_push(&q->rxq, &it)) {
 			atomic_fetch_sub_explicit(&q->rxq_bytes, pkt->len, memory_order_relaxed);
-			atomic_fetch_add_explicit(&q->stats->rx_queue_full, 1,
+			atomic_fetch_add_explicit(&q->stats->rx_queue_full, n - i,
 						  memory_order_relaxed);
-			refused[nref++] = pkt;
-			continue;
+			break;
 		}
-		pkts[ok++] = pkt;
 		wake |= 1u << qi;
 	}
-	for (unsigned int j = 0; j < nref; j++)
-		pkts[ok + j] = refused[j];
-	for (i = 0; i < nq; i++)
-		if (wake & (1u << i))
-			back_worker_wake(vif->q[i]);
-	return ok;
+	for (unsigned int j = 0; j < nq; j++)
+		if (wake & (1u << j))
+			back_worker_wake(vif->q[j]);
+	return i;
 }
 
 const struct sw_port_ops back_rx_port_ops = {.xmit = back_rx_xmit};
@@ -204,6 +206,22 @@ static void item_release(struct back_queue *q, struct back_mpsc_item *it)
 	if (it->ptr)
 		sw_pkt_put(it->ptr);
 	it->ptr = it->aux = NULL;
+}
+
+unsigned int back_rx_drop_all(struct back_queue *q)
+{
+	struct back_mpsc_item *it;
+	unsigned int n = 0;
+
+	if (!q->rxq.cells)
+		return 0;
+	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
+		item_release(q, it);
+		back_mpsc_pop(&q->rxq);
+		n++;
+	}
+	back_stat_add(&q->stats->rx_dropped, n);
+	return n;
 }
 
 /* Copy a held frame out of its sender's memory and release the sender. */
@@ -300,8 +318,8 @@ static unsigned int rx_slots_needed(const struct back_vif *vif, uint32_t len, ui
 /* How many RX requests are there; -1 (fatal) if the producer is absurd. */
 static int rx_avail(struct back_queue *q, bool seq)
 {
-	RING_IDX prod = __atomic_load_n(&q->rx.sring->req_prod,
-					seq ? __ATOMIC_SEQ_CST : __ATOMIC_ACQUIRE);
+	RING_IDX prod =
+	    __atomic_load_n(&q->rx.sring->req_prod, seq ? __ATOMIC_SEQ_CST : __ATOMIC_ACQUIRE);
 
 	if (RING_REQUEST_PROD_OVERFLOW(&q->rx, prod)) {
 		back_queue_fatal(q, "rx: req_prod %u is more than a ring ahead of %u", prod,
@@ -332,14 +350,16 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 	e->nrsp = (uint16_t)need;
 	e->copy0 = (uint16_t)*ncopy;
 	for (unsigned int i = 0; i < need; i++)
-		rsp[i] = (netif_rx_response_t){.id = req[i].id, .offset = 0, .flags = 0, .status = 0};
+		rsp[i] =
+		    (netif_rx_response_t){.id = req[i].id, .offset = 0, .flags = 0, .status = 0};
 
 	for (unsigned int i = 0; i < np; i++) {
 		const uint8_t *src = pc[i].base;
 		uint32_t left = pc[i].len;
 
 		while (left) {
-			uint32_t chunk = BACK_PAGE_SIZE - doff < left ? BACK_PAGE_SIZE - doff : left;
+			uint32_t chunk =
+			    BACK_PAGE_SIZE - doff < left ? BACK_PAGE_SIZE - doff : left;
 
 			q->rx_copy[*ncopy] = (xengnttab_grant_copy_segment_t){
 			    .source.virt = (void *)(uintptr_t)src,
@@ -409,7 +429,8 @@ static void rx_flush(struct back_queue *q, struct rx_ent *ents, unsigned int nen
 			back_stat_add(&q->stats->rx_bad_gref, 1);
 			back_stat_add(&q->stats->rx_dropped, 1);
 			pthread_mutex_lock(&rx_rl_lock);
-			log_ratelimited(&rx_rl, LOG_WARN, "vif%u.%u q%u: grant copy into RX buffer failed",
+			log_ratelimited(&rx_rl, LOG_WARN,
+					"vif%u.%u q%u: grant copy into RX buffer failed",
 					q->vif->domid, q->vif->devid, q->id);
 			pthread_mutex_unlock(&rx_rl_lock);
 		} else {
@@ -462,7 +483,7 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 
 		*e = (struct rx_ent){.len = len};
 		if (need == 0 || rx_pieces(it, pc) == 0) {
-			back_stat_add(need == 0 ? &q->stats->rx_oversize : &q->stats->rx_bad_gref,
+			back_stat_add(need == 0 ? &q->stats->rx_oversize : &q->stats->rx_malformed,
 				      1);
 			e->drop = true;
 			nent++;
@@ -490,14 +511,14 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 	}
 	if (nent)
 		rx_flush(q, ents, nent, ncopy, nrsp);
-	if (q->rx_blocked && due != UINT64_MAX) {
+	if (due != UINT64_MAX && back_mpsc_peek(&q->rxq, 0)) {
 		uint64_t ms = due > now ? (due - now + 999999) / 1000000 : 0;
 
-		*timeout_ms = ms > 1000 ? 1000 : (int)ms;
-	} else if (due != UINT64_MAX && back_mpsc_peek(&q->rxq, 0)) {
-		uint64_t ms = due > now ? (due - now + 999999) / 1000000 : 0;
-
+		/* a second at most: a timer, not a promise; re-armed every round */
 		*timeout_ms = ms > 1000 ? 1000 : (int)ms;
 	}
+	/* A frontend without feature-rx-notify never kicks us: poll it every ms. */
+	if (q->rx_blocked && !q->vif->fe.rx_notify && *timeout_ms != 0)
+		*timeout_ms = 1;
 	return did || nent > 0;
 }

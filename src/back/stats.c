@@ -20,7 +20,10 @@
 
 #include "back/internal.h"
 
-#define STAT(n) {#n, offsetof(struct back_queue_stats, n)}
+#define STAT(n)                                                                                    \
+	{                                                                                          \
+#n, offsetof(struct back_queue_stats, n)                                           \
+	}
 
 static const struct back_stat_desc back_stats[] = {
     STAT(tx_packets),	       /* guest frames handed to the switch */
@@ -38,18 +41,19 @@ static const struct back_stat_desc back_stats[] = {
     STAT(tx_stalls),	       /* polls stopped: every pending slot in flight */
     STAT(rx_packets),	       /* frames delivered into the guest's buffers */
     STAT(rx_bytes),	       /* their bytes */
-    STAT(rx_dropped),	       /* frames for the guest dropped: sum of the rx reasons */
-    STAT(rx_queue_full),       /* refused by xmit: queue full in items or bytes */
-    STAT(rx_expired),	       /* waited longer than the drain timeout */
-    STAT(rx_bad_gref),	       /* grant copy into a posted buffer failed */
-    STAT(rx_oversize),	       /* needs more slots / GSO / sg the guest lacks */
-    STAT(rx_held_copied),      /* held payloads copied out to free the sender */
-    STAT(rx_nomem),	       /* copy-out impossible: dropped */
-    STAT(rx_waits),	       /* times the head frame waited for RX buffers */
-    STAT(notifications),       /* event channel notifications sent to the guest */
-    STAT(wakeups),	       /* worker wake-ups */
-    STAT(evtchn_spurious),     /* wake-ups by an event that brought no work */
-    STAT(fatal),	       /* fatal errors (queue 0 only) */
+    STAT(rx_dropped),	   /* dropped after queueing: expired + bad_gref + oversize + malformed */
+    STAT(rx_queue_full),   /* refused by xmit: queue full in items or bytes */
+    STAT(rx_expired),	   /* waited longer than the drain timeout */
+    STAT(rx_bad_gref),	   /* grant copy into a posted buffer failed */
+    STAT(rx_oversize),	   /* needs more slots / GSO / sg the guest lacks */
+    STAT(rx_malformed),	   /* descriptor whose pieces do not add up to its length */
+    STAT(rx_held_copied),  /* held payloads copied out to free the sender */
+    STAT(rx_nomem),	   /* copy-out failed for lack of memory (retried later) */
+    STAT(rx_waits),	   /* times the head frame waited for RX buffers */
+    STAT(notifications),   /* event channel notifications sent to the guest */
+    STAT(wakeups),	   /* worker wake-ups */
+    STAT(evtchn_spurious), /* wake-ups by an event that brought no work */
+    STAT(fatal),	   /* fatal errors (queue 0 only) */
 };
 
 const struct back_stat_desc *back_stats_names(unsigned int *n)

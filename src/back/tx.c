@@ -71,7 +71,8 @@ int back_tx_init(struct back_queue *q)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < BACK_PENDING; i++) {
 		q->pending[i].q = q;
-		q->pending[i].next_free = i + 1 < BACK_PENDING ? (uint16_t)(i + 1) : BACK_PENDING_NONE;
+		q->pending[i].next_free =
+		    i + 1 < BACK_PENDING ? (uint16_t)(i + 1) : BACK_PENDING_NONE;
 	}
 	q->pending_free = 0;
 	rc = back_mpsc_init(&q->compl, BACK_PENDING);
@@ -91,7 +92,7 @@ int back_tx_init(struct back_queue *q)
 
 void back_tx_fini(struct back_queue *q)
 {
-	back_mpsc_fini(&q->compl);
+	back_mpsc_fini(&q->compl );
 	free(q->pool);
 	free(q->pool_free);
 	free(q->pending);
@@ -172,8 +173,8 @@ static void pending_put(struct back_queue *q, struct back_tx_pending *p)
 
 void back_tx_done(struct sw_pkt *pkt)
 {
-	struct back_tx_pending *p = (struct back_tx_pending *)((char *)pkt -
-							       offsetof(struct back_tx_pending, pkt));
+	struct back_tx_pending *p =
+	    (struct back_tx_pending *)((char *)pkt - offsetof(struct back_tx_pending, pkt));
 	struct back_queue *q = p->q;
 	struct back_mpsc_item it = {.u64 = (uint64_t)(p - q->pending)};
 
@@ -194,7 +195,7 @@ bool back_tx_complete(struct back_queue *q)
 
 	while (n < BACK_PENDING && (it = back_mpsc_peek(&q->compl, 0)) != NULL) {
 		done[n++] = &q->pending[it->u64 % BACK_PENDING];
-		back_mpsc_pop(&q->compl);
+		back_mpsc_pop(&q->compl );
 	}
 	if (n == 0)
 		return false;
@@ -305,8 +306,9 @@ static void tx_plan_pkt(struct back_queue *q, const netif_tx_request_t *slots,
 	p->pkt.hdr = p->hdr;
 	p->pkt.hdr_len = (uint16_t)hdr_len;
 	p->pkt.len = pp->len;
-	p->pkt.flags = (uint8_t)(((pp->txflags & NETTXF_csum_blank) ? SW_PKT_CSUM_BLANK : 0) |
-				 ((pp->txflags & NETTXF_data_validated) ? SW_PKT_DATA_VALIDATED : 0));
+	p->pkt.flags =
+	    (uint8_t)(((pp->txflags & NETTXF_csum_blank) ? SW_PKT_CSUM_BLANK : 0) |
+		      ((pp->txflags & NETTXF_data_validated) ? SW_PKT_DATA_VALIDATED : 0));
 	p->pkt.gso_type = pp->gso_type;
 	p->pkt.gso_size = pp->gso_size;
 	p->pkt.priv = p;
@@ -359,7 +361,8 @@ bool back_tx_poll(struct back_queue *q)
 
 	prod = __atomic_load_n(&q->tx.sring->req_prod, __ATOMIC_ACQUIRE);
 	if (RING_REQUEST_PROD_OVERFLOW(&q->tx, prod)) {
-		back_queue_fatal(q, "tx: req_prod %u is more than a ring ahead (req_cons %u, rsp %u)",
+		back_queue_fatal(q,
+				 "tx: req_prod %u is more than a ring ahead (req_cons %u, rsp %u)",
 				 prod, q->tx.req_cons, q->tx.rsp_prod_pvt);
 		return false;
 	}

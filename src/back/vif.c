@@ -44,7 +44,7 @@ void back_config_default(struct back_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->tx_mode = BACK_TX_MAP;
 	cfg->max_queues = cpus > 0 && cpus < BACK_DEFAULT_MAX_QUEUES ? (unsigned int)cpus
-								      : BACK_DEFAULT_MAX_QUEUES;
+								     : BACK_DEFAULT_MAX_QUEUES;
 	cfg->rx_queue_max_bytes = 128 * BACK_PAGE_SIZE;
 	cfg->rx_drain_timeout_ms = 10000;
 	cfg->rx_drain_timeout_nonotify_ms = 30;
@@ -159,11 +159,11 @@ static int write_dirs(struct back_vif *vif)
 	snprintf(beid, sizeof(beid), "%u", b->cfg.backend_id);
 	snprintf(state, sizeof(state), "%d", XenbusStateInitialising);
 
-	const char *const fe_kv[] = {"backend", vif->be_path, "backend-id", beid, "handle", handle,
+	const char *const fe_kv[] = {"backend", vif->be_path, "backend-id", beid,  "handle", handle,
 				     "mac",	mac,	      "state",	    state, NULL};
-	const char *const be_kv[] = {"frontend", vif->fe_path, "frontend-id", domid, "handle",
+	const char *const be_kv[] = {"frontend", vif->fe_path, "frontend-id", domid,	"handle",
 				     handle,	 "mac",	       mac,	      "online", "1",
-				     "type",	 "vif",	       "state",	      state,   NULL};
+				     "type",	 "vif",	       "state",	      state,	NULL};
 
 	rc = write_dir(b->store, vif->fe_path, fe_perms, fe_kv);
 	if (rc == 0)

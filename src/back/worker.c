@@ -31,8 +31,9 @@
  * their item before it sleeps.
  *
  * A worker that finds the guest misbehaving marks the vif broken (once,
- * with a reason) and wakes the loop thread; from then on it only waits to
- * be stopped.  Ring access uses __atomic builtins on the index fields with
+ * with a reason) and wakes the loop thread; from then on it only drops the
+ * frames queued for its guest (so that it pins no other vif's memory) and
+ * waits to be stopped.  Ring access uses __atomic builtins on the index fields with
  * the orders ring.h's fences give, so ThreadSanitizer sees them.
  */
 
@@ -108,8 +109,7 @@ static bool eoi(struct back_queue *q, const struct pollfd *pfd, unsigned int npf
 
 static bool has_work(struct back_queue *q)
 {
-	return back_mpsc_peek(&q->compl, 0) != NULL || back_tx_has_work(q) ||
-	       back_rx_has_input(q);
+	return back_mpsc_peek(&q->compl, 0) != NULL || back_tx_has_work(q) || back_rx_has_input(q);
 }
 
 static void *worker_main(void *arg)
@@ -134,6 +134,9 @@ static void *worker_main(void *arg)
 			did |= back_tx_complete(q);
 			did |= back_tx_poll(q);
 			did |= back_rx_poll(q, back_now_ns(), &timeout);
+		} else {
+			/* broken: never pin other vifs' frames while we wait to be stopped */
+			back_rx_drop_all(q);
 		}
 		if (did) {
 			evtchn_woke = false;

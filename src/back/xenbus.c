@@ -138,8 +138,9 @@ void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s)
 static int write_features(struct back_vif *vif)
 {
 	static const char *const on[] = {
-	    "feature-sg",	   "feature-gso-tcpv4", "feature-gso-tcpv6",
-	    "feature-ipv6-csum-offload", "feature-rx-copy", "feature-split-event-channels",
+	    "feature-sg",	 "feature-gso-tcpv4",
+	    "feature-gso-tcpv6", "feature-ipv6-csum-offload",
+	    "feature-rx-copy",	 "feature-split-event-channels",
 	};
 	int rc = 0;
 
@@ -158,20 +159,10 @@ static int write_features(struct back_vif *vif)
 static bool queue_destroy(struct back_queue *q)
 {
 	struct back *b = q->b;
-	struct sw_pkt *pkt;
-	struct back_mpsc_item *it;
 	uint64_t deadline;
 
-	/* Packets waiting for the guest: nobody enqueues any more (port gone). */
-	if (q->rxq.cells) {
-		while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
-			pkt = it->ptr;
-			free(it->aux);
-			if (pkt)
-				sw_pkt_put(pkt);
-			back_mpsc_pop(&q->rxq);
-		}
-	}
+	/* Frames waiting for the guest (normally dropped by the caller already). */
+	back_rx_drop_all(q);
 
 	/* Packets we sent: wait for their consumers, completing them here. */
 	deadline = back_now_ns() + (uint64_t)BACK_DISCONNECT_WAIT_MS * 1000000;
@@ -221,6 +212,13 @@ void back_xenbus_disconnect(struct back_vif *vif)
 		sw_port_del(vif->b->sw, vif->port);
 		vif->port = NULL;
 	}
+	/*
+	 * Release what every queue holds for the guest before waiting for any
+	 * of our own frames: one of them might be held here.
+	 */
+	for (i = 0; i < BACK_MAX_QUEUES_LIMIT; i++)
+		if (vif->q[i])
+			back_rx_drop_all(vif->q[i]);
 	for (i = 0; i < BACK_MAX_QUEUES_LIMIT; i++) {
 		if (vif->q[i])
 			queue_destroy(vif->q[i]);
@@ -312,8 +310,8 @@ static int queue_connect(struct back_vif *vif, struct back_queue *q, const char 
 		return -EINVAL;
 	}
 
-	rc = hv_evtchn_bind_interdomain(b->hv, b->cfg.backend_id, vif->domid,
-					(evtchn_port_t)ptx, &q->port_tx);
+	rc = hv_evtchn_bind_interdomain(b->hv, b->cfg.backend_id, vif->domid, (evtchn_port_t)ptx,
+					&q->port_tx);
 	q->port_tx_bound = rc == 0;
 	if (rc == 0 && q->split) {
 		rc = hv_evtchn_bind_interdomain(b->hv, b->cfg.backend_id, vif->domid,
@@ -397,8 +395,8 @@ static int back_xenbus_connect(struct back_vif *vif)
 		}
 	}
 	back_xenbus_switch_state(vif, XenbusStateConnected);
-	info("vif%u.%u: connected, %lu queue(s), %s event channels, tx %s", vif->domid,
-	     vif->devid, nq, vif->q[0]->split ? "split" : "single",
+	info("vif%u.%u: connected, %lu queue(s), %s event channels, tx %s", vif->domid, vif->devid,
+	     nq, vif->q[0]->split ? "split" : "single",
 	     b->cfg.tx_mode == BACK_TX_MAP ? "map" : "copy");
 	return 0;
 }
@@ -408,12 +406,14 @@ void back_xenbus_set_state(struct back_vif *vif, enum xenbus_state target)
 	for (int step = 0; vif->state != target && step < BACK_STATE_STEPS; step++) {
 		switch (vif->state) {
 		case XenbusStateInitialising:
-			back_xenbus_switch_state(vif, target == XenbusStateClosed ? XenbusStateClosed
-								      : XenbusStateInitWait);
+			back_xenbus_switch_state(vif, target == XenbusStateClosed
+							  ? XenbusStateClosed
+							  : XenbusStateInitWait);
 			break;
 		case XenbusStateClosed:
-			back_xenbus_switch_state(vif, target == XenbusStateClosing ? XenbusStateClosing
-								       : XenbusStateInitWait);
+			back_xenbus_switch_state(vif, target == XenbusStateClosing
+							  ? XenbusStateClosing
+							  : XenbusStateInitWait);
 			break;
 		case XenbusStateInitWait:
 			if (target == XenbusStateConnected) {
@@ -425,8 +425,9 @@ void back_xenbus_set_state(struct back_vif *vif, enum xenbus_state target)
 			break;
 		case XenbusStateConnected:
 			back_xenbus_disconnect(vif);
-			back_xenbus_switch_state(vif, target == XenbusStateInitWait ? XenbusStateInitWait
-									: XenbusStateClosing);
+			back_xenbus_switch_state(vif, target == XenbusStateInitWait
+							  ? XenbusStateInitWait
+							  : XenbusStateClosing);
 			break;
 		case XenbusStateClosing:
 			back_xenbus_switch_state(vif, XenbusStateClosed);

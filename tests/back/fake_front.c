@@ -72,8 +72,8 @@ int ff_create(struct ff *f, struct world *w, uint32_t devid)
 	if (fd < 0 || ftruncate(fd, (off_t)f->npages * HV_PAGE_SIZE) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
 		return -1;
-	f->mem = mmap(NULL, (size_t)f->npages * HV_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      fd, 0);
+	f->mem =
+	    mmap(NULL, (size_t)f->npages * HV_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (f->mem == MAP_FAILED)
 		return -1;
 	rc = hv_domain_create(w->hv, fd, f->npages, &f->domid);
@@ -87,8 +87,7 @@ int ff_create(struct ff *f, struct world *w, uint32_t devid)
 	f->gt = mmap(NULL, f->gt_size, PROT_READ | PROT_WRITE, MAP_SHARED, gfd, 0);
 	if (f->gt == MAP_FAILED)
 		return -1;
-	snprintf(f->fe_path, sizeof(f->fe_path), "/local/domain/%u/device/vif/%u", f->domid,
-		 devid);
+	snprintf(f->fe_path, sizeof(f->fe_path), "/local/domain/%u/device/vif/%u", f->domid, devid);
 	return hv_gntshr_init(&f->gs, f->gt, (uint32_t)(f->gt_size / sizeof(grant_entry_v1_t)));
 }
 
@@ -131,6 +130,9 @@ int ff_connect(struct ff *f, const struct ff_opts *o)
 		netif_rx_sring_t *rxs;
 
 		memset(q, 0, sizeof(*q));
+		for (unsigned int j = 0; j < FF_RING; j++)
+			q->id_free[j] = (uint16_t)(FF_RING - 1 - j);
+		q->nid_free = FF_RING;
 		q->tx_ring_frame = base;
 		q->rx_ring_frame = base + 1;
 		q->tx_buf0 = base + 2;
@@ -253,16 +255,18 @@ int ff_tx_frame(struct ff *f, unsigned int qi, const uint8_t *frame, uint32_t le
 
 	if (ndata == 0)
 		ndata = 1;
-	if (ff_tx_free(f, qi) < ndata + gso)
+	if (ff_tx_free(f, qi) < ndata + gso || q->nid_free < ndata)
 		return -ENOSPC;
 	for (uint32_t k = 0; k < ndata; k++) {
 		uint32_t chunk = len - off < slot_max ? len - off : slot_max;
 		netif_tx_request_t *r = RING_GET_REQUEST(&q->tx, idx);
+		uint16_t id = q->id_free[--q->nid_free];
 
-		memcpy(ff_tx_page(f, qi, idx), frame + off, chunk);
-		r->gref = q->tx_gref[idx & (FF_RING - 1)];
+		q->id_busy[id] = true;
+		memcpy(f->mem + (size_t)(q->tx_buf0 + id) * HV_PAGE_SIZE, frame + off, chunk);
+		r->gref = q->tx_gref[id];
 		r->offset = 0;
-		r->id = (uint16_t)(idx & (FF_RING - 1));
+		r->id = id;
 		r->size = (uint16_t)(k == 0 ? len : chunk);
 		r->flags = k + 1 < ndata ? NETTXF_more_data : 0;
 		if (k == 0 && opt)
@@ -291,8 +295,7 @@ void ff_tx_raw(struct ff *f, unsigned int qi, const netif_tx_request_t *reqs, un
 		*RING_GET_REQUEST(&q->tx, q->tx.req_prod_pvt++) = reqs[i];
 }
 
-static void push(struct ff *f, RING_IDX *prodp, RING_IDX new, RING_IDX *eventp,
-		 evtchn_port_t port)
+static void push(struct ff *f, RING_IDX *prodp, RING_IDX new, RING_IDX *eventp, evtchn_port_t port)
 {
 	RING_IDX old = __atomic_load_n(prodp, __ATOMIC_RELAXED);
 
@@ -324,6 +327,10 @@ unsigned int ff_tx_reap(struct ff *f, unsigned int qi)
 			continue;
 		}
 		q->tx_status[r.id & (FF_RING - 1)] = r.status;
+		if (q->id_busy[r.id & (FF_RING - 1)]) {
+			q->id_busy[r.id & (FF_RING - 1)] = false;
+			q->id_free[q->nid_free++] = r.id & (FF_RING - 1);
+		}
 		if (r.status == NETIF_RSP_OKAY)
 			q->tx_rsp_okay++;
 		else
@@ -385,7 +392,8 @@ int ff_rx_recv(struct ff *f, unsigned int qi, uint8_t *buf, uint32_t cap, struct
 
 		if (r.status < 0) {
 			error = true;
-		} else if (len + (uint32_t)r.status > cap || (uint32_t)r.offset + (uint32_t)r.status > HV_PAGE_SIZE) {
+		} else if (len + (uint32_t)r.status > cap ||
+			   (uint32_t)r.offset + (uint32_t)r.status > HV_PAGE_SIZE) {
 			toobig = true;
 		} else {
 			memcpy(buf + len, rx_page(f, qi, data_idx) + r.offset, (size_t)r.status);

@@ -7,8 +7,9 @@
  * A fake frontend is a domain made from a sealed memfd, whose grant table
  * the test maps and writes with the hv_gntshr_* guest API.  Per queue, in
  * guest memory: one TX ring page, one RX ring page, 256 TX buffer pages
- * (buffer i belongs to TX ring slot i) and 256 RX buffer pages (buffer i
- * belongs to RX ring slot i), all granted to the backend up front (TX
+ * (buffer i belongs to TX request id i, ids come from a free list because
+ * map-mode responses come back out of order) and 256 RX buffer pages
+ * (buffer i belongs to RX ring slot i, responses come back in order), all granted to the backend up front (TX
  * read-only, RX writable).  Ring indices are read and written with
  * __atomic builtins (the orders of ring.h's fences) so TSan sees them.
  */
@@ -22,8 +23,8 @@
 #include "store/store.h"
 #include "switch/switch.h"
 
-#define FF_MAX_QUEUES 4
-#define FF_RING	      256
+#define FF_MAX_QUEUES  4
+#define FF_RING	       256
 #define FF_PAGES_PER_Q (2 + 2 * FF_RING)
 
 struct ff_queue {
@@ -35,6 +36,10 @@ struct ff_queue {
 	grant_ref_t rx_gref[FF_RING];
 	evtchn_port_t port_tx, port_rx;
 	int16_t tx_status[FF_RING]; /* last response status per request id */
+	/* TX ids (= buffer page numbers) in flight: a real netfront's free list */
+	uint16_t id_free[FF_RING];
+	unsigned int nid_free;
+	bool id_busy[FF_RING];
 	uint32_t tx_rsp_count, tx_rsp_okay, tx_rsp_error, tx_rsp_null;
 };
 
@@ -56,9 +61,9 @@ struct ff {
 
 /* Keys the frontend writes at connect; false/0 leaves a key out. */
 struct ff_opts {
-	unsigned int nq;       /* 1..FF_MAX_QUEUES; >1 writes multi-queue keys */
-	bool split;	       /* event-channel-tx/-rx instead of event-channel */
-	bool no_rx_copy;       /* omit request-rx-copy */
+	unsigned int nq; /* 1..FF_MAX_QUEUES; >1 writes multi-queue keys */
+	bool split;	 /* event-channel-tx/-rx instead of event-channel */
+	bool no_rx_copy; /* omit request-rx-copy */
 	bool sg, gso4, gso6, rx_notify, ipv6_csum;
 	unsigned int write_nq; /* if not 0, the multi-queue-num-queues value */
 	bool omit_tx_ring_ref; /* leave tx-ring-ref out */
@@ -92,10 +97,10 @@ long xs_read_long(struct store *s, const char *dir, const char *key);
 
 /* TX options of one frame. */
 struct ff_txopt {
-	uint32_t slot_max;   /* bytes per data slot (0: 4096) */
-	uint8_t gso_type;    /* XEN_NETIF_GSO_TYPE_* */
+	uint32_t slot_max; /* bytes per data slot (0: 4096) */
+	uint8_t gso_type;  /* XEN_NETIF_GSO_TYPE_* */
 	uint16_t gso_size;
-	uint16_t flags;	     /* NETTXF_csum_blank / data_validated */
+	uint16_t flags; /* NETTXF_csum_blank / data_validated */
 };
 
 /* Free TX ring slots. */
@@ -109,7 +114,7 @@ void ff_tx_raw(struct ff *f, unsigned int qi, const netif_tx_request_t *reqs, un
 void ff_tx_push(struct ff *f, unsigned int qi);
 /* Consume TX responses; returns how many were read. */
 unsigned int ff_tx_reap(struct ff *f, unsigned int qi);
-/* Pointer to the TX buffer page of ring slot @idx. */
+/* Pointer to TX buffer page @idx & 255 (raw tests use ids = idx & 255). */
 uint8_t *ff_tx_page(struct ff *f, unsigned int qi, RING_IDX idx);
 
 /* Post @n RX buffers (bounded by free slots) and push; returns posted. */
@@ -119,11 +124,11 @@ void ff_rx_post_gref(struct ff *f, unsigned int qi, grant_ref_t gref);
 
 /* Receive info of one frame. */
 struct ff_rxinfo {
-	uint16_t flags;	     /* first slot's NETRXF_* */
+	uint16_t flags; /* first slot's NETRXF_* */
 	uint8_t gso_type;
 	uint16_t gso_size;
 	unsigned int slots;
-	bool error;	     /* a negative status */
+	bool error; /* a negative status */
 };
 
 /*
@@ -133,13 +138,14 @@ struct ff_rxinfo {
  */
 int ff_rx_recv(struct ff *f, unsigned int qi, uint8_t *buf, uint32_t cap, struct ff_rxinfo *info);
 
-/* Wait up to @ms for @cond, running the loop; evaluates to the final cond. */
+/* Wait up to @ms for @cond (evaluated once per try), running the loop. */
 #define WAIT_UNTIL(w, cond, ms)                                                                    \
 	({                                                                                         \
 		uint64_t __end = test_now_ms() + (ms);                                             \
-		while (!(cond) && test_now_ms() < __end)                                           \
+		bool __ok;                                                                         \
+		while (!(__ok = (cond)) && test_now_ms() < __end)                                  \
 			loop_run_once((w)->loop, 1);                                               \
-		(cond);                                                                            \
+		__ok;                                                                              \
 	})
 
 uint64_t test_now_ms(void);

@@ -22,6 +22,9 @@ static const uint8_t mac_c[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0c};
 /* Bound of every wait in this file: the suite must finish, pass or fail. */
 #define WAIT_MS 10000
 
+/* Bytes a sender keeps in flight: half the default RX queue bound (512 KiB). */
+#define MAX_INFLIGHT (256 * 1024)
+
 /* A: sender (sometimes hostile), B: receiver, C: an innocent second sender. */
 struct fx {
 	struct world w;
@@ -80,6 +83,24 @@ static uint32_t len_of(uint32_t i, uint32_t min, uint32_t max)
 	return min + (uint32_t)((i * 2654435761u) % (max - min + 1));
 }
 
+static void dump(struct fx *x, unsigned int recvd, uint32_t want, int got)
+{
+	unsigned int ns;
+	const struct back_stat_desc *d = back_stats_names(&ns);
+
+	print_message("frame %u: want %u got %d\n", recvd, want, got);
+	for (unsigned int k = 0; k < ns; k++)
+		print_message("%-20s a %6lu b %6lu c %6lu\n", d[k].name,
+			      (unsigned long)back_vif_stat(x->va, 0, d[k].name),
+			      (unsigned long)back_vif_stat(x->vb, 0, d[k].name),
+			      (unsigned long)back_vif_stat(x->vc, 0, d[k].name));
+	print_message("A tx: pvt %u prod %u rsp %u cons %u | B rx: pvt %u prod %u rsp %u cons %u\n",
+		      x->a.q[0].tx.req_prod_pvt, x->a.q[0].tx.sring->req_prod,
+		      x->a.q[0].tx.sring->rsp_prod, x->a.q[0].tx.rsp_cons,
+		      x->b.q[0].rx.req_prod_pvt, x->b.q[0].rx.sring->req_prod,
+		      x->b.q[0].rx.sring->rsp_prod, x->b.q[0].rx.rsp_cons);
+}
+
 /*
  * Send @count frames from @tx to @rx (queue 0 each) and check every one
  * arrives bit-exact, in order, with the right GSO/checksum information;
@@ -92,8 +113,12 @@ static unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, st
 	unsigned int sent = 0, recvd = 0;
 	uint64_t end = test_now_ms() + WAIT_MS;
 	struct ff_rxinfo info;
+	uint32_t ok0, err0, inflight = 0;
 
-	while ((recvd < count || tx->q[0].tx_rsp_okay + tx->q[0].tx_rsp_error < sent) &&
+	ff_tx_reap(tx, 0);
+	ok0 = tx->q[0].tx_rsp_okay;
+	err0 = tx->q[0].tx_rsp_error;
+	while ((recvd < count || tx->q[0].tx.rsp_cons != tx->q[0].tx.req_prod_pvt) &&
 	       test_now_ms() < end) {
 		bool progress = false;
 		int n;
@@ -101,6 +126,15 @@ static unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, st
 		ff_tx_reap(tx, 0);
 		while (sent < count) {
 			uint32_t len = len_of(seed0 + sent, min, max);
+
+			/*
+			 * The switch has no backpressure: keep what is in flight
+			 * below the receiver's RX queue bound, or frames are
+			 * (rightly) dropped as rx_queue_full.
+			 */
+			if (inflight + len > MAX_INFLIGHT && sent > recvd)
+				break;
+			inflight += len;
 
 			make_frame(x->buf, len, dst, src, seed0 + sent);
 			if (ff_tx_frame(tx, 0, x->buf, len, opt) < 0)
@@ -113,17 +147,27 @@ static unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, st
 		while ((n = ff_rx_recv(rx, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN) {
 			uint32_t len = len_of(seed0 + recvd, min, max);
 
+			if (n != (int)len)
+				dump(x, recvd, len, n);
 			assert_int_equal(n, (int)len);
 			make_frame(x->buf, len, dst, src, seed0 + recvd);
-			if (memcmp(x->buf, x->rbuf, len) != 0)
-				fail_msg("frame %u (%u bytes) corrupt", recvd, len);
+			if (memcmp(x->buf, x->rbuf, len) != 0) {
+				uint32_t d = 0;
+
+				while (x->buf[d] == x->rbuf[d])
+					d++;
+				fail_msg("frame %u (%u bytes, %u slots) corrupt at %u", recvd, len,
+					 info.slots, d);
+			}
 			if (opt && opt->gso_type) {
 				assert_int_equal(info.gso_type, opt->gso_type);
 				assert_int_equal(info.gso_size, opt->gso_size);
 			}
 			if (opt && (opt->flags & NETTXF_csum_blank))
-				assert_int_equal(info.flags & (NETRXF_csum_blank | NETRXF_data_validated),
+				assert_int_equal(info.flags &
+						     (NETRXF_csum_blank | NETRXF_data_validated),
 						 NETRXF_csum_blank | NETRXF_data_validated);
+			inflight -= len;
 			recvd++;
 			progress = true;
 		}
@@ -131,9 +175,12 @@ static unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, st
 			loop_run_once(x->w.loop, 1);
 	}
 	ff_tx_reap(tx, 0);
+	if (recvd != count)
+		dump(x, recvd, 0, 0);
 	assert_int_equal(recvd, count);
-	assert_int_equal(tx->q[0].tx_rsp_error, 0);
-	assert_int_equal(tx->q[0].tx_rsp_okay, sent);
+	assert_int_equal(tx->q[0].tx_rsp_error - err0, 0);
+	assert_true(tx->q[0].tx_rsp_okay - ok0 >= sent);
+	assert_int_equal(tx->q[0].tx.rsp_cons, tx->q[0].tx.req_prod_pvt);
 	return recvd;
 }
 
@@ -173,14 +220,18 @@ static void big(enum back_tx_mode mode)
 	struct ff_txopt gso4 = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
 				.gso_size = 1448,
 				.flags = NETTXF_csum_blank | NETTXF_data_validated};
-	struct ff_txopt gso6 = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV6, .gso_size = 1440,
-				.flags = NETTXF_csum_blank};
+	struct ff_txopt gso6 = {
+	    .gso_type = XEN_NETIF_GSO_TYPE_TCPV6, .gso_size = 1440, .flags = NETTXF_csum_blank};
 
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 60, 1515, 65535, &multi, 0);
 	/* 18 slots of 1000: 18000 bytes max without being dropped */
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 60, 60, 18000, &small, 100);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 40, 60000, 65535, &gso4, 200);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 40, 2000, 30000, &gso6, 300);
+	/* headers split across many tiny slots (XSA-423/432 shape): up to 18 x 14 bytes */
+	struct ff_txopt tiny = {.slot_max = 14};
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 252, &tiny, 500);
 	/* exactly the largest frame */
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 3, 65535, 65535, &gso4, 400);
 	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
@@ -289,9 +340,9 @@ static void test_wait_for_slots(void **state)
 	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_waits") >= 1, WAIT_MS));
 	assert_int_equal(ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info), -EAGAIN);
 	ff_rx_post(&x->b, 0, 3);
-	assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
-						      &info)) != -EAGAIN,
-			       WAIT_MS));
+	assert_true(WAIT_UNTIL(
+	    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+	    WAIT_MS));
 	assert_int_equal(n, 20000);
 	assert_int_equal(info.slots, 5);
 	assert_memory_equal(x->buf, x->rbuf, 20000);
@@ -329,13 +380,14 @@ static void test_rx_queue_bound(void **state)
 	x = fx_new(BACK_TX_COPY, &cfg, NULL, NULL);
 	for (i = 0; i < 6; i++) {
 		make_frame(x->buf, 60000, mac_b, mac_a, i);
-		assert_true(WAIT_UNTIL(&x->w, (answered(&x->a), ff_tx_free(&x->a, 0) >= 20),
-				       WAIT_MS));
+		assert_true(
+		    WAIT_UNTIL(&x->w, (answered(&x->a), ff_tx_free(&x->a, 0) >= 20), WAIT_MS));
 		assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 60000, &multi), 0);
 		ff_tx_push(&x->a, 0);
 	}
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 6 * 15, WAIT_MS));
-	assert_true(back_vif_stat(x->vb, 0, "rx_queue_full") >= 4);
+	/* copy mode answers before forwarding: wait for the switch to be done */
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_queue_full") >= 4, WAIT_MS));
 	assert_true(atomic_load(&x->vb->q[0]->rxq_bytes) <= cfg.rx_queue_max_bytes);
 	fx_free(x);
 }
@@ -360,6 +412,39 @@ static void test_hostile_prod_far_ahead(void **state)
 	hv_evtchn_notify(x->w.hv, x->a.domid, q->port_tx);
 	expect_vif_fatal(x, x->va, "more than a ring ahead");
 	assert_int_equal(back_vif_stat(x->va, 0, "fatal"), 1);
+	fx_free(x);
+}
+
+/* Two vifs broken at once while holding a third one's frames: none is pinned. */
+static void test_broken_vifs_release_frames(void **state)
+{
+	struct back_config cfg;
+	struct fx *x;
+	struct hv_stats st;
+	uint64_t t0;
+
+	back_config_default(&cfg);
+	cfg.tx_hold_max_us = 10000000; /* no copy-out during this test */
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
+	send_only(x, &x->c, mac_c, mac_b, 5, 300, 0); /* flooded: A and B hold them */
+	assert_true(WAIT_UNTIL(&x->w,
+			       atomic_load(&x->va->q[0]->rxq_bytes) == 1500 &&
+				   atomic_load(&x->vb->q[0]->rxq_bytes) == 1500,
+			       WAIT_MS));
+	assert_int_equal(answered(&x->c), 0);
+	t0 = test_now_ms();
+	__atomic_store_n(&x->a.q[0].tx.sring->req_prod, 3000, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&x->b.q[0].tx.sring->req_prod, 3000, __ATOMIC_SEQ_CST);
+	hv_evtchn_notify(x->w.hv, x->a.domid, x->a.q[0].port_tx);
+	hv_evtchn_notify(x->w.hv, x->b.domid, x->b.q[0].port_tx);
+	assert_true(WAIT_UNTIL(&x->w,
+			       back_vif_state(x->va) == XenbusStateClosing &&
+				   back_vif_state(x->vb) == XenbusStateClosing,
+			       WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->c) == 5, WAIT_MS));
+	assert_true(test_now_ms() - t0 < 4000); /* well before the hold bound */
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 2); /* C's rings only */
 	fx_free(x);
 }
 
@@ -412,9 +497,54 @@ static void test_hostile_slots(void **state)
 	ff_rx_post(&x->b, 0, 4);
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 39, WAIT_MS));
 	assert_int_equal(x->a.q[0].tx_rsp_okay, 19);
+	{
+		struct ff_rxinfo info;
+
+		assert_int_equal(ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info), 240);
+	}
 	raw_chain(x, 21); /* 22 slots: fatal */
 	expect_vif_fatal(x, x->va, "too many slots");
 	fx_free(x);
+}
+
+/* One raw request list from A must end with A disabled for @needle. */
+static void hostile_fatal(const netif_tx_request_t *r, unsigned int n, const char *needle)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+
+	make_frame(ff_tx_page(&x->a, 0, 0), 100, mac_b, mac_a, 0);
+	ff_tx_raw(&x->a, 0, r, n);
+	ff_tx_push(&x->a, 0);
+	expect_vif_fatal(x, x->va, needle);
+	fx_free(x);
+}
+
+static void test_hostile_page_overflow(void **state)
+{
+	netif_tx_request_t r[2] = {
+	    {.gref = 8, .offset = 4000, .flags = 0, .id = 0, .size = 200},
+	};
+
+	hostile_fatal(r, 1, "crosses its page");
+	r[0] = (netif_tx_request_t){.gref = 8, .flags = NETTXF_more_data, .id = 0, .size = 300};
+	r[1] = (netif_tx_request_t){.gref = 9, .offset = 4090, .id = 1, .size = 100};
+	hostile_fatal(r, 2, "crosses its page");
+}
+
+static void test_hostile_endless_extras(void **state)
+{
+	netif_tx_request_t r[12];
+	netif_extra_info_t ex = {.type = XEN_NETIF_EXTRA_TYPE_MCAST_ADD,
+				 .flags = XEN_NETIF_EXTRA_FLAG_MORE};
+
+	r[0] = (netif_tx_request_t){.gref = 8, .flags = NETTXF_extra_info, .id = 0, .size = 100};
+	for (unsigned int i = 1; i < 12; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		memcpy(&r[i], &ex, sizeof(ex));
+	}
+	hostile_fatal(r, 12, "extra info chain too long");
+	/* and a chain that runs off the end of what was published */
+	hostile_fatal(r, 3, "missing extra info");
 }
 
 static void test_hostile_zero_size_slot(void **state)
@@ -429,16 +559,16 @@ static void test_hostile_zero_size_slot(void **state)
 	make_frame(ff_tx_page(&x->a, 0, idx), 100, mac_b, mac_a, 3);
 	make_frame(x->buf, 100, mac_b, mac_a, 3);
 	memcpy(ff_tx_page(&x->a, 0, idx + 2), x->buf + 60, 40);
-	r[0] = (netif_tx_request_t){.gref = q->tx_gref[idx & 255], .flags = NETTXF_more_data,
-				    .id = 0, .size = 100};
+	r[0] = (netif_tx_request_t){
+	    .gref = q->tx_gref[idx & 255], .flags = NETTXF_more_data, .id = 0, .size = 100};
 	r[1] = (netif_tx_request_t){.gref = 999999, .flags = NETTXF_more_data, .id = 1, .size = 0};
 	r[2] = (netif_tx_request_t){.gref = q->tx_gref[(idx + 2) & 255], .id = 2, .size = 40};
 	ff_tx_raw(&x->a, 0, r, 3);
 	ff_tx_push(&x->a, 0);
 	ff_rx_post(&x->b, 0, 4);
-	assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
-						      &info)) != -EAGAIN,
-			       WAIT_MS));
+	assert_true(WAIT_UNTIL(
+	    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+	    WAIT_MS));
 	assert_int_equal(n, 100);
 	assert_memory_equal(x->buf, x->rbuf, 100);
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 3, WAIT_MS));
@@ -467,8 +597,8 @@ static void hostile_tx_gref(enum back_tx_mode mode)
 	/* a header-plus-payload packet whose payload slot is bad */
 	idx = q->tx.req_prod_pvt;
 	make_frame(ff_tx_page(&x->a, 0, idx), 200, mac_b, mac_a, 0);
-	r[0] = (netif_tx_request_t){.gref = q->tx_gref[idx & 255], .flags = NETTXF_more_data,
-				    .id = 3, .size = 1200};
+	r[0] = (netif_tx_request_t){
+	    .gref = q->tx_gref[idx & 255], .flags = NETTXF_more_data, .id = 3, .size = 1200};
 	r[1] = (netif_tx_request_t){.gref = bad, .id = 4, .size = 1000};
 	ff_tx_raw(&x->a, 0, r, 2);
 	ff_tx_push(&x->a, 0);
@@ -477,8 +607,6 @@ static void hostile_tx_gref(enum back_tx_mode mode)
 	assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_gref"), 3);
 	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
 	/* the vif still works */
-	x->a.q[0].tx_rsp_error = x->a.q[0].tx_rsp_okay = 0;
-	x->a.q[0].tx_rsp_count = 0;
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
 	fx_free(x);
 }
@@ -507,15 +635,14 @@ static void test_hostile_rx_gref(void **state)
 	ff_rx_post_gref(&x->b, 0, 999999);
 	send_only(x, &x->a, mac_a, mac_b, 2, 300, 0);
 	for (int i = 0; i < 2; i++) {
-		assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
-							      &info)) != -EAGAIN,
-				       WAIT_MS));
+		assert_true(WAIT_UNTIL(
+		    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+		    WAIT_MS));
 		assert_int_equal(n, -EIO);
 	}
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_bad_gref"), 2);
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 2, WAIT_MS));
 	/* good buffers work again */
-	x->a.q[0].tx_rsp_okay = 0;
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
 	fx_free(x);
 }
@@ -523,8 +650,19 @@ static void test_hostile_rx_gref(void **state)
 /* The guest rewrites a request and the header after they were read. */
 static void test_hostile_rewrite(void **state)
 {
-	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
-	struct ff_queue *q = &x->a.q[0];
+	struct back_config cfg;
+	struct fx *x;
+	struct ff_queue *q;
+
+	/*
+	 * Hold frames 300 ms before copying them out, so that the response
+	 * (which shares the ring slot) is not written before the rewrite,
+	 * even under a sanitizer.
+	 */
+	back_config_default(&cfg);
+	cfg.tx_hold_max_us = 300000;
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
+	q = &x->a.q[0];
 	RING_IDX idx = q->tx.req_prod_pvt;
 	struct ff_rxinfo info;
 	uint8_t orig[1000];
@@ -534,16 +672,15 @@ static void test_hostile_rewrite(void **state)
 	assert_int_equal(ff_tx_frame(&x->a, 0, orig, 1000, NULL), 0);
 	ff_tx_push(&x->a, 0);
 	/* consumed: the worker asked for the next request */
-	assert_true(WAIT_UNTIL(&x->w, __atomic_load_n(&q->tx.sring->req_event, __ATOMIC_ACQUIRE) ==
-					  idx + 2,
-			       WAIT_MS));
+	assert_true(WAIT_UNTIL(
+	    &x->w, __atomic_load_n(&q->tx.sring->req_event, __ATOMIC_ACQUIRE) == idx + 2, WAIT_MS));
 	*RING_GET_REQUEST(&q->tx, idx) = (netif_tx_request_t){
 	    .gref = 999999, .offset = 4000, .flags = NETTXF_more_data, .id = 77, .size = 65535};
 	memset(ff_tx_page(&x->a, 0, idx), 0xee, 64); /* inside the private header copy */
 	ff_rx_post(&x->b, 0, 4);
-	assert_true(WAIT_UNTIL(&x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf),
-						      &info)) != -EAGAIN,
-			       WAIT_MS));
+	assert_true(WAIT_UNTIL(
+	    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+	    WAIT_MS));
 	assert_int_equal(n, 1000);
 	assert_memory_equal(x->rbuf, orig, 64);
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 1, WAIT_MS));
@@ -673,8 +810,11 @@ int main(void)
 	    cmocka_unit_test(test_rx_queue_bound),
 	    cmocka_unit_test(test_hostile_prod_far_ahead),
 	    cmocka_unit_test(test_hostile_rx_prod_far_ahead),
+	    cmocka_unit_test(test_broken_vifs_release_frames),
 	    cmocka_unit_test(test_hostile_slots),
 	    cmocka_unit_test(test_hostile_zero_size_slot),
+	    cmocka_unit_test(test_hostile_page_overflow),
+	    cmocka_unit_test(test_hostile_endless_extras),
 	    cmocka_unit_test(test_hostile_tx_gref_map),
 	    cmocka_unit_test(test_hostile_tx_gref_copy),
 	    cmocka_unit_test(test_hostile_rx_gref),

@@ -15,8 +15,8 @@
 
 static netif_tx_request_t rq(uint16_t off, uint16_t flags, uint16_t id, uint16_t size)
 {
-	return (netif_tx_request_t){.gref = 100u + id, .offset = off, .flags = flags, .id = id,
-				    .size = size};
+	return (netif_tx_request_t){
+	    .gref = 100u + id, .offset = off, .flags = flags, .id = id, .size = size};
 }
 
 static netif_tx_request_t ex(uint8_t type, uint8_t flags, uint16_t gso_size, uint8_t gso_type)

@@ -122,6 +122,76 @@ static void test_toolstack_keys(void **state)
 	assert_int_equal(back_vif_create(x->w.back, 0, 0, mac_a, &dup), -EINVAL);
 }
 
+/* A guest's own store connection: what its permissions let it do. */
+struct gconn {
+	uint32_t last_type;
+	char last[256];
+};
+
+static int gconn_send(void *ctx, const void *buf, size_t len)
+{
+	struct gconn *g = ctx;
+	struct xsd_sockmsg h;
+
+	if (len >= sizeof(h)) {
+		memcpy(&h, buf, sizeof(h));
+		g->last_type = h.type;
+		memset(g->last, 0, sizeof(g->last));
+		memcpy(g->last, (const char *)buf + sizeof(h),
+		       h.len < sizeof(g->last) - 1 ? h.len : sizeof(g->last) - 1);
+	}
+	return 0;
+}
+
+static uint32_t gconn_op(struct store_conn *c, struct gconn *g, uint32_t type, const char *path,
+			 const char *val)
+{
+	char buf[512];
+	struct xsd_sockmsg h = {.type = type, .req_id = 1};
+	size_t plen = strlen(path) + 1, vlen = val ? strlen(val) : 0;
+
+	h.len = (uint32_t)(plen + vlen);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), path, plen);
+	if (val)
+		memcpy(buf + sizeof(h) + plen, val, vlen);
+	g->last_type = UINT32_MAX;
+	assert_int_equal(store_conn_input(c, buf, sizeof(h) + h.len), 0);
+	return g->last_type;
+}
+
+static void test_guest_permissions(void **state)
+{
+	struct fx *x = *state;
+	struct gconn g;
+	struct store_conn *c = store_conn_open(x->w.store, x->f.domid, gconn_send, &g);
+	char path[160];
+
+	assert_non_null(c);
+	/* the guest writes its own keys and reads ours */
+	snprintf(path, sizeof(path), "%s/feature-sg", x->f.fe_path);
+	assert_int_equal(gconn_op(c, &g, XS_WRITE, path, "1"), XS_WRITE);
+	snprintf(path, sizeof(path), "%s/feature-rx-copy", x->be_path);
+	assert_int_equal(gconn_op(c, &g, XS_READ, path, NULL), XS_READ);
+	assert_string_equal(g.last, "1");
+	/* but cannot write ours */
+	snprintf(path, sizeof(path), "%s/state", x->be_path);
+	assert_int_equal(gconn_op(c, &g, XS_WRITE, path, "4"), XS_ERROR);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateInitWait);
+	/* its state write drives our state machine */
+	snprintf(path, sizeof(path), "%s/state", x->f.fe_path);
+	assert_int_equal(gconn_op(c, &g, XS_WRITE, path, "5"), XS_WRITE);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosing);
+	assert_int_equal(gconn_op(c, &g, XS_WRITE, path, "6"), XS_WRITE);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	assert_int_equal(gconn_op(c, &g, XS_WRITE, path, "1"), XS_WRITE);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateInitWait);
+	/* garbage in the state node counts as Unknown: Closed */
+	assert_int_equal(gconn_op(c, &g, XS_WRITE, path, "4x"), XS_WRITE);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	store_conn_close(c);
+}
+
 static void test_connect_defaults(void **state)
 {
 	struct fx *x = *state;
@@ -142,7 +212,7 @@ static void test_connect_defaults(void **state)
 	assert_false(x->vif->fe.rx_notify);
 	assert_false(x->vif->q[0]->split);
 	hv_stats(x->w.hv, &st);
-	assert_int_equal(st.maps_in_use, 2);	/* the two rings */
+	assert_int_equal(st.maps_in_use, 2);  /* the two rings */
 	assert_int_equal(st.evtchns_open, 2); /* guest port + our bound port */
 }
 
@@ -320,6 +390,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_toolstack_keys, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_guest_permissions, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_connect_defaults, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_connect_multiqueue_split, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fatal_no_rx_copy, setup, teardown),
