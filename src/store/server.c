@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -223,9 +224,10 @@ int store_listen(struct store *s, struct loop *l, const char *path, domid_t domi
 	struct store_listener *ls;
 	int fd, r;
 
-	if (!s || !l || !path || strlen(path) >= sizeof(addr.sun_path))
+	/* Room for the ".new" the socket is bound under until it is ready. */
+	if (!s || !l || !path || strlen(path) + 4 >= sizeof(addr.sun_path))
 		return -EINVAL;
-	strcpy(addr.sun_path, path);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.new", path);
 	ls = calloc(1, sizeof(*ls));
 	if (!ls)
 		return -ENOMEM;
@@ -239,10 +241,18 @@ int store_listen(struct store *s, struct loop *l, const char *path, domid_t domi
 		r = -errno;
 		goto err_free;
 	}
-	unlink(path); /* a stale socket of an earlier run */
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || chmod(path, mode) < 0 ||
-	    listen(fd, SOMAXCONN) < 0) {
+	/*
+	 * Bind under a temporary name, set the mode, listen, then rename over
+	 * the real path (replacing a stale socket of an earlier run): the path
+	 * never exists with a wider mode than asked for, which matters for
+	 * domain 0's socket, and never refuses a connect.
+	 */
+	unlink(addr.sun_path);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    chmod(addr.sun_path, mode) < 0 || listen(fd, SOMAXCONN) < 0 ||
+	    rename(addr.sun_path, path) < 0) {
 		r = -errno;
+		unlink(addr.sun_path);
 		goto err_close;
 	}
 	ls->s = s;

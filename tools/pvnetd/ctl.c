@@ -467,14 +467,24 @@ struct ctl *ctl_create(struct pvnetd *d)
 		err("control socket path %s/%s is too long", d->run_dir, PVNETD_CTL_SOCK);
 		goto free_ctl;
 	}
-	memcpy(sa.sun_path, c->path, strlen(c->path) + 1);
+	/*
+	 * Bind under a temporary name and rename once listening, so the path
+	 * appears only when connect() can succeed: whoever waits for the file
+	 * (a frontend, a test) never sees ECONNREFUSED.
+	 */
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.new", c->path) >=
+	    sizeof(sa.sun_path)) {
+		err("control socket path %s is too long", c->path);
+		goto free_ctl;
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		goto free_ctl;
-	unlink(c->path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(c->path, 0600) < 0 ||
-	    listen(fd, 64) < 0) {
+	unlink(sa.sun_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+	    listen(fd, 64) < 0 || rename(sa.sun_path, c->path) < 0) {
 		err("control socket %s: %s", c->path, strerror(errno));
+		unlink(sa.sun_path);
 		goto close_fd;
 	}
 	c->listen.fd = fd;
