@@ -12,8 +12,11 @@ pkgs=(
 	libjansson-dev      # JSON for the control socket and bench output
 	libsodium-dev       # keyed hashing for tables a guest can fill
 	uthash-dev          # hash tables for the control plane
+	libmnl-dev          # netlink (link setup of TAP devices)
 	python3             # test-result summary in scripts/test.sh
 	iproute2            # network namespaces for the integration tests
+	iputils-ping        # ping across pvnet in the TAP tests
+	iperf3              # TCP through pvnet in the TAP tests and the benchmark
 )
 
 missing=()

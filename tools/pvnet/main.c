@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "common/ctlmsg.h"
+#include "bench.h"
+#include "attach.h"
 
 static const char *run_dir = "/run/pvnet";
 
@@ -23,6 +25,10 @@ static void usage(FILE *f)
 		   "  show [--json] [VIF]\n"
 		   "                    vifs: xenbus state, why a vif was disabled, per-queue\n"
 		   "                    counters (ethtool -S style); VIF is e.g. vif1.0\n"
+		   "  bench [OPTIONS]   stream benchmark between two frontend domains through\n"
+		   "                    pvnetd (pvnet bench --help)\n"
+		   "  attach --netns NS --ifname NAME [--mac MAC] [--queues N] [--mtu MTU]\n"
+		   "                    a TAP in namespace NS as a frontend domain (docs/tap.md)\n"
 		   "  version           print the version\n"
 		   "  help              this text\n"
 		   "\n"
@@ -206,12 +212,14 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
+	bool run_dir_given = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			run_dir = optarg;
+			run_dir_given = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -231,6 +239,10 @@ int main(int argc, char **argv)
 		return cmd_status(argc, argv);
 	if (!strcmp(argv[0], "show"))
 		return cmd_show(argc, argv);
+	if (!strcmp(argv[0], "bench"))
+		return bench_main(argc, argv, run_dir_given ? run_dir : NULL);
+	if (!strcmp(argv[0], "attach"))
+		return attach_main(argc, argv, run_dir_given ? run_dir : NULL);
 	if (!strcmp(argv[0], "version")) {
 		printf("pvnet %s\n", PVNET_VERSION);
 		return 0;

@@ -16,6 +16,7 @@
 #include "hv/hv.h"
 #include "store/store.h"
 #include "switch/switch.h"
+#include "uplink/port.h"
 #include "pvnetd.h"
 
 static void usage(FILE *f)
@@ -29,6 +30,9 @@ static void usage(FILE *f)
 		"                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock\n"
 		"  -t, --tx-mode MODE     how guest TX payloads reach the switch: map (grant-map,\n"
 		"                         zero copy; default) or copy (grant-copy)\n"
+		"  -u, --uplink tap:NAME[@NETNS]\n"
+		"                         add a TAP uplink port NAME (in namespace NETNS) to the\n"
+		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
 		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n");
@@ -60,11 +64,17 @@ static int make_run_dir(const char *dir)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"run-dir", required_argument, NULL, 'd'}, {"log-level", required_argument, NULL, 'l'},
-	    {"tx-mode", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},       {0},
+	    {"run-dir", required_argument, NULL, 'd'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"tx-mode", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"uplink", required_argument, NULL, 'u'},
+	    {"version", no_argument, NULL, 'V'},
+	    {0},
 	};
 	struct pvnetd d = {0};
+	struct uplink_tap_port *uplink = NULL;
+	char up_name[16 /* IFNAMSIZ */] = "", up_ns[UPLINK_NETNS_MAX + 1] = "";
 	struct store_config scfg;
 	struct back_config bcfg;
 	struct hv_config hcfg;
@@ -74,7 +84,7 @@ int main(int argc, char **argv)
 
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
 	back_config_default(&bcfg);
-	while ((c = getopt_long(argc, argv, "d:l:t:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:l:t:u:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -95,6 +105,10 @@ int main(int argc, char **argv)
 				bcfg.tx_mode = BACK_TX_COPY;
 			else
 				die("--tx-mode: '%s' is not map or copy", optarg);
+			break;
+		case 'u':
+			if (uplink_tap_spec_parse(optarg, up_name, up_ns) < 0)
+				die("--uplink: '%s' is not tap:NAME[@NETNS]", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -145,6 +159,11 @@ int main(int argc, char **argv)
 	rc = sw_create(NULL, &d.sw);
 	if (rc < 0)
 		die("switch: %s", strerror(-rc));
+	if (*up_name) {
+		rc = uplink_tap_port_create(d.sw, up_name, up_ns, &uplink);
+		if (rc < 0)
+			die("uplink tap:%s: %s", up_name, strerror(-rc));
+	}
 	bcfg.loop = d.loop;
 	d.back = back_create(&bcfg, d.hv, d.store, d.sw);
 	if (!d.back)
@@ -166,6 +185,7 @@ int main(int argc, char **argv)
 
 	ctl_destroy(d.ctl);
 	back_destroy(d.back);
+	uplink_tap_port_destroy(uplink); /* after the vifs: nobody holds its frames now */
 	sw_destroy(d.sw);
 	store_unlisten(d.store, path);
 	store_destroy(d.store);

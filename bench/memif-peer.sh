@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# memif-peer.sh - the peer pvnet bench is compared with: DPDK memif between two dpdk-testpmd processes
+#
+# For each frame size: a server testpmd (memif role=server, rxonly) and a
+# client testpmd (memif role=client, txonly, --txpkts=LEN; frames over 2048
+# bytes as a list of 2048-byte segments), both `-l 0,1 --no-huge -m 256
+# --no-pci`, their own --file-prefix, `--auto-start --stats-period 1`.  The
+# server's per-second Rx-pps lines are read; the first non-zero second
+# (the link coming up mid-second) is discarded and the median of the rest
+# is reported, with Gbit/s = Rx-pps * frame bytes * 8 (Ethernet header
+# included, no FCS: as pvnet bench counts).
+#
+# Differences from the literal command line, and why (see docs/benchmarks.md):
+#  * --total-num-mbufs=16384: testpmd's default pool (155456 mbufs of 2176 B,
+#    ~338 MB) does not fit in -m 256 and testpmd exits with "Creation of mbuf
+#    pool for socket 0 failed: Cannot allocate memory".
+#  * the server also gets --main-lcore 1, so that its forwarding lcore is 0
+#    while the client's is 1: with `-l 0,1` alone both processes busy-poll on
+#    lcore 1 and share one CPU (about 0.1 Mpps here).  --same-core keeps the
+#    literal flags.
+# testpmd comes from the Debian package dpdk-dev (the package dpdk has no
+# dpdk-testpmd in Debian 12).
+#
+# Usage: bench/memif-peer.sh [--frame-size LIST] [--duration SECS] [--json FILE] [--same-core]
+set -u
+
+SIZES=64,9000
+DURATION=5
+JSON=
+SAME_CORE=0
+TESTPMD=${TESTPMD:-dpdk-testpmd}
+COMMAND="$0 $*"
+
+usage() {
+	sed -n 's/^# Usage: //p' "$0"
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--frame-size | -s) SIZES=$2; shift 2 ;;
+	--duration | -t) DURATION=$2; shift 2 ;;
+	--json | -j) JSON=$2; shift 2 ;;
+	--same-core) SAME_CORE=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "memif-peer.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+done
+case $DURATION in '' | *[!0-9]*) echo "memif-peer.sh: --duration takes whole seconds" >&2; exit 2 ;; esac
+if ! command -v "$TESTPMD" >/dev/null; then
+	echo "memif-peer.sh: $TESTPMD not found (Debian: apt-get install dpdk-dev)" >&2
+	exit 77
+fi
+
+TMP=$(mktemp -d /tmp/memif-peer.XXXXXX)
+SRV_PID=
+CLI_PID=
+stop_all() {
+	local p
+	for p in $CLI_PID $SRV_PID; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in $CLI_PID $SRV_PID; do
+		# testpmd stops within a second of SIGTERM; the bound ends a stuck one.
+		for _ in $(seq 1 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	SRV_PID=
+	CLI_PID=
+}
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	stop_all
+	rm -rf "$TMP" "/var/run/dpdk/memif-srv-$$" "/var/run/dpdk/memif-cli-$$"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# segs LEN: LEN as 2048-byte segments, comma separated (testpmd --txpkts)
+segs() {
+	local len=$1 out=
+	while [ "$len" -gt 2048 ]; do
+		out="${out}2048,"
+		len=$((len - 2048))
+	done
+	echo "$out$len"
+}
+
+# One size: sets RESULT to "MPPS GBIT_S SAMPLES", or fails with the reason on stderr.
+# Runs in this shell (not in $(...)), so that the traps see SRV_PID and CLI_PID.
+run_size() {
+	local len=$1 sock="$TMP/memif-$1.sock" srv_lcore=(--main-lcore 1)
+	# shellcheck disable=SC2054 # 0,1 is one argument: testpmd's lcore list
+	local common=(-l 0,1 --no-huge -m 256 --no-pci)
+	local app=(--auto-start --stats-period 1 --total-num-mbufs=16384)
+	[ "$SAME_CORE" = 1 ] && srv_lcore=()
+
+	# Hard bounds: the server lives DURATION + 6 s, the client DURATION + 3 s.
+	timeout -s KILL $((DURATION + 6)) "$TESTPMD" "${common[@]}" "${srv_lcore[@]}" \
+		--file-prefix "memif-srv-$$" --vdev "net_memif0,role=server,socket=$sock" \
+		-- --forward-mode=rxonly "${app[@]}" >"$TMP/srv-$len.log" 2>&1 </dev/null &
+	SRV_PID=$!
+	# memif's socket is in the abstract namespace by default: wait for forwarding instead.
+	for _ in $(seq 1 100); do
+		grep -q "forwards packets on" "$TMP/srv-$len.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	if ! grep -q "forwards packets on" "$TMP/srv-$len.log"; then
+		echo "memif server did not start forwarding within 10 s; its log:" >&2
+		tail -5 "$TMP/srv-$len.log" >&2
+		stop_all
+		return 1
+	fi
+	timeout -s KILL $((DURATION + 3)) "$TESTPMD" "${common[@]}" \
+		--file-prefix "memif-cli-$$" --vdev "net_memif0,role=client,socket=$sock" \
+		-- --forward-mode=txonly --txpkts="$(segs "$len")" "${app[@]}" \
+		>"$TMP/cli-$len.log" 2>&1 </dev/null &
+	CLI_PID=$!
+	# In the background and waited for, so that a signal's trap runs at once.
+	sleep $((DURATION + 2)) &
+	wait $!
+	stop_all
+	# Rx-pps per second, ANSI screen clears removed; skip zeros and the first partial second.
+	RESULT=$(sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" |
+		awk '/Rx-pps:/ && $2 > 0 { print $2 }' | tail -n +2 | sort -n |
+		awk -v len="$len" '{ v[n++] = $1 }
+		END {
+			if (n < 1) { exit 1 }
+			med = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
+			printf "%.3f %.3f %d\n", med / 1e6, med * len * 8 / 1e9, n
+		}') && return 0
+	echo "no traffic measured at $len bytes; server log tail:" >&2
+	tail -5 "$TMP/srv-$len.log" >&2
+	echo "client log tail:" >&2
+	tail -5 "$TMP/cli-$len.log" >&2
+	return 1
+}
+
+printf "%6s %8s %8s %7s\n" frame Mpps Gbit/s samples
+results=()
+rc=0
+IFS=, read -r -a size_list <<<"$SIZES"
+for len in "${size_list[@]}"; do
+	case $len in '' | *[!0-9]*) echo "memif-peer.sh: bad frame size '$len'" >&2; exit 2 ;; esac
+	if [ "$len" -lt 60 ] || [ "$len" -gt 65535 ]; then
+		echo "memif-peer.sh: frame size $len outside 60..65535" >&2
+		exit 2
+	fi
+	if run_size "$len"; then
+		read -r mpps gbit n <<<"$RESULT"
+		printf "%6s %8s %8s %7s\n" "$len" "$mpps" "$gbit" "$n"
+		results+=("$len $mpps $gbit $n")
+	else
+		printf "%6s failed\n" "$len"
+		rc=1
+	fi
+done
+
+if [ -n "$JSON" ]; then
+	# Written by Python's json module from "size mpps gbit seconds" words, not by hand.
+	python3 -c 'import json, sys
+res = []
+for r in sys.argv[4:]:
+    size, mpps, gbit, n = r.split()
+    res.append({"frame_size": int(size), "mpps": float(mpps), "gbit_s": float(gbit),
+                "samples": int(n)})
+doc = {"peer": "memif", "command": sys.argv[2], "same_core": sys.argv[3] == "1",
+       "results": res}
+json.dump(doc, open(sys.argv[1], "w"), indent=2)' "$JSON" "$COMMAND" "$SAME_CORE" "${results[@]}" || rc=1
+fi
+exit $rc

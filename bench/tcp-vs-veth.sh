@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tcp-vs-veth.sh - iperf3 TCP between two namespaces attached to pvnetd (pvnet attach) beside
+# the same iperf3 between two namespaces joined by a veth pair, in one run, on one machine.
+#
+# usage: bench/tcp-vs-veth.sh [BUILD_DIR] [SECONDS] [TX_MODE]   (root; iperf3, jq, ip)
+#
+# Reports per case: receiver throughput (Gbit/s), CPU service demand (netperf's definition:
+# CPU microseconds per KB received; CPU = every CPU's busy time from /proc/stat around the
+# run, so pvnetd, the adapters, iperf3 and the kernel are all counted, "method S" in
+# netperf's terms), iperf3's own CPU figures, TCP retransmits, and TCPOFOQueue from the
+# receiving namespace's /proc/net/netstat.  Then pvnet/veth ratios.  Everything it creates
+# (namespaces, processes, the run directory) is removed on exit.
+set -u
+BUILD=${1:-build}
+T=${2:-10}
+MODE=${3:-map}
+PVNETD=$BUILD/tools/pvnetd/pvnetd
+PVNET=$BUILD/tools/pvnet/pvnet
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
+for t in iperf3 jq ip; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
+[ -x "$PVNETD" ] && [ -x "$PVNET" ] || { echo "build first: $PVNETD, $PVNET" >&2; exit 1; }
+[ "$T" -ge 1 ] && [ "$T" -le 10 ] || { echo "SECONDS must be 1..10" >&2; exit 1; }
+
+TMP=$(mktemp -d)
+RUN=$TMP/run
+S=$$
+NS=(vth-a$S vth-b$S pvn-a$S pvn-b$S)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	sleep 0.3
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for n in "${NS[@]}"; do
+		for p in $(ip netns pids "$n" 2>/dev/null); do kill -KILL "$p"; done
+		ip netns del "$n" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+for n in "${NS[@]}"; do ip netns add "$n" && ip -n "$n" link set lo up || exit 1; done
+# veth pair: the reference.
+ip link add veth0 netns "vth-a$S" type veth peer name veth1 netns "vth-b$S"
+ip -n "vth-a$S" addr add 10.90.0.1/24 dev veth0
+ip -n "vth-b$S" addr add 10.90.0.2/24 dev veth1
+ip -n "vth-a$S" link set veth0 up
+ip -n "vth-b$S" link set veth1 up
+
+start_pvnet() { # QUEUES
+	"$PVNETD" --run-dir "$RUN" --tx-mode "$MODE" --log-level warn 2>"$TMP/pvnetd.log" &
+	PVNETD_PID=$!
+	PIDS+=("$PVNETD_PID")
+	for ((i = 0; i < 100; i++)); do [ -e "$RUN/pvnetd.sock" ] && break; sleep 0.05; done
+	for side in a b; do
+		"$PVNET" -d "$RUN" attach --netns "pvn-$side$S" --ifname eth0 --queues "$1" \
+			>"$TMP/attach-$side.log" 2>&1 &
+		PIDS+=($!)
+		eval "AP_$side=$!"
+		for ((i = 0; i < 300; i++)); do
+			grep -q '^attached' "$TMP/attach-$side.log" 2>/dev/null && break
+			sleep 0.05
+		done
+		grep -q '^attached' "$TMP/attach-$side.log" ||
+			{ cat "$TMP/attach-$side.log" >&2; exit 1; }
+	done
+	ip -n "pvn-a$S" addr add 10.91.0.1/24 dev eth0
+	ip -n "pvn-b$S" addr add 10.91.0.2/24 dev eth0
+	ip netns exec "pvn-a$S" ping -c 1 -W 2 10.91.0.2 >/dev/null
+}
+stop_pvnet() {
+	kill -TERM "$AP_a" "$AP_b" "$PVNETD_PID" 2>/dev/null
+	wait "$AP_a" "$AP_b" "$PVNETD_PID" 2>/dev/null
+	ip -n "pvn-a$S" addr flush dev eth0 2>/dev/null
+}
+
+busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+ofo() { ip netns exec "$1" awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "TCPOFOQueue") c = i; h = 1 } else print $c }' /proc/net/netstat; }
+
+# run NAME CLIENT_NS SERVER_NS ADDR PARALLEL
+run() {
+	local name=$1 cns=$2 sns=$3 addr=$4 par=$5 j0 j1 o0 o1 port=$((5301 + RANDOM % 500))
+	timeout $((T + 20)) ip netns exec "$sns" iperf3 -s -1 -p $port >/dev/null 2>&1 &
+	local spid=$!
+	sleep 0.3
+	o0=$(ofo "$sns")
+	j0=$(busy_jiffies)
+	timeout $((T + 15)) ip netns exec "$cns" iperf3 -c "$addr" -p $port -t "$T" -P "$par" -J \
+		>"$TMP/$name.json" 2>&1
+	j1=$(busy_jiffies)
+	o1=$(ofo "$sns")
+	wait $spid 2>/dev/null
+	jq -r --arg name "$name" --argjson cpu_us "$(((j1 - j0) * 1000000 / $(getconf CLK_TCK)))" \
+		--argjson ofo $((o1 - o0)) '
+		.end.sum_received.bytes as $b |
+		[$name, (.end.sum_received.bits_per_second / 1e9 * 100 | round / 100),
+		 ($cpu_us / ($b / 1024) * 1000 | round / 1000),
+		 (.end.cpu_utilization_percent.host_total | round),
+		 (.end.cpu_utilization_percent.remote_total | round),
+		 .end.sum_sent.retransmits, $ofo] | @tsv' "$TMP/$name.json" | tee -a "$TMP/results"
+}
+
+echo "# $(nproc) CPUs, $(uname -r), $T s per case, pvnetd --tx-mode $MODE"
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' case Gbit/s SD_us/KB snd_cpu% rcv_cpu% retrans TCPOFOQueue
+run veth-1 "vth-a$S" "vth-b$S" 10.90.0.2 1
+start_pvnet 1
+run pvnet-1q-1 "pvn-a$S" "pvn-b$S" 10.91.0.2 1
+stop_pvnet
+run veth-4 "vth-a$S" "vth-b$S" 10.90.0.2 4
+start_pvnet 4
+run pvnet-4q-4 "pvn-a$S" "pvn-b$S" 10.91.0.2 4
+echo "# queues negotiated: $(sed -n 's/.*, \([0-9]*\) queues\{0,1\},.*/\1/p' "$TMP/attach-a.log")"
+stop_pvnet
+awk -F'\t' '{ g[$1] = $2; sd[$1] = $3 } END {
+	printf "# pvnet/veth throughput, 1 stream: %.0f %%; 4 streams: %.0f %%\n", 100 * g["pvnet-1q-1"] / g["veth-1"], 100 * g["pvnet-4q-4"] / g["veth-4"]
+	printf "# service demand pvnet/veth, 1 stream: %.1fx\n", sd["pvnet-1q-1"] / sd["veth-1"] }' "$TMP/results"

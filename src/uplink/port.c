@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+/* port.c - the TAP uplink: a switch port of pvnetd whose other side is a kernel stack or bridge */
+
+/*
+ * Theory of Operation
+ *
+ * One TAP queue, two directions, two kinds of thread:
+ *
+ *   TAP -> switch  the port's reader thread (the only thread that calls
+ *                  sw_forward() with this port).  Per wakeup it read()s up
+ *                  to UPLINK_BATCH frames, one per read (a TAP returns one
+ *                  frame per read), each into a free buffer of the port's
+ *                  private pool: the kernel's bytes are read once into
+ *                  memory nobody else writes, the virtio header is
+ *                  validated and mapped (uplink_vnet2meta), and the buffer's
+ *                  struct sw_pkt points its hdr and its single fragment at
+ *                  the copy.  Then one sw_forward() for the batch.  done()
+ *                  (the last sw_pkt_put(), on any thread) marks the buffer
+ *                  free again with a release store; the reader finds free
+ *                  buffers by scanning from a cursor.  Only when the whole
+ *                  pool is in flight does the reader sleep on an eventfd,
+ *                  which done() writes only while the reader says it is
+ *                  starved: no lock and no system call per frame.
+ *
+ *   switch -> TAP  xmit(), on whatever data-path thread forwards to us
+ *                  (netback TX workers, concurrently).  One writev() per
+ *                  frame: the virtio header built from the frame's netif
+ *                  flags and GSO info (uplink_meta2vnet on the private
+ *                  header copy), then the frame's pieces.  The fd is
+ *                  non-blocking; EAGAIN refuses the frame and the rest of
+ *                  the call (the switch counts them as tx_dropped, we count
+ *                  tx_eagain).  Writes from several threads to one TAP fd
+ *                  are atomic per frame in the kernel.
+ *
+ * Counters of our own (validation drops by reason, write failures) are
+ * relaxed atomics, written by the reader or by xmit callers; the switch's
+ * per-port counters cover the rest.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "switch/switch.h"
+#include "uplink/port.h"
+#include "uplink/tap.h"
+#include "uplink/vnet.h"
+
+_Static_assert(SW_PKT_CSUM_BLANK == UPLINK_F_CSUM_BLANK, "flag bits differ");
+_Static_assert(SW_PKT_DATA_VALIDATED == UPLINK_F_DATA_VALIDATED, "flag bits differ");
+_Static_assert(SW_GSO_TCPV4 == UPLINK_GSO_TCPV4 && SW_GSO_TCPV6 == UPLINK_GSO_TCPV6,
+	       "GSO numbering differs");
+
+/* Frames read per wakeup and handed to one sw_forward(): the switch's batch. */
+#define UPLINK_BATCH SW_BATCH_MAX
+
+/*
+ * Buffers in the pool: 128 of 64 KiB (8 MiB of address space, touched only
+ * as far as frames are long).  Frames stay in the pool while vif queues
+ * hold them (netback's RX queue takes at most 512 KiB, 8 such frames, per
+ * queue), so 128 covers 16 busy vif queues before the reader has to wait.
+ */
+#define UPLINK_POOL 128u
+
+/*
+ * Bytes of frames in flight (read from the TAP, not yet done) before the
+ * reader waits: 256 KiB, half of netback's per-queue RX bound (512 KiB).
+ * The switch has no backpressure: a vif queue that is full drops.  Waiting
+ * here instead leaves the excess in the TAP's queue, where TCP sees it as
+ * delay rather than loss.  Four 64 KiB TSO frames keep a receiver busy.
+ */
+#define UPLINK_INFLIGHT_MAX (256u * 1024u)
+
+/* Bytes of a frame the switch and consumers may parse (as netback's header copy). */
+#define UPLINK_HDR_LEN 128u
+
+/* One buffer: the virtio header and the largest frame. */
+#define UPLINK_SLOT (sizeof(struct virtio_net_hdr) + UPLINK_MAX_FRAME)
+
+/* Pause after a TAP read error other than EAGAIN before trying again. */
+#define UPLINK_RETRY_MS 1000
+
+/* How long destroy waits for frames still queued at other ports before leaking the pool. */
+#define UPLINK_DRAIN_MS 2000
+
+/* Pieces of one frame on the way out: header, hdr copy, SW_PKT_MAX_FRAGS fragments. */
+#define XMIT_IOV (SW_PKT_MAX_FRAGS + 2)
+
+struct tap_buf {
+	struct sw_pkt pkt;
+	struct uplink_tap_port *port;
+	atomic_bool busy;
+	uint8_t *slot;
+};
+
+struct uplink_tap_port {
+	struct sw *sw;
+	struct sw_port *sp;
+	char name[UPLINK_NETNS_MAX + 1];
+	int fd;
+	uint32_t mtu;
+	pthread_t reader;
+	bool reader_started;
+	atomic_bool stop;
+	int stop_fd;
+	int pool_fd;
+	atomic_bool starved;
+	_Atomic uint32_t inflight;
+	unsigned int cursor;
+	struct tap_buf *bufs;
+	uint8_t *slots;
+	struct log_ratelimit rl; /* the reader thread's */
+	_Atomic uint64_t drops[UPLINK_DROP_NR];
+	_Atomic uint64_t sw_csum;
+	_Atomic uint64_t tx_eagain;
+	_Atomic uint64_t tx_errors;
+	_Atomic uint64_t tx_bad_offload;
+};
+
+static void count(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+int uplink_tap_spec_parse(const char *spec, char *name, char *netns)
+{
+	const char *at, *n;
+	size_t len;
+
+	if (strncmp(spec, "tap:", 4))
+		return -EINVAL;
+	n = spec + 4;
+	at = strchr(n, '@');
+	len = at ? (size_t)(at - n) : strlen(n);
+	if (len == 0 || len >= IFNAMSIZ || memchr(n, '/', len))
+		return -EINVAL;
+	memcpy(name, n, len);
+	name[len] = '\0';
+	netns[0] = '\0';
+	if (at) {
+		if (!at[1] || strlen(at + 1) > UPLINK_NETNS_MAX)
+			return -EINVAL;
+		strcpy(netns, at + 1);
+	}
+	return 0;
+}
+
+static void tap_pkt_done(struct sw_pkt *pkt)
+{
+	struct tap_buf *b = pkt->priv;
+	struct uplink_tap_port *p = b->port;
+
+	/* seq_cst pairs with the reader's store of starved and its second look (Dekker). */
+	atomic_fetch_sub_explicit(&p->inflight, pkt->len, memory_order_seq_cst);
+	atomic_store_explicit(&b->busy, false, memory_order_seq_cst);
+	if (atomic_load_explicit(&p->starved, memory_order_seq_cst) &&
+	    write(p->pool_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
+		/* Only on counter overflow: the reader is awake then anyway. */
+	}
+}
+
+/* A free buffer, or NULL when every one (or UPLINK_INFLIGHT_MAX bytes) is in flight. */
+static struct tap_buf *pool_get(struct uplink_tap_port *p)
+{
+	if (atomic_load_explicit(&p->inflight, memory_order_seq_cst) >= UPLINK_INFLIGHT_MAX)
+		return NULL;
+	for (unsigned int i = 0; i < UPLINK_POOL; i++) {
+		struct tap_buf *b = &p->bufs[(p->cursor + i) % UPLINK_POOL];
+
+		if (!atomic_load_explicit(&b->busy, memory_order_seq_cst)) {
+			p->cursor = (p->cursor + i + 1) % UPLINK_POOL;
+			return b;
+		}
+	}
+	return NULL;
+}
+
+/* Read one frame into @b; 1 if it is ready to forward, 0 if dropped, -EAGAIN, -errno. */
+static int read_one(struct uplink_tap_port *p, struct tap_buf *b)
+{
+	struct virtio_net_hdr vh;
+	struct uplink_meta m;
+	uint8_t *frame = b->slot + sizeof(vh);
+	ssize_t r = read(p->fd, b->slot, UPLINK_SLOT);
+	uint32_t len;
+	int rc;
+
+	if (r < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	if ((size_t)r < sizeof(vh) + UPLINK_ETH_HLEN) {
+		count(&p->drops[UPLINK_DROP_RUNT]);
+		return 0;
+	}
+	memcpy(&vh, b->slot, sizeof(vh));
+	len = (uint32_t)((size_t)r - sizeof(vh));
+	rc = uplink_vnet2meta(
+	    &vh, frame, len, p->mtu,
+	    UPLINK_OFF_CSUM4 | UPLINK_OFF_CSUM6 | UPLINK_OFF_TSO4 | UPLINK_OFF_TSO6, &m);
+	if (rc < 0) {
+		count(&p->drops[-rc - 1]);
+		log_ratelimited(&p->rl, LOG_DEBUG, "uplink %s: dropped a frame: %s", p->name,
+				uplink_drop_name((enum uplink_drop)(-rc - 1)));
+		return 0;
+	}
+	if ((vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !(m.flags & UPLINK_F_CSUM_BLANK))
+		count(&p->sw_csum);
+	memset(&b->pkt, 0, offsetof(struct sw_pkt, refs));
+	b->pkt.hdr = frame;
+	b->pkt.hdr_len = (uint16_t)(len < UPLINK_HDR_LEN ? len : UPLINK_HDR_LEN);
+	b->pkt.nfrags = 1;
+	b->pkt.flags = m.flags;
+	b->pkt.gso_type = m.gso_type;
+	b->pkt.gso_size = m.gso_size;
+	b->pkt.len = len;
+	b->pkt.priv = b;
+	b->pkt.frag[0] = (struct sw_pkt_frag){.base = frame, .len = len};
+	sw_pkt_init(&b->pkt, tap_pkt_done);
+	atomic_store_explicit(&b->busy, true, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->inflight, len, memory_order_relaxed);
+	return 1;
+}
+
+static void *reader_thread(void *arg)
+{
+	struct uplink_tap_port *p = arg;
+	struct sw_pkt *pkts[UPLINK_BATCH];
+
+	while (!atomic_load_explicit(&p->stop, memory_order_acquire)) {
+		struct pollfd pfd[2] = {{.fd = p->stop_fd, .events = POLLIN}};
+		unsigned int n = 0;
+		bool starved = false, again = false;
+		int rc = 0;
+
+		while (n < UPLINK_BATCH) {
+			struct tap_buf *b = pool_get(p);
+
+			if (!b) {
+				starved = true;
+				break;
+			}
+			rc = read_one(p, b);
+			if (rc < 0)
+				break;
+			if (rc == 1)
+				pkts[n++] = &b->pkt;
+			else
+				again = true; /* dropped: the TAP may have more */
+		}
+		if (n)
+			sw_forward(p->sw, p->sp, pkts, n);
+		if (rc < 0 && rc != -EAGAIN) {
+			/* The TAP is broken (e.g. deleted): retry once a second, never spin. */
+			log_ratelimited(&p->rl, LOG_ERR, "uplink %s: read: %s", p->name,
+					strerror(-rc));
+			if (poll(pfd, 1, UPLINK_RETRY_MS) < 0 && errno != EINTR)
+				break;
+			continue;
+		}
+		if (n || again)
+			continue;
+		if (starved) {
+			/* Say so, then look again: a done() in between either sees the flag or left a buffer. */
+			atomic_store_explicit(&p->starved, true, memory_order_seq_cst);
+			if (pool_get(p)) { /* it stays free: the next round takes it */
+				atomic_store_explicit(&p->starved, false, memory_order_relaxed);
+				continue;
+			}
+			pfd[1] = (struct pollfd){.fd = p->pool_fd, .events = POLLIN};
+		} else {
+			pfd[1] = (struct pollfd){.fd = p->fd, .events = POLLIN};
+		}
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (starved) {
+			atomic_store_explicit(&p->starved, false, memory_order_relaxed);
+			if (read(p->pool_fd, &(uint64_t){0}, sizeof(uint64_t)) < 0) {
+				/* Nothing pending: a buffer came back before we slept. */
+			}
+		}
+	}
+	return NULL;
+}
+
+static unsigned int tap_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigned int n)
+{
+	struct uplink_tap_port *p = sp->priv;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct sw_pkt *pkt = pkts[i];
+		struct uplink_meta m = {
+		    .flags = pkt->flags, .gso_type = pkt->gso_type, .gso_size = pkt->gso_size};
+		struct iovec iov[XMIT_IOV];
+		struct virtio_net_hdr vh;
+		uint64_t sum = 0;
+		unsigned int k = 1;
+
+		if (pkt->nfrags > SW_PKT_MAX_FRAGS ||
+		    uplink_meta2vnet(&m, pkt->hdr, pkt->hdr_len, pkt->len, &vh) < 0) {
+			count(&p->tx_bad_offload);
+			sw_pkt_put(pkt);
+			continue;
+		}
+		iov[0] = (struct iovec){.iov_base = &vh, .iov_len = sizeof(vh)};
+		for (unsigned int f = 0; f < pkt->nfrags; f++)
+			sum += pkt->frag[f].len;
+		/* pkt.h: hdr + frags, unless the frags alone are the whole frame. */
+		if (sum != pkt->len)
+			iov[k++] =
+			    (struct iovec){.iov_base = (void *)pkt->hdr, .iov_len = pkt->hdr_len};
+		for (unsigned int f = 0; f < pkt->nfrags; f++)
+			iov[k++] = (struct iovec){.iov_base = (void *)pkt->frag[f].base,
+						  .iov_len = pkt->frag[f].len};
+		if (writev(p->fd, iov, (int)k) < 0) {
+			if (errno == EAGAIN) {
+				atomic_fetch_add_explicit(&p->tx_eagain, n - i,
+							  memory_order_relaxed);
+				break;
+			}
+			count(&p->tx_errors);
+		}
+		sw_pkt_put(pkt);
+	}
+	return i;
+}
+
+static const struct sw_port_ops tap_port_ops = {.xmit = tap_xmit};
+
+static int port_open_tap(struct uplink_tap_port *p, const char *name, const char *netns)
+{
+	int saved = -1, rc;
+
+	if (*netns) {
+		rc = uplink_netns_enter(netns, false, &saved);
+		if (rc < 0) {
+			err("uplink %s: namespace %s: %s", name, netns, strerror(-rc));
+			return rc;
+		}
+	}
+	rc = uplink_tap_open(name, 1, &p->fd);
+	if (rc == 0)
+		rc = uplink_tap_offloads(p->fd, UPLINK_OFF_CSUM4 | UPLINK_OFF_CSUM6 |
+						    UPLINK_OFF_TSO4 | UPLINK_OFF_TSO6);
+	if (rc == 0)
+		rc = uplink_tap_link_set(name, NULL, 0);
+	if (rc == 0)
+		rc = uplink_tap_mtu(name, &p->mtu);
+	if (rc < 0)
+		err("uplink %s: %s", name, strerror(-rc));
+	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int uplink_tap_port_create(struct sw *sw, const char *name, const char *netns,
+			   struct uplink_tap_port **out)
+{
+	struct uplink_tap_port *p = calloc(1, sizeof(*p));
+	int rc = -ENOMEM;
+
+	if (!p)
+		return -ENOMEM;
+	p->sw = sw;
+	p->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	p->fd = p->stop_fd = p->pool_fd = -1;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->bufs = calloc(UPLINK_POOL, sizeof(*p->bufs));
+	p->slots = malloc((size_t)UPLINK_POOL * UPLINK_SLOT);
+	p->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	p->pool_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!p->bufs || !p->slots || p->stop_fd < 0 || p->pool_fd < 0)
+		goto fail;
+	for (unsigned int i = 0; i < UPLINK_POOL; i++) {
+		p->bufs[i].port = p;
+		p->bufs[i].slot = p->slots + (size_t)i * UPLINK_SLOT;
+	}
+	rc = port_open_tap(p, name, netns);
+	if (rc < 0)
+		goto fail;
+	rc = sw_port_add(sw, name, &tap_port_ops, p, &p->sp);
+	if (rc < 0) {
+		err("uplink %s: switch port: %s", name, strerror(-rc));
+		goto fail;
+	}
+	sw_port_set_mac_limit(p->sp, UPLINK_TAP_MAC_LIMIT);
+	rc = -pthread_create(&p->reader, NULL, reader_thread, p);
+	if (rc < 0) {
+		sw_port_del(sw, p->sp);
+		goto fail;
+	}
+	p->reader_started = true;
+	info("uplink %s%s%s: TAP port %u, mtu %u, offloads csum tso4 tso6", name,
+	     *netns ? " in netns " : "", netns, p->sp->num, p->mtu);
+	*out = p;
+	return 0;
+fail:
+	p->sp = NULL;
+	uplink_tap_port_destroy(p);
+	return rc;
+}
+
+/* Every buffer back from the other ports, or false after UPLINK_DRAIN_MS. */
+static bool pool_drained(struct uplink_tap_port *p)
+{
+	for (int ms = 0; ms <= UPLINK_DRAIN_MS; ms++) {
+		unsigned int busy = 0;
+
+		for (unsigned int i = 0; i < UPLINK_POOL; i++)
+			busy += atomic_load_explicit(&p->bufs[i].busy, memory_order_acquire);
+		if (!busy)
+			return true;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	return false;
+}
+
+void uplink_tap_port_destroy(struct uplink_tap_port *p)
+{
+	bool drained = true;
+
+	if (!p)
+		return;
+	if (p->reader_started) {
+		atomic_store_explicit(&p->stop, true, memory_order_release);
+		if (write(p->stop_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
+			/* Counter overflow only: readable already. */
+		}
+		pthread_join(p->reader, NULL);
+	}
+	if (p->sp) {
+		sw_port_del(p->sw, p->sp);
+		info("uplink %s: rx_runt %llu rx_oversize %llu rx_bad_gso %llu rx_bad_csum %llu "
+		     "rx_sw_csum %llu tx_eagain %llu tx_errors %llu tx_bad_offload %llu",
+		     p->name, (unsigned long long)p->drops[UPLINK_DROP_RUNT],
+		     (unsigned long long)p->drops[UPLINK_DROP_OVERSIZE],
+		     (unsigned long long)p->drops[UPLINK_DROP_GSO],
+		     (unsigned long long)p->drops[UPLINK_DROP_CSUM], (unsigned long long)p->sw_csum,
+		     (unsigned long long)p->tx_eagain, (unsigned long long)p->tx_errors,
+		     (unsigned long long)p->tx_bad_offload);
+	}
+	if (p->bufs)
+		drained = pool_drained(p);
+	if (p->fd >= 0)
+		close(p->fd);
+	if (p->stop_fd >= 0)
+		close(p->stop_fd);
+	if (drained) {
+		free(p->bufs);
+		free(p->slots);
+		if (p->pool_fd >= 0)
+			close(p->pool_fd);
+		free(p);
+	} else {
+		/* A consumer still holds frames and will call done() on them: keep the pool. */
+		err("uplink %s: frames still queued after %d ms; leaking its buffers", p->name,
+		    UPLINK_DRAIN_MS);
+	}
+}

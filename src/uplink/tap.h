@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* tap.h - TAP devices: multi-queue open with virtio-net headers, link setup, namespaces */
+#ifndef PVNET_UPLINK_TAP_H
+#define PVNET_UPLINK_TAP_H
+
+/*
+ * Theory of Operation
+ *
+ * The control-plane helpers shared by `pvnet attach` and pvnetd's TAP
+ * uplink.  None of them is on the data path.
+ *
+ * Network namespaces are per thread: uplink_netns_enter() moves only the
+ * calling thread (setns), and a TAP queue fd or a netlink socket stays
+ * bound to the namespace it was created in whatever thread uses it later.
+ * So a caller enters the namespace, opens its TAP queues and sets the link
+ * up, and leaves again (uplink_netns_leave()); its unix sockets to pvnetd
+ * are unaffected either way (they are file-system sockets).
+ *
+ * A TAP created here is not persistent: the kernel removes it when the last
+ * queue fd is closed, so even a process killed with SIGKILL leaves no device
+ * behind.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Longest namespace name we accept: far beyond what `ip netns` users type, and a short path. */
+#define UPLINK_NETNS_MAX 64
+
+/* Most TAP queues (the kernel's MAX_TAP_QUEUES is 256; a vif has at most 16). */
+#define UPLINK_TAP_MAX_QUEUES 16u
+
+/**
+ * uplink_tap_open() - create (or join) a multi-queue TAP with virtio-net headers
+ * @name: interface name, shorter than IFNAMSIZ
+ * @queues: how many queue fds, 1..UPLINK_TAP_MAX_QUEUES
+ * @fds: receives @queues fds (non-blocking, close-on-exec)
+ *
+ * Flags IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE; the header
+ * size is set to sizeof(struct virtio_net_hdr).  The device is created in
+ * the calling thread's network namespace.
+ *
+ * Return: 0, or -errno (nothing left open)
+ */
+int uplink_tap_open(const char *name, unsigned int queues, int *fds);
+
+/**
+ * uplink_tap_close() - close queue fds (the last close removes the TAP)
+ * @fds: the fds; each is set to -1
+ * @queues: how many
+ */
+void uplink_tap_close(int *fds, unsigned int queues);
+
+/**
+ * uplink_tap_offloads() - what the TAP may hand us (TUNSETOFFLOAD)
+ * @fd: any queue fd
+ * @uplink_off: UPLINK_OFF_* the netif side negotiated
+ *
+ * Always asks for TUN_F_CSUM (a blank checksum netif cannot carry is
+ * computed in software), TUN_F_TSO4/6 only when netif negotiated that GSO
+ * type; never ECN or UFO (netif has no such GSO types).
+ *
+ * Return: 0 or -errno
+ */
+int uplink_tap_offloads(int fd, uint32_t uplink_off);
+
+/**
+ * uplink_tap_link_set() - set a link's MAC, MTU and bring it up (rtnetlink)
+ * @name: interface name in the calling thread's namespace
+ * @mac: new MAC, or NULL to keep it
+ * @mtu: new MTU, or 0 to keep it
+ *
+ * Return: 0 or -errno (from the kernel's netlink ACK)
+ */
+int uplink_tap_link_set(const char *name, const uint8_t *mac, uint32_t mtu);
+
+/**
+ * uplink_tap_mtu() - read a link's MTU
+ * @name: interface name in the calling thread's namespace
+ * @mtu: receives it
+ *
+ * Return: 0 or -errno
+ */
+int uplink_tap_mtu(const char *name, uint32_t *mtu);
+
+/**
+ * uplink_netns_enter() - move the calling thread into a named network namespace
+ * @ns: the name (as `ip netns`: /run/netns/@ns)
+ * @create: create it first when absent (runs `ip netns add`, see tap.c)
+ * @saved: receives an fd of the thread's previous namespace
+ *
+ * Return: 0, -ENOENT (absent, not created), -EINVAL (bad name) or -errno
+ */
+int uplink_netns_enter(const char *ns, bool create, int *saved);
+
+/**
+ * uplink_netns_leave() - move the calling thread back; closes @saved
+ * @saved: from uplink_netns_enter()
+ *
+ * Return: 0 or -errno
+ */
+int uplink_netns_leave(int saved);
+
+#endif /* PVNET_UPLINK_TAP_H */

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/* test_frame.c - pvnet bench frames: fill then check, over every fragment layout; corruption found */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bench.h"
+
+static const uint8_t MAC_A[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0a};
+static const uint8_t MAC_B[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0b};
+
+static uint8_t frame[BENCH_MAX_FRAME];
+
+/* Cut @frame into fragments of @frag bytes (the last shorter), as RX slots would. */
+static unsigned int cut(uint32_t len, uint32_t frag, struct iovec *iov, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (uint32_t off = 0; off < len && n < max; off += frag)
+		iov[n++] = (struct iovec){frame + off, len - off < frag ? len - off : frag};
+	return n;
+}
+
+static void tmpls(struct bench_tmpl *t, unsigned int n, uint32_t len)
+{
+	for (unsigned int f = 0; f < n; f++)
+		bench_tmpl_build(&t[f], MAC_B, MAC_A, (uint16_t)f, len);
+}
+
+static void test_headers(void **state)
+{
+	struct bench_tmpl t;
+
+	bench_tmpl_build(&t, MAC_B, MAC_A, 3, 1514);
+	assert_memory_equal(t.b, MAC_B, 6);
+	assert_memory_equal(t.b + 6, MAC_A, 6);
+	assert_int_equal(t.b[12] << 8 | t.b[13], 0x0800);
+	assert_int_equal(t.b[14], 0x45);
+	assert_int_equal(t.b[16] << 8 | t.b[17], 1500); /* IP total length */
+	assert_int_equal(t.b[23], 17);			/* UDP */
+	assert_int_equal(t.b[34] << 8 | t.b[35], BENCH_UDP_PORT + 3);
+	assert_int_equal(t.b[38] << 8 | t.b[39], 1480); /* UDP length */
+	/* A correct IPv4 header checksum sums to 0xffff. */
+	uint32_t sum = 0;
+
+	for (int i = 14; i < 34; i += 2)
+		sum += (uint32_t)(t.b[i] << 8 | t.b[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	assert_int_equal(sum, 0xffff);
+}
+
+static void test_roundtrip(void **state)
+{
+	static const uint32_t sizes[] = {60,   64,   100,  1023, 1024,	1025, 1514,
+					 4095, 4096, 4097, 9000, 30000, 65535};
+	static const uint32_t frags[] = {4096, 2048, 1000, 61, 65535};
+	struct bench_tmpl t[4];
+	struct iovec iov[2048];
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t len = sizes[s];
+
+		tmpls(t, 4, len);
+		for (int mode = 0; mode < 2; mode++) {
+			for (size_t fi = 0; fi < sizeof(frags) / sizeof(frags[0]); fi++) {
+				unsigned int n = cut(len, frags[fi], iov, 2048);
+				uint64_t seq = 0;
+				uint16_t flow = 0;
+
+				memset(frame, 0xa5, sizeof(frame));
+				bench_frame_fill(iov, n, &t[2], 2, 123456789 + fi, len,
+						 (enum bench_verify)mode);
+				/* The receiver may see other fragment boundaries than the sender. */
+				n = cut(len, frags[(fi + 1) % 5], iov, 2048);
+				assert_int_equal(bench_frame_check(iov, n, len, t, 4,
+								   (enum bench_verify)mode, &flow,
+								   &seq),
+						 0);
+				assert_int_equal(flow, 2);
+				assert_int_equal(seq, 123456789 + fi);
+			}
+		}
+	}
+}
+
+static int check(uint32_t len, const struct bench_tmpl *t, unsigned int nflows,
+		 enum bench_verify mode)
+{
+	struct iovec iov[64];
+	unsigned int n = cut(len, 4096, iov, 64);
+	uint64_t seq;
+	uint16_t flow;
+
+	return bench_frame_check(iov, n, len, t, nflows, mode, &flow, &seq);
+}
+
+static void fill(uint32_t len, const struct bench_tmpl *t, uint16_t flow, uint64_t seq,
+		 enum bench_verify mode)
+{
+	struct iovec iov[64];
+	unsigned int n = cut(len, 4096, iov, 64);
+
+	bench_frame_fill(iov, n, &t[flow], flow, seq, len, mode);
+}
+
+static void test_corruption(void **state)
+{
+	struct bench_tmpl t[2];
+	uint8_t other[9000];
+
+	tmpls(t, 2, 9000);
+	/* Every checked region catches a flipped byte: header, bench header, head, stamps, tail. */
+	static const uint32_t offs[] = {0,  6,	13,  20,   40,	 42,   46,   50,
+					57, 58, 100, 1020, 4090, 4100, 8191, 8999};
+
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED);
+		assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), 0);
+		frame[offs[i]] ^= 0x01;
+		assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
+	}
+	/* Between stamps only the full check sees it. */
+	fill(9000, t, 1, 7, BENCH_VERIFY_FULL);
+	frame[2000] ^= 0x80;
+	assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), 0);
+	assert_int_equal(check(9000, t, 2, BENCH_VERIFY_FULL), -EBADMSG);
+
+	/* A frame with another frame's payload (stale buffer): seq 7 header, seq 8 bytes. */
+	fill(9000, t, 1, 8, BENCH_VERIFY_FULL);
+	memcpy(other, frame, sizeof(other));
+	fill(9000, t, 1, 7, BENCH_VERIFY_FULL);
+	memcpy(frame + BENCH_HDR_LEN, other + BENCH_HDR_LEN, 9000 - BENCH_HDR_LEN);
+	assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
+
+	/* A slot shifted by a page: second 4 KiB repeated. */
+	fill(9000, t, 1, 7, BENCH_VERIFY_FULL);
+	memcpy(frame + 8192, frame + 4096, 9000 - 8192);
+	assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
+
+	/* Wrong length, unknown flow, foreign frame. */
+	fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED);
+	assert_int_equal(check(8999, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
+	assert_int_equal(check(9000, t, 1, BENCH_VERIFY_SAMPLED), -EBADMSG);
+	memset(frame, 0xff, 64);
+	assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
+	/* No fragments at all. */
+	uint64_t seq;
+	uint16_t flow;
+
+	assert_int_equal(bench_frame_check(NULL, 0, 9000, t, 2, BENCH_VERIFY_SAMPLED, &flow, &seq),
+			 -EBADMSG);
+}
+
+static void test_seq_differs(void **state)
+{
+	struct bench_tmpl t[1];
+	uint8_t a[200];
+
+	tmpls(t, 1, 200);
+	/* Neighbouring sequence numbers give payloads that differ from the first byte on. */
+	fill(200, t, 0, 1000, BENCH_VERIFY_FULL);
+	memcpy(a, frame, sizeof(a));
+	fill(200, t, 0, 1001, BENCH_VERIFY_FULL);
+	for (int i = BENCH_HDR_LEN; i < 200; i += 8)
+		assert_memory_not_equal(a + i, frame + i, 8);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_headers),
+	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_corruption),
+	    cmocka_unit_test(test_seq_differs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/* test_stats.c - pvnet bench: sequence checker, figures, JSON shape, table, option lists, parsers */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bench.h"
+
+/* cmocka's assert_float_equal() works in float; the figures are doubles. */
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (double)(eps))
+
+static void test_seq_in_order(void **state)
+{
+	struct bench_flow f = {0};
+	uint64_t skipped;
+
+	for (uint64_t s = 0; s < 1000; s++) {
+		assert_int_equal(bench_seq_check(&f, s, &skipped), BENCH_SEQ_IN_ORDER);
+		assert_int_equal(skipped, 0);
+	}
+	assert_int_equal(f.next, 1000);
+}
+
+static void test_seq_table(void **state)
+{
+	/* A flow's arrivals and what each one is: gaps count the numbers jumped over. */
+	static const struct {
+		uint64_t seq;
+		enum bench_seq want;
+		uint64_t skipped;
+	} t[] = {
+	    {0, BENCH_SEQ_IN_ORDER, 0},	    {1, BENCH_SEQ_IN_ORDER, 0},
+	    {4, BENCH_SEQ_GAP, 2},					    /* 2 and 3 missing */
+	    {3, BENCH_SEQ_OUT_OF_ORDER, 0},				    /* 3 late: reordered */
+	    {5, BENCH_SEQ_IN_ORDER, 0},	    {5, BENCH_SEQ_OUT_OF_ORDER, 0}, /* duplicate */
+	    {6, BENCH_SEQ_IN_ORDER, 0},	    {1000, BENCH_SEQ_GAP, 993},
+	    {0, BENCH_SEQ_OUT_OF_ORDER, 0}, {1001, BENCH_SEQ_IN_ORDER, 0},
+	};
+	struct bench_flow f = {0};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t skipped;
+
+		assert_int_equal(bench_seq_check(&f, t[i].seq, &skipped), t[i].want);
+		assert_int_equal(skipped, t[i].skipped);
+	}
+}
+
+static void test_seq_first_frame_late(void **state)
+{
+	struct bench_flow f = {0};
+	uint64_t skipped;
+
+	/* The receiver runs before the sender: frames 0..2 lost are a gap of 3. */
+	assert_int_equal(bench_seq_check(&f, 3, &skipped), BENCH_SEQ_GAP);
+	assert_int_equal(skipped, 3);
+}
+
+static void test_rates(void **state)
+{
+	assert_near(bench_gbit_s(1250000000, 1.0), 10.0, 1e-9);
+	assert_near(bench_gbit_s(1250000000, 2.0), 5.0, 1e-9);
+	assert_near(bench_gbit_s(100, 0), 0.0, 0);
+	assert_near(bench_mpps(3000000, 2.0), 1.5, 1e-9);
+	/* netperf: 1 s of CPU for 1 GiB = 1e6 µs / 1048576 KB. */
+	assert_near(bench_service_demand(1000000, 1073741824ull), 1e6 / 1048576.0, 1e-12);
+	assert_near(bench_service_demand(2048, 2048), 1024.0, 1e-9);
+	assert_true(isnan(bench_service_demand(5, 0)));
+	assert_near(bench_per_1000(25, 1000), 25.0, 1e-12);
+	assert_true(isnan(bench_per_1000(25, 0)));
+}
+
+/* A made-up run: 2 s window, 1M frames of 1000 bytes, known CPU, notifications and drops. */
+static void sample(struct bench_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->frame_size = 1000;
+	r->queues = 1;
+	r->queues_got = 1;
+	snprintf(r->tx_mode, sizeof(r->tx_mode), "map");
+	r->tx_mode_source = "pvnetd --tx-mode";
+	r->api = "zerocopy";
+	r->window_s = 2.0;
+	r->a0 = (struct bench_counts){.frames = 500, .cpu_us = 1000, .front_tx_notify = 10};
+	r->a1 = (struct bench_counts){
+	    .frames = 1000600, .cpu_us = 501000, .front_tx_notify = 30, .front_tx_errors = 3};
+	r->b0 = (struct bench_counts){.frames = 400, .bytes = 400000, .cpu_us = 2000, .gaps = 1};
+	r->b1 = (struct bench_counts){.frames = 1000400,
+				      .bytes = 1000400000,
+				      .cpu_us = 702000,
+				      .front_rx_notify = 5,
+				      .corrupt = 2,
+				      .out_of_order = 1,
+				      .gaps = 8};
+	r->back0.ok = r->back1.ok = true;
+	r->back0.notifications = 100;
+	r->back1.notifications = 1100;
+	r->back1.reason[4] = 7; /* rx_queue_full */
+	r->pvnetd_cpu_us = 300000;
+	r->sys_busy_us = 1700000;
+	r->sys_steal_us = 10000;
+	r->a_end.frames = 1000700;
+	r->b_end.frames = 1000690;
+	r->back_end.reason[4] = 7;
+	r->a_end.front_tx_errors = 3;
+	r->learn_seen = true;
+}
+
+static void test_figures(void **state)
+{
+	struct bench_result r;
+	struct bench_figures f;
+
+	sample(&r);
+	bench_figures(&r, &f);
+	assert_int_equal(f.tx_frames, 1000100);
+	assert_int_equal(f.rx_frames, 1000000);
+	assert_int_equal(f.bytes, 1000000000);
+	assert_near(f.gbit_s, 4.0, 1e-9);
+	assert_near(f.mpps, 0.5, 1e-9);
+	/* CPU: 0.5 s sender + 0.7 s receiver + 0.3 s pvnetd = 1.5e6 µs per 976562.5 KB. */
+	assert_near(f.cpu_us_per_kb, 1.5e6 / (1e9 / 1024.0), 1e-9);
+	assert_near(f.cpu_s_pvnetd, 0.3, 1e-9);
+	/* The machine was busy 1.7 s: 0.2 s of it was not ours. */
+	assert_near(f.cpu_s_others, 0.2, 1e-9);
+	assert_near(f.cpu_s_steal, 0.01, 1e-9);
+	/* 20 + 5 + 1000 notifications for 1e6 frames. */
+	assert_int_equal(f.notifications, 1025);
+	assert_int_equal(f.notify_front_tx, 20);
+	assert_int_equal(f.notify_front_rx, 5);
+	assert_int_equal(f.notify_back, 1000);
+	assert_near(f.notifications_per_1000, 1.025, 1e-9);
+	assert_int_equal(f.dropped, 7 + 3);
+	assert_int_equal(f.corrupt, 2);
+	assert_int_equal(f.out_of_order, 1);
+	assert_int_equal(f.gaps, 7);
+	assert_int_equal(f.unaccounted, 1000700 - 1000690 - 7 - 3);
+
+	/* pvnetd's CPU unknown (-d with a pvnetd we cannot see): frontends only, shown as NaN. */
+	r.pvnetd_cpu_us = -1;
+	bench_figures(&r, &f);
+	assert_true(isnan(f.cpu_s_pvnetd));
+	assert_near(f.cpu_us_per_kb, 1.2e6 / (1e9 / 1024.0), 1e-9);
+
+	/* The receiver's own snapshot times, when there, set the window of the rates. */
+	r.b0.t_ns = 1000000000;
+	r.b1.t_ns = 5000000000;
+	bench_figures(&r, &f);
+	assert_near(f.window_s, 4.0, 1e-12);
+	assert_near(f.mpps, 0.25, 1e-9);
+	assert_near(f.gbit_s, 2.0, 1e-9);
+	r.b0.t_ns = r.b1.t_ns = 0;
+
+	/* Nothing received: rates 0, per-frame figures undefined, never a division by zero. */
+	r.b1 = r.b0;
+	bench_figures(&r, &f);
+	assert_int_equal(f.rx_frames, 0);
+	assert_true(isnan(f.cpu_us_per_kb));
+	assert_true(isnan(f.notifications_per_1000));
+}
+
+static void test_result_json(void **state)
+{
+	static const char *const required[] = {
+	    "frame_size", "queues",  "tx_mode",	      "tx_frames",
+	    "rx_frames",  "dropped", "corrupt",	      "out_of_order",
+	    "gbit_s",	  "mpps",    "cpu_us_per_kb", "notifications_per_1000",
+	    "bytes",	  "drops",   "cpu_method",    "api",
+	};
+	struct bench_result r;
+	json_t *o, *doc, *machine;
+
+	sample(&r);
+	o = bench_result2json(&r);
+	assert_non_null(o);
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		assert_non_null(json_object_get(o, required[i]));
+	assert_int_equal(json_integer_value(json_object_get(o, "frame_size")), 1000);
+	assert_string_equal(json_string_value(json_object_get(o, "tx_mode")), "map");
+	assert_int_equal(json_integer_value(json_object_get(o, "rx_frames")), 1000000);
+	assert_int_equal(json_integer_value(json_object_get(o, "dropped")), 10);
+	assert_near(json_real_value(json_object_get(o, "gbit_s")), 4.0, 1e-9);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_object_get(o, "drops"), "netback_rx_queue_full")),
+			 7);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "drops"), "netfront_tx_errors")),
+	    3);
+	assert_true(strstr(json_string_value(json_object_get(o, "cpu_method")), "rusage+procstat"));
+	assert_null(json_object_get(o, "error"));
+
+	machine = json_pack("{s:s, s:i, s:s}", "cpu", "x", "cores", 2, "kernel", "6");
+	doc = bench_doc2json(machine, "pvnet bench", json_pack("[o]", o));
+	assert_non_null(doc);
+	assert_true(json_is_object(json_object_get(doc, "machine")));
+	assert_string_equal(json_string_value(json_object_get(doc, "command")), "pvnet bench");
+	assert_int_equal(json_array_size(json_object_get(doc, "results")), 1);
+
+	/* Undefined figures are JSON null, not NaN (which is not JSON). */
+	r.b1 = r.b0;
+	snprintf(r.error, sizeof(r.error), "vif of domain 3 did not connect");
+	o = bench_result2json(&r);
+	assert_true(json_is_null(json_object_get(o, "cpu_us_per_kb")));
+	assert_string_equal(json_string_value(json_object_get(o, "error")),
+			    "vif of domain 3 did not connect");
+	char *text = json_dumps(o, 0);
+
+	assert_non_null(text);
+	assert_null(strstr(text, "nan"));
+	free(text);
+	json_decref(o);
+	json_decref(doc);
+}
+
+static void test_table(void **state)
+{
+	struct bench_result r;
+	char line[512];
+
+	bench_table_header(line, sizeof(line));
+	assert_non_null(strstr(line, "Gbit/s"));
+	sample(&r);
+	bench_table_row(&r, line, sizeof(line));
+	assert_non_null(strstr(line, "1000"));
+	assert_non_null(strstr(line, "4.000"));
+	assert_non_null(strstr(line, "map"));
+	snprintf(r.error, sizeof(r.error), "boom");
+	bench_table_row(&r, line, sizeof(line));
+	assert_non_null(strstr(line, "failed: boom"));
+}
+
+static void test_parse_sizes(void **state)
+{
+	uint32_t s[BENCH_MAX_LIST];
+	char err[256];
+
+	assert_int_equal(bench_parse_sizes("64,1514,9000,65535", s, BENCH_MAX_LIST, err, 256), 4);
+	assert_int_equal(s[0], 64);
+	assert_int_equal(s[3], 65535);
+	assert_int_equal(bench_parse_sizes("60", s, BENCH_MAX_LIST, err, 256), 1);
+	assert_int_equal(bench_parse_sizes("65536", s, BENCH_MAX_LIST, err, 256), -ERANGE);
+	assert_non_null(strstr(err, "16 bits"));
+	assert_non_null(strstr(err, "65535"));
+	assert_int_equal(bench_parse_sizes("59", s, BENCH_MAX_LIST, err, 256), -ERANGE);
+	assert_int_equal(bench_parse_sizes("64,,128", s, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_sizes("64,", s, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_sizes("", s, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_sizes("1k", s, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_sizes("-64", s, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_sizes("64,64,64", s, 2, err, 256), -E2BIG);
+}
+
+static void test_parse_other(void **state)
+{
+	unsigned int q[BENCH_MAX_LIST];
+	char m[BENCH_MAX_LIST][8], err[256];
+	double d;
+
+	assert_int_equal(bench_parse_queues("1,2,4,8", q, BENCH_MAX_LIST, err, 256), 4);
+	assert_int_equal(q[3], 8);
+	assert_int_equal(bench_parse_queues("0", q, BENCH_MAX_LIST, err, 256), -ERANGE);
+	assert_int_equal(bench_parse_queues("17", q, BENCH_MAX_LIST, err, 256), -ERANGE);
+	assert_int_equal(bench_parse_modes("copy,map", m, BENCH_MAX_LIST, err, 256), 2);
+	assert_string_equal(m[0], "copy");
+	assert_string_equal(m[1], "map");
+	assert_int_equal(bench_parse_modes("zero", m, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_non_null(strstr(err, "zero"));
+	assert_int_equal(bench_parse_seconds("0.3", &d), 0);
+	assert_near(d, 0.3, 1e-12);
+	assert_int_equal(bench_parse_seconds("2", &d), 0);
+	assert_int_equal(bench_parse_seconds("0", &d), -EINVAL);
+	assert_int_equal(bench_parse_seconds("x", &d), -EINVAL);
+	assert_int_equal(bench_parse_seconds("1s", &d), -EINVAL);
+	assert_int_equal(bench_parse_seconds("nan", &d), -EINVAL);
+}
+
+static void test_procstat(void **state)
+{
+	uint64_t t;
+
+	assert_int_equal(bench_procstat_ticks("1234 (pvnetd) S 1 1234 1234 0 -1 4194560 100 0 0 0 "
+					      "250 50 0 0 20 0 3 0 100 0 0",
+					      &t),
+			 0);
+	assert_int_equal(t, 300);
+	/* A name with spaces and ')' inside. */
+	assert_int_equal(bench_procstat_ticks("7 (a) b) R 1 7 7 0 -1 0 0 0 0 0 11 22 0", &t), 0);
+	assert_int_equal(t, 33);
+	assert_int_equal(bench_procstat_ticks("garbage", &t), -EINVAL);
+
+	uint64_t busy, steal;
+
+	assert_int_equal(
+	    bench_procstat_cpu("cpu  100 5 50 9000 7 3 2 11 0 0\ncpu0 1 2 3\n", &busy, &steal), 0);
+	assert_int_equal(busy, 100 + 5 + 50 + 3 + 2);
+	assert_int_equal(steal, 11);
+	assert_int_equal(bench_procstat_cpu("cpu0 1 2 3 4 5 6 7 8\n", &busy, &steal), -EINVAL);
+	assert_int_equal(bench_procstat_ticks("1 (x) S 1", &t), -EINVAL);
+}
+
+static void test_back_from_status(void **state)
+{
+	json_t *st =
+	    json_pack("{s:[{s:i, s:[{s:i, s:i, s:i, s:i}, {s:i, s:i}]},"
+		      "    {s:i, s:[{s:i, s:i, s:i}]},"
+		      "    {s:i, s:[{s:i, s:i}]}]}",
+		      "vifs", "domid", 1, "queues", "tx_zerocopy_sent", 10, "notifications", 3,
+		      "tx_bad_gref", 1, "tx_dropped", 1, "tx_zerocopy_sent", 5, "notifications", 2,
+		      "domid", 2, "queues", "notifications", 40, "rx_queue_full", 6, "rx_dropped",
+		      6, "domid", 9, "queues", "notifications", 1000, "rx_queue_full", 1000);
+	struct bench_back b;
+
+	bench_back_from_status(st, 1, 2, &b);
+	assert_true(b.ok);
+	assert_int_equal(b.tx_zerocopy_sent, 15);
+	assert_int_equal(b.notifications, 45);
+	assert_int_equal(b.reason[3], 1); /* tx_bad_gref */
+	assert_int_equal(b.reason[4], 6); /* rx_queue_full: domain 9 not counted */
+	assert_int_equal(b.tx_dropped, 1);
+	assert_int_equal(b.rx_dropped, 6);
+	assert_string_equal(bench_back_reasons[3], "tx_bad_gref");
+	assert_string_equal(bench_back_reasons[4], "rx_queue_full");
+	bench_back_from_status(st, 1, 5, &b);
+	assert_false(b.ok);
+	json_decref(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_seq_in_order),
+	    cmocka_unit_test(test_seq_table),
+	    cmocka_unit_test(test_seq_first_frame_late),
+	    cmocka_unit_test(test_rates),
+	    cmocka_unit_test(test_figures),
+	    cmocka_unit_test(test_result_json),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_parse_sizes),
+	    cmocka_unit_test(test_parse_other),
+	    cmocka_unit_test(test_procstat),
+	    cmocka_unit_test(test_back_from_status),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tap_kill.sh - the adapter of one side is killed (SIGKILL) in the middle of an iperf3
+# stream: pvnetd and the other side survive, the vif and domain are released, the TAP is
+# gone, and a new attach in the same namespace works.
+# usage: tap_kill.sh PVNETD PVNET
+set -u
+PVNETD=$1
+PVNET=$2
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tap_lib.sh"
+tap_require
+trap tap_cleanup EXIT
+
+A=pvka$$
+B=pvkb$$
+start_pvnetd "$RUN" || exit 1
+tap_ns "$A" && tap_ns "$B" || exit 1
+tap_attach PA "$A" eth0 --queues 2 || exit 1
+tap_attach PB "$B" eth0 --queues 2 || exit 1
+DOMA=$(tap_domain "$A")
+tap_addr "$A" eth0 10.78.0.1 fd78::1 && tap_addr "$B" eth0 10.78.0.2 fd78::2
+check "ping A -> B before the kill" tap_ping "$A" 10.78.0.2
+
+# A 3 s stream from A to B; A's adapter dies after 1 s of it.
+tap_iperf "$B" "$A" 10.78.0.2 -t 3 >/dev/null 2>&1 &
+IPERF=$!
+sleep 1.5
+kill -KILL "$PA"
+wait "$PA" 2>/dev/null
+# A's iperf3 client lost its interface and B's server its peer (no FIN or RST will come):
+# end both rather than wait for their timeouts.
+for p in $(ip netns pids "$A") $(ip netns pids "$B"); do
+	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = iperf3 ] && kill -TERM "$p" 2>/dev/null
+done
+wait "$IPERF" 2>/dev/null
+
+check "pvnetd survives" kill -0 "$PVNETD_PID"
+check "the other adapter survives" kill -0 "$PB"
+check_fails "A's TAP is gone with its adapter" ip -n "$A" link show eth0
+released() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if ! "$PVNET" -d "$RUN" show 2>/dev/null | grep -q "^vif$DOMA\.0:" &&
+			! "$PVNET" -d "$RUN" status 2>/dev/null | grep -q "domain $DOMA "; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+check "vif$DOMA.0 and domain $DOMA are released" released
+# The dead guest's own grants and ports were still open when it died (it never ended
+# them); what must be 0 is what pvnetd had mapped of it.
+check "pvnet status: no mapping of the dead domain left" \
+	bash -c "'$PVNET' -d '$RUN' status | grep -q 'left in use: 0 mappings'"
+check "B's vif is still connected" bash -c "'$PVNET' -d '$RUN' show | grep -q 'state Connected'"
+
+tap_attach PA "$A" eth0 --queues 2 || exit 1
+tap_addr "$A" eth0 10.78.0.1 fd78::1
+check "a new attach in A works: ping A -> B" tap_ping "$A" 10.78.0.2
+check "and B -> A over IPv6" tap_ping "$B" fd78::1
+if r=$(tap_iperf "$B" "$A" 10.78.0.2 -t 1); then ok "iperf3 after the re-attach: $r"; else
+	not_ok "iperf3 after the re-attach"; fi
+check "adapter A detaches cleanly" tap_stop "$PA"
+check "adapter B detaches cleanly" tap_stop "$PB"
+check "pvnetd stops cleanly" stop_pvnetd
+finish

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tap_uplink.sh - pvnetd --uplink tap:NAME@NS: a namespace on the TAP uplink reaches a
+# namespace attached through a vif (ping both ways, IPv4 and IPv6, iperf3 both ways).
+# usage: tap_uplink.sh PVNETD PVNET
+set -u
+PVNETD=$1
+PVNET=$2
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tap_lib.sh"
+tap_require
+trap tap_cleanup EXIT
+
+U=pvuu$$
+A=pvua$$
+tap_ns "$U" && tap_ns "$A" || exit 1
+start_pvnetd "$RUN" --uplink "tap:up0@$U" || exit 1
+check "the uplink TAP exists in its namespace and is up" \
+	bash -c "ip -n '$U' link show up0 | grep -q ',UP'"
+tap_attach PA "$A" eth0 || exit 1
+tap_addr "$U" up0 10.79.0.1 fd79::1 && tap_addr "$A" eth0 10.79.0.2 fd79::2
+check "ping uplink -> vif (IPv4)" tap_ping "$U" 10.79.0.2
+check "ping vif -> uplink (IPv4)" tap_ping "$A" 10.79.0.1
+check "ping uplink -> vif (IPv6)" tap_ping "$U" fd79::2
+check "ping vif -> uplink (IPv6)" tap_ping "$A" fd79::1
+for dir in "" -R; do
+	what="iperf3 ${dir:+reverse }TCP vif -> uplink"
+	if r=$(tap_iperf "$U" "$A" 10.79.0.1 -t 2 $dir); then ok "$what: $r"; else not_ok "$what"; fi
+done
+if r=$(tap_iperf "$U" "$A" fd79::1 -t 1 -P 2); then ok "iperf3 IPv6, 2 streams: $r"; else
+	not_ok "iperf3 IPv6, 2 streams"; fi
+check "adapter detaches cleanly" tap_stop "$PA"
+check "pvnetd stops cleanly" stop_pvnetd
+check_fails "the uplink TAP is gone with pvnetd" ip -n "$U" link show up0
+check "pvnetd logged no uplink drops" \
+	grep -q 'uplink up0: rx_runt 0 rx_oversize 0 rx_bad_gso 0 rx_bad_csum 0' "$RUN.log"
+check_fails "pvnetd refuses a bad --uplink" "$PVNETD" --run-dir "$TAP_TMP/x" --uplink bogus
+finish

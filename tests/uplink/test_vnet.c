@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+/* test_vnet.c - unit tests of the virtio-net header <-> netif mapping and TAP frame validation */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <netinet/in.h>
+
+#include "uplink/vnet.h"
+
+#define ALL_OFF (UPLINK_OFF_CSUM4 | UPLINK_OFF_CSUM6 | UPLINK_OFF_TSO4 | UPLINK_OFF_TSO6)
+#define MTU	1500u
+
+/* Frame builder: Ethernet [+ 802.1Q] + IPv4/IPv6 + TCP/UDP + payload bytes. */
+struct fb {
+	uint8_t b[70000];
+	uint32_t len;
+	uint32_t l4;
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload)
+{
+	uint32_t o = 12, l4len = proto == IPPROTO_TCP ? 20 : 8;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->b, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
+	if (vlan) {
+		put16(f->b + 12, 0x8100);
+		put16(f->b + 14, 7);
+		o = 16;
+	}
+	put16(f->b + o, l3 == 4 ? 0x0800 : 0x86dd);
+	o += 2;
+	if (l3 == 4) {
+		f->b[o] = 0x45;
+		put16(f->b + o + 2, (uint16_t)(20 + l4len + payload));
+		f->b[o + 8] = 64;
+		f->b[o + 9] = proto;
+		memcpy(f->b + o + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+		o += 20;
+	} else {
+		f->b[o] = 0x60;
+		put16(f->b + o + 4, (uint16_t)(l4len + payload));
+		f->b[o + 6] = proto;
+		f->b[o + 7] = 64;
+		f->b[o + 23] = 1;
+		f->b[o + 39] = 2;
+		o += 40;
+	}
+	f->l4 = o;
+	put16(f->b + o, 1234);
+	put16(f->b + o + 2, 80);
+	if (proto == IPPROTO_TCP)
+		f->b[o + 12] = 5 << 4;
+	else
+		put16(f->b + o + 4, (uint16_t)(8 + payload));
+	for (uint32_t i = 0; i < payload; i++)
+		f->b[o + l4len + i] = (uint8_t)(i * 7);
+	f->len = o + l4len + payload;
+}
+
+static struct virtio_net_hdr csum_hdr(const struct fb *f, uint8_t proto)
+{
+	return (struct virtio_net_hdr){.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				       .csum_start = (uint16_t)f->l4,
+				       .csum_offset = proto == IPPROTO_TCP ? 16 : 6};
+}
+
+static void test_parse(void **state)
+{
+	static const struct {
+		int l3;
+		uint8_t proto;
+		bool vlan;
+		uint32_t off;
+	} t[] = {{4, IPPROTO_TCP, false, 34},
+		 {4, IPPROTO_UDP, false, 34},
+		 {6, IPPROTO_TCP, false, 54},
+		 {6, IPPROTO_UDP, true, 58},
+		 {4, IPPROTO_TCP, true, 38}};
+	struct uplink_l4 l4;
+	struct fb f;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		build(&f, t[i].l3, t[i].proto, t[i].vlan, 10);
+		assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), 0);
+		assert_int_equal(l4.l3, t[i].l3);
+		assert_int_equal(l4.proto, t[i].proto);
+		assert_int_equal(l4.l4_off, t[i].off);
+		/* Every truncation before the end of the L4 header fails cleanly. */
+		for (uint32_t n = 0; n < t[i].off + (t[i].proto == IPPROTO_TCP ? 20 : 8); n++)
+			assert_int_equal(uplink_vnet_parse(f.b, n, &l4), -EPROTO);
+	}
+	/* An IPv4 fragment, an ICMP packet, ARP, IPv6 fragment header: not TCP/UDP at a known place. */
+	build(&f, 4, IPPROTO_TCP, false, 10);
+	f.b[14 + 6] = 0x20; /* MF */
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	build(&f, 4, IPPROTO_ICMP, false, 10);
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	build(&f, 4, IPPROTO_TCP, false, 10);
+	put16(f.b + 12, 0x0806);
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	build(&f, 6, 44, false, 10);
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	/* IPv6 with a hop-by-hop header before TCP; and a loop of extension headers is bounded. */
+	build(&f, 6, IPPROTO_TCP, false, 0);
+	memmove(f.b + 62, f.b + 54, 20);
+	memset(f.b + 54, 0, 8);
+	f.b[54] = IPPROTO_TCP;
+	f.b[20] = 0; /* next header: hop-by-hop */
+	f.len += 8;
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), 0);
+	assert_int_equal(l4.l4_off, 62);
+	memset(f.b + 54, 0, 200);
+	f.len = 254;
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	/* A TCP data offset below 5 or past the frame. */
+	build(&f, 4, IPPROTO_TCP, false, 0);
+	f.b[34 + 12] = 4 << 4;
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	f.b[34 + 12] = 15 << 4;
+	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+}
+
+static void test_vnet2meta_csum(void **state)
+{
+	struct virtio_net_hdr vh;
+	struct uplink_meta m;
+	struct fb f;
+
+	/* Plain frame, no flags. */
+	build(&f, 4, IPPROTO_TCP, false, 100);
+	vh = (struct virtio_net_hdr){0};
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, 0);
+	assert_int_equal(m.gso_type, UPLINK_GSO_NONE);
+	/* NEEDS_CSUM at the TCP header -> csum_blank; DATA_VALID -> data_validated. */
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	vh.flags |= VIRTIO_NET_HDR_F_DATA_VALID;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, UPLINK_F_CSUM_BLANK | UPLINK_F_DATA_VALIDATED);
+	vh = (struct virtio_net_hdr){.flags = VIRTIO_NET_HDR_F_DATA_VALID};
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, UPLINK_F_DATA_VALIDATED);
+	/* IPv6 UDP. */
+	build(&f, 6, IPPROTO_UDP, true, 100);
+	vh = csum_hdr(&f, IPPROTO_UDP);
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, UPLINK_F_CSUM_BLANK);
+	/* csum_start/offset outside the frame: dropped as a bad checksum request. */
+	vh.csum_start = (uint16_t)f.len;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_CSUM));
+	vh.csum_start = (uint16_t)(f.len - 2);
+	vh.csum_offset = 1;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_CSUM));
+}
+
+/* Offload not negotiated (or not expressible): the checksum is computed in the frame. */
+static void test_vnet2meta_sw_csum(void **state)
+{
+	struct virtio_net_hdr vh;
+	struct uplink_meta m;
+	uint32_t pseudo;
+	struct fb f;
+
+	build(&f, 4, IPPROTO_TCP, false, 333);
+	/* Pseudo-header sum in the field, as the kernel leaves it. */
+	pseudo = uplink_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4);
+	put16(f.b + f.l4 + 16, uplink_csum_fold(NULL, 0, pseudo));
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, UPLINK_OFF_CSUM6, &m), 0);
+	assert_int_equal(m.flags, 0);
+	/* Receiver's check: pseudo header + segment sums to 0xffff. */
+	assert_int_equal(
+	    uplink_csum_fold(f.b + f.l4, f.len - f.l4,
+			     uplink_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4)),
+	    0xffff);
+	/* ICMP with a checksum request: not TCP/UDP, computed too. */
+	build(&f, 4, IPPROTO_ICMP, false, 40);
+	f.b[34] = 8; /* echo request; the checksum field starts at 0 */
+	f.b[36] = f.b[37] = 0;
+	vh = (struct virtio_net_hdr){
+	    .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 2};
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, 0);
+	assert_int_equal(uplink_csum_fold(f.b + 34, f.len - 34, 0), 0xffff);
+}
+
+static void test_vnet2meta_gso(void **state)
+{
+	struct virtio_net_hdr vh;
+	struct uplink_meta m;
+	struct fb f;
+
+	build(&f, 4, IPPROTO_TCP, false, 60000);
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	vh.gso_size = 1448;
+	vh.hdr_len = 54;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, UPLINK_F_CSUM_BLANK);
+	assert_int_equal(m.gso_type, UPLINK_GSO_TCPV4);
+	assert_int_equal(m.gso_size, 1448);
+	/* Segments over the MTU: 20 + 20 + 1461 > 1500. */
+	vh.gso_size = 1461;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_OVERSIZE));
+	vh.gso_size = 1460;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	/* Size 0, ECN, UDP, type v6 on a v4 frame, TSO4 not negotiated, no NEEDS_CSUM. */
+	vh.gso_size = 0;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	vh.gso_size = 1448;
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_ECN;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	vh.gso_type = VIRTIO_NET_HDR_GSO_UDP;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, UPLINK_OFF_TSO6, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	vh.flags = 0;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	/* csum_start not at the TCP header. */
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	vh.gso_size = 1448;
+	vh.csum_start = 14;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_CSUM));
+	/* GSO on a UDP frame, and on a frame without payload. */
+	build(&f, 4, IPPROTO_UDP, false, 5000);
+	vh = csum_hdr(&f, IPPROTO_UDP);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	vh.gso_size = 1400;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	build(&f, 6, IPPROTO_TCP, false, 0);
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+	vh.gso_size = 1400;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	/* TCPv6 that fits. */
+	build(&f, 6, IPPROTO_TCP, false, 30000);
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+	vh.gso_size = 1440;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.gso_type, UPLINK_GSO_TCPV6);
+}
+
+static void test_vnet2meta_size(void **state)
+{
+	struct virtio_net_hdr vh = {0};
+	struct uplink_meta m;
+	struct fb f;
+
+	build(&f, 4, IPPROTO_UDP, false, 1472); /* exactly 1500 bytes of IP */
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len + 1, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_OVERSIZE));
+	build(&f, 4, IPPROTO_UDP, true, 1472); /* a VLAN tag is allowed on top */
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	/* Runts: less than an Ethernet header. */
+	for (uint32_t n = 0; n < UPLINK_ETH_HLEN; n++)
+		assert_int_equal(uplink_vnet2meta(&vh, f.b, n, MTU, ALL_OFF, &m),
+				 uplink_drop_reason(UPLINK_DROP_RUNT));
+	/* Over netif's 65535 even with the largest MTU. */
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, 65536, UPLINK_MAX_MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_OVERSIZE));
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, 65535, UPLINK_MAX_MTU, ALL_OFF, &m), 0);
+	assert_string_equal(uplink_drop_name(UPLINK_DROP_RUNT), "rx_runt");
+	assert_string_equal(uplink_drop_name(UPLINK_DROP_NR), "rx_unknown");
+}
+
+static void test_meta2vnet(void **state)
+{
+	struct virtio_net_hdr vh;
+	struct uplink_meta m;
+	struct fb f;
+
+	build(&f, 4, IPPROTO_TCP, false, 60000);
+	m = (struct uplink_meta){
+	    .flags = UPLINK_F_CSUM_BLANK, .gso_type = UPLINK_GSO_TCPV4, .gso_size = 1448};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), 0);
+	assert_int_equal(vh.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	assert_int_equal(vh.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	assert_int_equal(vh.gso_size, 1448);
+	assert_int_equal(vh.hdr_len, 54);
+	assert_int_equal(vh.csum_start, 34);
+	assert_int_equal(vh.csum_offset, 16);
+	/* Round trip back through the validation. */
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.gso_type, UPLINK_GSO_TCPV4);
+	/* GSO without csum_blank, GSO v6 on v4, GSO on UDP: refused. */
+	m = (struct uplink_meta){.gso_type = UPLINK_GSO_TCPV4, .gso_size = 1448};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
+	m = (struct uplink_meta){
+	    .flags = UPLINK_F_CSUM_BLANK, .gso_type = UPLINK_GSO_TCPV6, .gso_size = 1448};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
+	m.gso_size = 0;
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
+	/* Header copy too short to reach the TCP header. */
+	m = (struct uplink_meta){.flags = UPLINK_F_CSUM_BLANK};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 40, f.len, &vh), -EPROTO);
+	/* csum_blank on IPv6 UDP; data_validated alone. */
+	build(&f, 6, IPPROTO_UDP, false, 100);
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), 0);
+	assert_int_equal(vh.csum_start, 54);
+	assert_int_equal(vh.csum_offset, 6);
+	assert_int_equal(vh.gso_type, VIRTIO_NET_HDR_GSO_NONE);
+	m = (struct uplink_meta){.flags = UPLINK_F_DATA_VALIDATED};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), 0);
+	assert_int_equal(vh.flags, VIRTIO_NET_HDR_F_DATA_VALID);
+	/* A blank checksum on something that is not TCP/UDP cannot be expressed. */
+	build(&f, 4, IPPROTO_ICMP, false, 10);
+	m = (struct uplink_meta){.flags = UPLINK_F_CSUM_BLANK};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EPROTO);
+}
+
+/* RFC 1071's example: 00 01 f2 03 f4 f5 f6 f7 sums to ddf2. */
+static void test_csum_reference(void **state)
+{
+	static const uint8_t ex[] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
+	static const uint8_t odd[] = {0x01, 0x02, 0x03};
+
+	assert_int_equal(uplink_csum_fold(ex, sizeof(ex), 0), 0xddf2);
+	assert_int_equal(uplink_csum_fold(odd, sizeof(odd), 0), 0x0402);
+	assert_int_equal(uplink_csum_fold(NULL, 0, 0x1ffff), 0x0001);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_vnet2meta_csum),
+	    cmocka_unit_test(test_vnet2meta_sw_csum),
+	    cmocka_unit_test(test_vnet2meta_gso),
+	    cmocka_unit_test(test_vnet2meta_size),
+	    cmocka_unit_test(test_meta2vnet),
+	    cmocka_unit_test(test_csum_reference),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+/* attach.c - pvnet attach: set up the domain, vif and TAP, run the queue threads, detach */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "uplink/tap.h"
+
+/* Default L3 MTU: Ethernet's.  Bigger frames use TSO rather than a big MTU. */
+#define ATTACH_DEFAULT_MTU 1500u
+
+/* Largest MTU without feature-sg: one 4 KiB slot holds the whole frame. */
+#define ATTACH_MAX_MTU_NO_SG (PVNET_PAGE_SIZE - UPLINK_ETH_HLEN)
+
+/*
+ * TX buffers (pages) of the whole vif, split over its queues (each gets at
+ * least PVNET_MAX_FRAGS, one largest frame): 64 pages, 256 KiB.  With grant
+ * mapping a page is ours again only when the receiver has copied it, so
+ * this bounds what we have in flight to half of netback's per-queue RX
+ * bound (rx_queue_max_bytes, 512 KiB).  Beyond that bound netback drops
+ * (the switch has no backpressure), and TCP sees loss and reordering; the
+ * TAP's own queue is a far better place for the excess.  Measured in
+ * docs/tap.md: 256 pages per queue lost ~4 % of the TSO frames, 64 none.
+ */
+#define ATTACH_TX_BUDGET 64u
+
+/* Guest pages beyond the queues' (2 rings + TX + RX buffers each): slack for grants of our own. */
+#define ATTACH_EXTRA_PAGES 64u
+
+static void attach_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "Usage: pvnet [-d DIR] attach --netns NS --ifname NAME [--mac MAC] [--queues N]\n"
+	    "                            [--mtu MTU] [--run-dir DIR]\n"
+	    "Become a frontend domain of pvnetd whose guest is the kernel stack of network\n"
+	    "namespace NS (created if absent): a TAP NAME in NS carries the vif's frames,\n"
+	    "with the vif's MAC.  Runs until SIGINT/SIGTERM, then prints its counters.\n"
+	    "  --queues N   vif and TAP queues, 1..16 (default 1; one thread each)\n"
+	    "  --mtu MTU    the TAP's MTU, 68..65521 (default 1500; over 4082 needs feature-sg)\n");
+}
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char end;
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &end) != 6)
+		return -EINVAL;
+	for (int i = 0; i < 6; i++) {
+		if (b[i] > 0xff)
+			return -EINVAL;
+		mac[i] = (uint8_t)b[i];
+	}
+	/* A unicast, non-zero address: the guest's own. */
+	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+		return -EINVAL;
+	return 0;
+}
+
+static uint32_t feats2offloads(uint32_t f)
+{
+	uint32_t off = 0;
+
+	if (f & PVNET_F_CSUM)
+		off |= UPLINK_OFF_CSUM4;
+	if (f & PVNET_F_IPV6_CSUM)
+		off |= UPLINK_OFF_CSUM6;
+	/* GSO frames are bigger than a page: they need scatter-gather too. */
+	if ((f & PVNET_F_SG) && (f & PVNET_F_GSO_TCPV4) && (f & PVNET_F_CSUM))
+		off |= UPLINK_OFF_TSO4;
+	if ((f & PVNET_F_SG) && (f & PVNET_F_GSO_TCPV6) && (f & PVNET_F_IPV6_CSUM))
+		off |= UPLINK_OFF_TSO6;
+	return off;
+}
+
+static int threads_start(struct attach *a)
+{
+	uint64_t v;
+
+	atomic_store_explicit(&a->stop, false, memory_order_release);
+	while (read(a->stop_fd, &v, sizeof(v)) > 0) /* drain (non-blocking) */
+		;
+	for (unsigned int i = 0; i < a->nq; i++) {
+		int rc = pthread_create(&a->q[i].thread, NULL, attach_queue_thread, &a->q[i]);
+
+		if (rc)
+			return -rc;
+		a->q[i].running = true;
+	}
+	return 0;
+}
+
+static void threads_stop(struct attach *a)
+{
+	atomic_store_explicit(&a->stop, true, memory_order_release);
+	if (write(a->stop_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
+		/* Only on counter overflow, and then it is readable already. */
+	}
+	for (unsigned int i = 0; i < a->nq; i++) {
+		if (a->q[i].running)
+			pthread_join(a->q[i].thread, NULL);
+		a->q[i].running = false;
+	}
+}
+
+/* Most counters pvnet_queue_stats() reports (it has 10; room to grow). */
+#define ATTACH_VIF_STATS 32u
+
+/* libpvnet's per-queue counters, summed over the queues. */
+static void print_vif_stats(struct attach *a)
+{
+	struct pvnet_stat st[ATTACH_VIF_STATS];
+	uint64_t sum[ATTACH_VIF_STATS] = {0};
+	int n = 0;
+
+	for (unsigned int i = 0; i < a->nq; i++) {
+		n = pvnet_queue_stats(a->vif, i, st, ATTACH_VIF_STATS);
+		if (n < 0)
+			return;
+		if (n > (int)ATTACH_VIF_STATS)
+			n = (int)ATTACH_VIF_STATS;
+		for (int k = 0; k < n; k++)
+			sum[k] += st[k].value;
+	}
+	for (int k = 0; k < n; k++)
+		printf("     vif_%s: %llu\n", st[k].name, (unsigned long long)sum[k]);
+}
+
+static void print_stats(struct attach *a)
+{
+	struct attach_stats t = {0};
+
+	for (unsigned int i = 0; i < a->nq; i++) {
+		const struct attach_stats *s = &a->q[i].st;
+
+		t.tap_rx_packets += s->tap_rx_packets;
+		t.tap_rx_bytes += s->tap_rx_bytes;
+		for (unsigned int r = 0; r < UPLINK_DROP_NR; r++)
+			t.tap_rx_drops[r] += s->tap_rx_drops[r];
+		t.tap_rx_send_errors += s->tap_rx_send_errors;
+		t.tap_rx_sw_csum += s->tap_rx_sw_csum;
+		t.tap_tx_packets += s->tap_tx_packets;
+		t.tap_tx_bytes += s->tap_tx_bytes;
+		t.tap_tx_dropped += s->tap_tx_dropped;
+		t.tap_tx_bad_offload += s->tap_tx_bad_offload;
+	}
+	printf("counters (all %u queues):\n", a->nq);
+	printf("     tap_rx_packets: %llu\n     tap_rx_bytes: %llu\n",
+	       (unsigned long long)t.tap_rx_packets, (unsigned long long)t.tap_rx_bytes);
+	for (unsigned int r = 0; r < UPLINK_DROP_NR; r++)
+		printf("     tap_%s: %llu\n", uplink_drop_name((enum uplink_drop)r),
+		       (unsigned long long)t.tap_rx_drops[r]);
+	printf("     tap_rx_send_errors: %llu\n     tap_rx_sw_csum: %llu\n",
+	       (unsigned long long)t.tap_rx_send_errors, (unsigned long long)t.tap_rx_sw_csum);
+	printf("     tap_tx_packets: %llu\n     tap_tx_bytes: %llu\n     tap_tx_dropped: %llu\n"
+	       "     tap_tx_bad_offload: %llu\n",
+	       (unsigned long long)t.tap_tx_packets, (unsigned long long)t.tap_tx_bytes,
+	       (unsigned long long)t.tap_tx_dropped, (unsigned long long)t.tap_tx_bad_offload);
+	print_vif_stats(a);
+	fflush(stdout);
+}
+
+/* Main thread: wait for a signal, a vif control event or a failed queue thread. */
+static int attach_run(struct attach *a, int sig_fd)
+{
+	for (;;) {
+		struct pollfd pfd[3] = {{.fd = sig_fd, .events = POLLIN},
+					{.fd = pvnet_vif_control_fd(a->vif), .events = POLLIN},
+					{.fd = a->fail_fd, .events = POLLIN}};
+		struct signalfd_siginfo si;
+		int rc;
+
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents) {
+			if (read(sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				fprintf(stderr, "pvnet attach: signal %u, detaching\n",
+					si.ssi_signo);
+			return 0;
+		}
+		/* Control calls may not overlap data calls: park the queue threads. */
+		threads_stop(a);
+		rc = pvnet_vif_process(a->vif);
+		if (rc == XenbusStateConnected) {
+			/* Still connected: a queue thread that failed hit its TAP (or -EIO). */
+			for (unsigned int i = 0; i < a->nq; i++) {
+				if (!a->q[i].error)
+					continue;
+				fprintf(stderr, "pvnet attach: queue %u stopped: %s%s%s\n", i,
+					strerror(-a->q[i].error),
+					pvnet_vif_error(a->vif) ? ": " : "",
+					pvnet_vif_error(a->vif) ? pvnet_vif_error(a->vif) : "");
+				return a->q[i].error;
+			}
+		}
+		if (rc < 0 || rc != XenbusStateConnected) {
+			fprintf(stderr, "pvnet attach: the backend disconnected (%s)\n",
+				rc < 0 ? strerror(-rc) : "state closed");
+			return rc < 0 ? rc : -ENOTCONN;
+		}
+		if (read(a->fail_fd, &(uint64_t){0}, sizeof(uint64_t)) < 0) {
+			/* Not readable: a control event, not a failure. */
+		}
+		rc = threads_start(a);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/* The command line of `pvnet attach` (see attach_usage()). */
+struct attach_opts {
+	const char *netns;
+	const char *ifname;
+	const char *run_dir;
+	unsigned int queues;
+	uint32_t mtu;
+	bool have_mac;
+	uint8_t mac[6];
+};
+
+static int parse_opts(int argc, char **argv, struct attach_opts *o)
+{
+	static const struct option opts[] = {
+	    {"netns", required_argument, NULL, 'n'}, {"ifname", required_argument, NULL, 'i'},
+	    {"mac", required_argument, NULL, 'm'},   {"queues", required_argument, NULL, 'q'},
+	    {"mtu", required_argument, NULL, 'M'},   {"run-dir", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},	     {0},
+	};
+	char *end;
+	unsigned long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:i:m:q:M:d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o->netns = optarg;
+			break;
+		case 'i':
+			o->ifname = optarg;
+			break;
+		case 'm':
+			if (parse_mac(optarg, o->mac) < 0) {
+				fprintf(stderr, "pvnet attach: --mac %s: not a unicast MAC\n",
+					optarg);
+				return 2;
+			}
+			o->have_mac = true;
+			break;
+		case 'q':
+			v = strtoul(optarg, &end, 10);
+			if (*end || v < 1 || v > PVNET_MAX_QUEUES) {
+				fprintf(stderr, "pvnet attach: --queues must be 1..%u\n",
+					PVNET_MAX_QUEUES);
+				return 2;
+			}
+			o->queues = (unsigned int)v;
+			break;
+		case 'M':
+			v = strtoul(optarg, &end, 10);
+			if (*end || v < UPLINK_MIN_MTU || v > UPLINK_MAX_MTU) {
+				fprintf(stderr, "pvnet attach: --mtu must be %u..%u\n",
+					UPLINK_MIN_MTU, UPLINK_MAX_MTU);
+				return 2;
+			}
+			o->mtu = (uint32_t)v;
+			break;
+		case 'd':
+			o->run_dir = optarg;
+			break;
+		case 'h':
+			attach_usage(stdout);
+			return 0;
+		default:
+			attach_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !o->netns || !o->ifname) {
+		attach_usage(stderr);
+		return 2;
+	}
+	return -1;
+}
+
+/* Create the TAP in the namespace and configure it; the thread comes back out. */
+static int tap_setup(struct attach *a, const struct attach_opts *o, const uint8_t mac[6])
+{
+	int fds[PVNET_MAX_QUEUES], saved, rc;
+
+	rc = uplink_netns_enter(o->netns, true, &saved);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet attach: namespace %s: %s\n", o->netns, strerror(-rc));
+		return rc;
+	}
+	rc = uplink_tap_open(o->ifname, a->nq, fds);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet attach: TAP %s: %s\n", o->ifname, strerror(-rc));
+		goto out_leave;
+	}
+	rc = uplink_tap_offloads(fds[0], a->offloads);
+	if (rc == 0)
+		rc = uplink_tap_link_set(o->ifname, mac, a->mtu);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet attach: configuring %s: %s\n", o->ifname, strerror(-rc));
+		uplink_tap_close(fds, a->nq);
+		goto out_leave;
+	}
+	for (unsigned int i = 0; i < a->nq; i++)
+		a->q[i].tap_fd = fds[i];
+out_leave:
+	if (uplink_netns_leave(saved) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int attach_main(int argc, char **argv, const char *run_dir)
+{
+	struct attach_opts o = {.run_dir = run_dir, .queues = 1, .mtu = ATTACH_DEFAULT_MTU};
+	struct pvnet_vif_config cfg;
+	struct pvnet_domain *dom = NULL;
+	struct attach *a;
+	uint8_t mac[6];
+	sigset_t mask;
+	int rc, sig_fd = -1, status = 1;
+
+	rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return 1;
+	a->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	a->fail_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	for (unsigned int i = 0; i < PVNET_MAX_QUEUES; i++)
+		a->q[i] = (struct attach_queue){.a = a, .idx = i, .tap_fd = -1};
+	if (a->stop_fd < 0 || a->fail_fd < 0)
+		goto out_free;
+
+	/* Signals go to the signalfd only: blocked before any thread starts. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sig_fd < 0)
+		goto out_free;
+
+	pvnet_vif_config_default(&cfg);
+	cfg.queues = o.queues;
+	cfg.tx_buffers = ATTACH_TX_BUDGET / o.queues > PVNET_MAX_FRAGS ? ATTACH_TX_BUDGET / o.queues
+								       : PVNET_MAX_FRAGS;
+	if (o.have_mac)
+		memcpy(cfg.mac, o.mac, sizeof(cfg.mac));
+	rc = pvnet_domain_create(
+	    o.run_dir, o.queues * (2 + cfg.tx_buffers + cfg.rx_buffers) + ATTACH_EXTRA_PAGES, &dom);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet attach: cannot become a domain of pvnetd: %s\n",
+			strerror(-rc));
+		goto out_free;
+	}
+	rc = pvnet_vif_create(dom, &cfg, &a->vif);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet attach: vif: %s\n", strerror(-rc));
+		goto out_dom;
+	}
+	a->nq = pvnet_vif_queues(a->vif);
+	a->offloads = feats2offloads(pvnet_vif_features(a->vif));
+	a->mtu = o.mtu;
+	if (o.mtu > ATTACH_MAX_MTU_NO_SG && !(pvnet_vif_features(a->vif) & PVNET_F_SG)) {
+		fprintf(stderr, "pvnet attach: MTU %u needs feature-sg, not negotiated\n", o.mtu);
+		goto out_vif;
+	}
+	pvnet_vif_mac(a->vif, mac);
+	for (unsigned int i = 0; i < a->nq; i++) {
+		a->q[i].slots = malloc((size_t)ATTACH_BATCH * ATTACH_SLOT);
+		if (!a->q[i].slots)
+			goto out_vif;
+	}
+	if (tap_setup(a, &o, mac) < 0)
+		goto out_vif;
+	if (threads_start(a) < 0) {
+		fprintf(stderr, "pvnet attach: cannot start the queue threads\n");
+		goto out_threads;
+	}
+	printf("attached: %s in netns %s, domain %u, mac %02x:%02x:%02x:%02x:%02x:%02x, %u "
+	       "queue%s, offloads%s%s%s%s, mtu %u\n",
+	       o.ifname, o.netns, pvnet_domain_id(dom), mac[0], mac[1], mac[2], mac[3], mac[4],
+	       mac[5], a->nq, a->nq == 1 ? "" : "s", a->offloads & UPLINK_OFF_CSUM4 ? " csum4" : "",
+	       a->offloads & UPLINK_OFF_CSUM6 ? " csum6" : "",
+	       a->offloads & UPLINK_OFF_TSO4 ? " tso4" : "",
+	       a->offloads & UPLINK_OFF_TSO6 ? " tso6" : "", a->mtu);
+	fflush(stdout);
+	status = attach_run(a, sig_fd) < 0 ? 1 : 0;
+out_threads:
+	threads_stop(a);
+	print_stats(a);
+	for (unsigned int i = 0; i < a->nq; i++)
+		uplink_tap_close(&a->q[i].tap_fd, 1); /* the last queue closed removes the TAP */
+out_vif:
+	pvnet_vif_destroy(a->vif);
+out_dom:
+	pvnet_domain_destroy(dom);
+out_free:
+	for (unsigned int i = 0; i < PVNET_MAX_QUEUES; i++)
+		free(a->q[i].slots);
+	if (sig_fd >= 0)
+		close(sig_fd);
+	if (a->stop_fd >= 0)
+		close(a->stop_fd);
+	if (a->fail_fd >= 0)
+		close(a->fail_fd);
+	free(a);
+	return status;
+}

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/* bench.h - pvnet bench: shared types of the command, its frontend processes and its pure parts */
+#ifndef PVNET_TOOLS_BENCH_H
+#define PVNET_TOOLS_BENCH_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <jansson.h>
+
+/* Frame sizes the bench accepts: a minimum Ethernet frame (without FCS) up to netif's 16-bit size. */
+#define BENCH_MIN_FRAME 60u
+#define BENCH_MAX_FRAME 65535u
+/* Most values in one --frame-size/--queues/--tx-mode list (a sweep, not a data set). */
+#define BENCH_MAX_LIST 32u
+/* Most flows (= sender queues) a run can have: PVNET_MAX_QUEUES. */
+#define BENCH_MAX_FLOWS 16u
+
+/*
+ * Frame layout (all multi-byte fields big endian except the bench header):
+ *
+ *   0  Ethernet: dst (B's MAC), src (A's MAC), type 0x0800
+ *  14  IPv4: 10.66.0.1 -> 10.66.0.2, UDP, total length = frame - 14
+ *  34  UDP: source port BENCH_UDP_PORT + flow, destination BENCH_UDP_PORT
+ *  42  bench header: magic "PVBN", flow (le16), 0 (le16), seq (le64)
+ *  58  payload: bench_pattern(flow, seq, offset) for every offset
+ *
+ * IPv4/UDP makes each flow its own 5-tuple, so netback's RX hash can
+ * spread flows over the receiver's queues as it would real traffic.
+ */
+#define BENCH_L2L4_LEN	 42u
+#define BENCH_HDR_LEN	 58u
+#define BENCH_MAGIC	 0x4e425650u /* "PVBN" read little endian */
+#define BENCH_UDP_PORT	 0xbe00u
+#define BENCH_STAMP_SPAN 1024u /* verify=sampled: a stamp around every 1 KiB of the frame */
+#define BENCH_STAMP_LEN	 16u
+
+/**
+ * enum bench_verify - how much of each payload the sender writes and the receiver checks
+ * @BENCH_VERIFY_SAMPLED: headers, the first 64 payload bytes, 32 bytes around every
+ *	1 KiB boundary of the frame (so every 4 KiB slot's edges) and the last 16 bytes
+ * @BENCH_VERIFY_FULL: every byte
+ */
+enum bench_verify {
+	BENCH_VERIFY_SAMPLED,
+	BENCH_VERIFY_FULL,
+};
+
+/**
+ * struct bench_tmpl - the constant first 42 bytes of one flow's frames
+ * @b: Ethernet + IPv4 + UDP headers
+ */
+struct bench_tmpl {
+	uint8_t b[BENCH_L2L4_LEN];
+};
+
+/**
+ * struct bench_flow - the receiver's state of one flow
+ * @next: the sequence number expected next
+ * @seen: a frame of this flow has arrived
+ */
+struct bench_flow {
+	uint64_t next;
+	bool seen;
+};
+
+/**
+ * enum bench_seq - what one sequence number says about its flow
+ * @BENCH_SEQ_IN_ORDER: the expected one
+ * @BENCH_SEQ_GAP: later than expected: the frames between are missing (or late)
+ * @BENCH_SEQ_OUT_OF_ORDER: earlier than one already seen: reordered (or duplicated)
+ */
+enum bench_seq {
+	BENCH_SEQ_IN_ORDER,
+	BENCH_SEQ_GAP,
+	BENCH_SEQ_OUT_OF_ORDER,
+};
+
+/**
+ * struct bench_counts - what one side of a run counted (cumulative, since the run started)
+ * @frames: frames sent (A) or received intact or not (B)
+ * @bytes: their bytes, Ethernet header included
+ * @corrupt: B: frames whose length, headers or payload pattern were wrong
+ * @out_of_order: B: frames whose flow's sequence went backwards
+ * @gaps: B: frames skipped over by a sequence jump (drops, or late frames)
+ * @front_tx_notify: netfront event-channel notifications sent for TX (pvnet_queue_stats)
+ * @front_rx_notify: ... for RX (new buffers posted, feature-rx-notify)
+ * @front_tx_errors: TX requests the backend answered with an error
+ * @front_rx_errors: RX frames the backend marked as errors
+ * @front_tx_ring_full: sends stopped by a full ring (back-pressure, not a drop)
+ * @tx_copy_fallback: A, zero-copy API: frames sent with pvnet_send() because no TX
+ *	buffer was free (the call that arms the TX-completion wakeup)
+ * @cpu_us: CPU time (user + system) of the whole process, getrusage(RUSAGE_SELF)
+ * @t_ns: CLOCK_MONOTONIC of the snapshot: the midpoint between asking the threads and
+ *	the last answer (0: not taken)
+ */
+struct bench_counts {
+	uint64_t frames;
+	uint64_t bytes;
+	uint64_t corrupt;
+	uint64_t out_of_order;
+	uint64_t gaps;
+	uint64_t front_tx_notify;
+	uint64_t front_rx_notify;
+	uint64_t front_tx_errors;
+	uint64_t front_rx_errors;
+	uint64_t front_tx_ring_full;
+	uint64_t tx_copy_fallback;
+	uint64_t cpu_us;
+	uint64_t t_ns;
+};
+
+/* Netback drop reasons (pvnetd `status` per-queue counters) reported one by one. */
+#define BENCH_BACK_NREASONS 9u
+extern const char *const bench_back_reasons[BENCH_BACK_NREASONS];
+
+/**
+ * struct bench_back - netback's counters of the two vifs of a run, summed over queues
+ * @ok: both vifs were found in the status reply
+ * @tx_zerocopy_sent: A's frames forwarded with a mapped payload (map mode)
+ * @tx_copied: A's frames grant-copied (copy mode)
+ * @notifications: event-channel notifications netback sent to A and B
+ * @tx_dropped: netback's total of A's dropped TX frames
+ * @rx_dropped: netback's total of B's dropped RX frames
+ * @reason: per drop reason, in bench_back_reasons[] order, both vifs
+ */
+struct bench_back {
+	bool ok;
+	uint64_t tx_zerocopy_sent;
+	uint64_t tx_copied;
+	uint64_t notifications;
+	uint64_t tx_dropped;
+	uint64_t rx_dropped;
+	uint64_t reason[BENCH_BACK_NREASONS];
+};
+
+/**
+ * struct bench_result - one run, as measured (inputs of the pure report functions)
+ * @frame_size: bytes per frame
+ * @queues: queues asked for (and flows sent)
+ * @queues_got: queues the vifs negotiated
+ * @tx_mode: "map", "copy", or "unknown"
+ * @tx_mode_source: how @tx_mode is known ("pvnetd --tx-mode", "inferred from netback counters")
+ * @api: "zerocopy" or "copy"
+ * @verify: how much payload was checked
+ * @window_s: length of the timed window in seconds, as the conductor saw it
+ * @a0: sender counters at the start of the window, @a1 at its end, @a_end after the run
+ * @b0: receiver counters at the start, @b1 at the end, @b_end after draining
+ * @back0: netback counters at the start, @back1 at the end, @back_end after draining
+ * @pvnetd_cpu_us: pvnetd's CPU time in the window (/proc/PID/stat), or -1 if unknown
+ * @sys_busy_us: CPU time all CPUs spent busy in the window (/proc/stat), or -1 if unknown
+ * @sys_steal_us: CPU time the hypervisor stole from this VM in the window, or -1
+ * @learn_seen: A received B's learning broadcast before sending
+ * @error: why the run failed, or "" when it did not
+ */
+struct bench_result {
+	uint32_t frame_size;
+	unsigned int queues;
+	unsigned int queues_got;
+	char tx_mode[8];
+	const char *tx_mode_source;
+	const char *api;
+	enum bench_verify verify;
+	double window_s;
+	struct bench_counts a0, a1, a_end, b0, b1, b_end;
+	struct bench_back back0, back1, back_end;
+	int64_t pvnetd_cpu_us;
+	int64_t sys_busy_us, sys_steal_us;
+	bool learn_seen;
+	char error[256];
+};
+
+/**
+ * struct bench_figures - the figures of one run derived from a struct bench_result
+ */
+struct bench_figures {
+	double window_s;
+	uint64_t tx_frames, rx_frames, bytes;
+	double gbit_s, mpps, cpu_us_per_kb, notifications_per_1000;
+	double cpu_s_tx, cpu_s_rx, cpu_s_pvnetd;
+	double cpu_s_busy, cpu_s_steal, cpu_s_others;
+	uint64_t notifications, notify_front_tx, notify_front_rx, notify_back;
+	uint64_t dropped, corrupt, out_of_order, gaps;
+	int64_t unaccounted;
+};
+
+/* bench_stats.c: pure */
+enum bench_seq bench_seq_check(struct bench_flow *f, uint64_t seq, uint64_t *skipped);
+double bench_gbit_s(uint64_t bytes, double secs);
+double bench_mpps(uint64_t frames, double secs);
+double bench_service_demand(uint64_t cpu_us, uint64_t bytes);
+double bench_per_1000(uint64_t events, uint64_t frames);
+void bench_figures(const struct bench_result *r, struct bench_figures *f);
+json_t *bench_result2json(const struct bench_result *r);
+json_t *bench_doc2json(json_t *machine, const char *command, json_t *results);
+void bench_table_header(char *buf, size_t len);
+void bench_table_row(const struct bench_result *r, char *buf, size_t len);
+int bench_parse_sizes(const char *s, uint32_t *out, unsigned int max, char *err, size_t errlen);
+int bench_parse_queues(const char *s, unsigned int *out, unsigned int max, char *err,
+		       size_t errlen);
+int bench_parse_modes(const char *s, char (*out)[8], unsigned int max, char *err, size_t errlen);
+int bench_parse_seconds(const char *s, double *out);
+int bench_procstat_ticks(const char *text, uint64_t *ticks);
+int bench_procstat_cpu(const char *text, uint64_t *busy, uint64_t *steal);
+void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned int domid_b,
+			    struct bench_back *out);
+
+/* bench_frame.c: pure */
+void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t src[6],
+		      uint16_t flow, uint32_t frame_len);
+void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct bench_tmpl *t,
+		      uint16_t flow, uint64_t seq, uint32_t frame_len, enum bench_verify mode);
+int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame_len,
+		      const struct bench_tmpl *tmpls, unsigned int nflows, enum bench_verify mode,
+		      uint16_t *flow, uint64_t *seq);
+
+/*
+ * The parent (bench.c) and each frontend process (bench_guest.c) talk over
+ * a SOCK_SEQPACKET socketpair: one struct per datagram, same binary on
+ * both ends.  The child speaks first (BENCH_OP_READY), then answers every
+ * command with one struct bench_reply.
+ */
+enum bench_op {
+	BENCH_OP_READY = 1,  /* child -> parent: domain and vif are up (or failed) */
+	BENCH_OP_LEARN_SEND, /* receiver: send one broadcast frame so the switch learns its MAC */
+	BENCH_OP_LEARN_WAIT, /* sender: wait (bounded) until that broadcast arrives */
+	BENCH_OP_START,	     /* start one thread per queue */
+	BENCH_OP_SNAP,	     /* reply with the counters now */
+	BENCH_OP_STOP,	     /* stop and join the threads; reply with the final counters */
+	BENCH_OP_EXIT,	     /* destroy vif and domain, exit */
+};
+
+/**
+ * struct bench_cmd - parent -> frontend process
+ * @op: enum bench_op
+ * @nflows: START: flows the sender sends (its negotiated queues)
+ * @peer_mac: LEARN_WAIT, START: the other domain's MAC
+ */
+struct bench_cmd {
+	uint32_t op;
+	uint32_t nflows;
+	uint8_t peer_mac[6];
+};
+
+/**
+ * struct bench_reply - frontend process -> parent
+ * @op: the command answered (BENCH_OP_READY first)
+ * @status: 0 or -errno
+ * @never_connected: READY failed because the vif did not connect
+ * @learn_seen: LEARN_WAIT: the broadcast arrived
+ * @domid: the domain pvnetd gave the process
+ * @queues: queues the vif negotiated
+ * @features: PVNET_F_* negotiated
+ * @mac: the vif's MAC
+ * @c: counters (SNAP, STOP)
+ * @error: a sentence when @status is not 0
+ */
+struct bench_reply {
+	uint32_t op;
+	int32_t status;
+	bool never_connected;
+	bool learn_seen;
+	uint16_t domid;
+	uint32_t queues;
+	uint32_t features;
+	uint8_t mac[6];
+	struct bench_counts c;
+	char error[200];
+};
+
+/**
+ * struct bench_guest_cfg - what a frontend process is told when it is forked
+ * @run_dir: pvnetd's run directory
+ * @sender: A (sends) or B (receives)
+ * @queues: queues to ask for
+ * @frame_size: bytes per frame
+ * @verify: how much payload to write / check
+ * @zerocopy: use pvnet_tx_alloc/submit and pvnet_rx_burst/release, else pvnet_send/recv
+ * @ctl_fd: this process's end of the socketpair
+ * @lifetime_s: the process kills itself (SIGALRM) after this long, whatever happens
+ */
+struct bench_guest_cfg {
+	const char *run_dir;
+	bool sender;
+	unsigned int queues;
+	uint32_t frame_size;
+	enum bench_verify verify;
+	bool zerocopy;
+	int ctl_fd;
+	unsigned int lifetime_s;
+};
+
+/* bench_guest.c: runs in the forked frontend process; returns its exit status */
+int bench_guest_main(const struct bench_guest_cfg *cfg);
+
+/**
+ * struct bench_pvnetd - the pvnetd a sweep runs against
+ * @pid: ours (forked), or 0 when it is someone else's (-d) or gone
+ * @cpu_pid: whose /proc/PID/stat CPU time is read, or 0 if unknown
+ * @run_dir: its run directory
+ * @log_path: its log (ours only)
+ * @mode: the --tx-mode we gave it, or "" (-d)
+ */
+struct bench_pvnetd {
+	pid_t pid;
+	pid_t cpu_pid;
+	char run_dir[PATH_MAX];
+	char log_path[128];
+	char mode[8];
+};
+
+/* bench_pvnetd.c */
+int bench_reap(pid_t pid, int ms);
+void bench_log_tail(const char *path);
+int bench_pvnetd_attach(struct bench_pvnetd *p, const char *run_dir);
+int bench_pvnetd_counters(const struct bench_pvnetd *p, unsigned int domid_a, unsigned int domid_b,
+			  struct bench_back *out);
+int64_t bench_pvnetd_cpu_us(const struct bench_pvnetd *p);
+int bench_sys_cpu_us(int64_t *busy, int64_t *steal);
+void bench_pvnetd_find(const char *opt, char *path, size_t len);
+void bench_pvnetd_stop(struct bench_pvnetd *p);
+bool bench_pvnetd_exited(struct bench_pvnetd *p, char *why, size_t len);
+int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpdir,
+		       const char *mode, const sigset_t *child_mask, int sfd);
+json_t *bench_machine_json(void);
+void bench_command_line(char *buf, size_t len);
+
+/* bench.c */
+int bench_main(int argc, char **argv, const char *run_dir);
+
+#endif /* PVNET_TOOLS_BENCH_H */

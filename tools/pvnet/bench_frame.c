@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/* bench_frame.c - pvnet bench: build, fill and check benchmark frames (pure functions) */
+#include <errno.h>
+#include <string.h>
+
+#include "bench.h"
+
+/*
+ * A frame is seen through an iovec array, because it lives in granted
+ * pages: the sender fills the TX buffer pages of its chain, the receiver
+ * checks the RX buffer pages the backend wrote, and neither copies the
+ * frame into one piece first.  Offsets below are frame offsets.
+ *
+ * The payload pattern is a function of (flow, seq, offset) only, so the
+ * receiver recomputes it: 64-bit word w of the payload is
+ * seed(flow, seq) ^ (w + 1) * golden, stored little endian.  A frame that
+ * carries another frame's bytes, stale bytes, bytes shifted by a slot or
+ * a page from the wrong grant fails the check.
+ */
+
+#define GOLDEN 0x9e3779b97f4a7c15ull
+/* Bytes generated at a time while filling or checking (a stack buffer). */
+#define CHUNK 1024u
+
+static uint64_t seed_of(uint16_t flow, uint64_t seq)
+{
+	/* splitmix64's finaliser: neighbouring (flow, seq) give unrelated seeds. */
+	uint64_t z = seq ^ ((uint64_t)flow << 48) ^ 0x5056424e00000000ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The pattern bytes of frame offsets [from, from + len), len <= CHUNK, from >= BENCH_HDR_LEN. */
+static void pattern(uint8_t *out, uint64_t seed, uint32_t from, uint32_t len)
+{
+	uint8_t words[CHUNK + 16];
+	uint32_t p0 = from - BENCH_HDR_LEN, w0 = p0 / 8, skip = p0 % 8;
+	uint32_t nw = (skip + len + 7) / 8;
+
+	for (uint32_t i = 0; i < nw; i++) {
+		uint64_t v = seed ^ ((uint64_t)(w0 + i) + 1) * GOLDEN;
+
+		for (int b = 0; b < 8; b++)
+			words[i * 8 + (uint32_t)b] = (uint8_t)(v >> (8 * b));
+	}
+	memcpy(out, words + skip, len);
+}
+
+/* Copy frame bytes [off, off + len) into (@write false) or out of (@write true) @buf. */
+static void iov_xfer(const struct iovec *iov, unsigned int niov, uint32_t off, uint8_t *buf,
+		     uint32_t len, bool write)
+{
+	size_t base = 0;
+
+	for (unsigned int i = 0; i < niov && len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (off < base + l) {
+			size_t in = off - base, n = l - in < len ? l - in : len;
+			uint8_t *p = (uint8_t *)iov[i].iov_base + in;
+
+			if (write)
+				memcpy(p, buf, n);
+			else
+				memcpy(buf, p, n);
+			buf += n;
+			off += (uint32_t)n;
+			len -= (uint32_t)n;
+		}
+		base += l;
+	}
+}
+
+static uint16_t csum16(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/**
+ * bench_tmpl_build() - the Ethernet/IPv4/UDP headers of one flow's frames
+ * @t: filled
+ * @dst: the receiver's MAC
+ * @src: the sender's MAC
+ * @flow: the flow (sender queue)
+ * @frame_len: the frame length, BENCH_MIN_FRAME..BENCH_MAX_FRAME
+ */
+void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t src[6],
+		      uint16_t flow, uint32_t frame_len)
+{
+	uint8_t *ip = t->b + 14, *udp = t->b + 34;
+
+	memset(t, 0, sizeof(*t));
+	memcpy(t->b, dst, 6);
+	memcpy(t->b + 6, src, 6);
+	put16(t->b + 12, 0x0800);
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)(frame_len - 14));
+	ip[6] = 0x40; /* don't fragment */
+	ip[8] = 64;
+	ip[9] = 17;
+	memcpy(ip + 12, "\x0a\x42\x00\x01\x0a\x42\x00\x02", 8);
+	put16(ip + 10, csum16(ip, 20));
+	put16(udp, (uint16_t)(BENCH_UDP_PORT + flow));
+	put16(udp + 2, BENCH_UDP_PORT);
+	put16(udp + 4, (uint16_t)(frame_len - 34));
+	/* UDP checksum 0: none, as IPv4 allows. */
+}
+
+/* Most ranges: the head, one stamp per 1 KiB of a 64 KiB frame, the tail. */
+#define MAX_RANGES (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+
+/* The payload ranges [i][0], [i][1]) @mode covers, clipped to [BENCH_HDR_LEN, len); their count. */
+static unsigned int ranges(enum bench_verify mode, uint32_t len, uint32_t r[MAX_RANGES][2])
+{
+	unsigned int n = 0;
+
+	if (len <= BENCH_HDR_LEN)
+		return 0;
+	if (mode == BENCH_VERIFY_FULL) {
+		r[0][0] = BENCH_HDR_LEN;
+		r[0][1] = len;
+		return 1;
+	}
+	r[n][0] = BENCH_HDR_LEN;
+	r[n++][1] = len < BENCH_HDR_LEN + 64 ? len : BENCH_HDR_LEN + 64;
+	for (uint32_t m = BENCH_STAMP_SPAN; m < len && n < MAX_RANGES - 1; m += BENCH_STAMP_SPAN) {
+		r[n][0] = m - BENCH_STAMP_LEN < BENCH_HDR_LEN ? BENCH_HDR_LEN : m - BENCH_STAMP_LEN;
+		r[n++][1] = m + BENCH_STAMP_LEN < len ? m + BENCH_STAMP_LEN : len;
+	}
+	r[n][0] = len - BENCH_STAMP_LEN < BENCH_HDR_LEN ? BENCH_HDR_LEN : len - BENCH_STAMP_LEN;
+	r[n++][1] = len;
+	return n;
+}
+
+/**
+ * bench_frame_fill() - write one frame: headers, bench header and payload pattern
+ * @iov: where the frame lives (e.g. its TX buffer pages), at least @frame_len bytes
+ * @niov: entries in @iov
+ * @t: the flow's headers (bench_tmpl_build())
+ * @flow: the flow
+ * @seq: the frame's sequence number in its flow
+ * @frame_len: the frame length, BENCH_MIN_FRAME..BENCH_MAX_FRAME
+ * @mode: BENCH_VERIFY_SAMPLED writes only the bytes the receiver will check
+ */
+void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct bench_tmpl *t,
+		      uint16_t flow, uint64_t seq, uint32_t frame_len, enum bench_verify mode)
+{
+	uint8_t hdr[BENCH_HDR_LEN], chunk[CHUNK];
+	uint64_t seed = seed_of(flow, seq);
+	uint32_t r[MAX_RANGES][2];
+	unsigned int nr;
+
+	memcpy(hdr, t->b, BENCH_L2L4_LEN);
+	for (int i = 0; i < 4; i++)
+		hdr[42 + i] = (uint8_t)(BENCH_MAGIC >> (8 * i));
+	hdr[46] = (uint8_t)flow;
+	hdr[47] = (uint8_t)(flow >> 8);
+	hdr[48] = hdr[49] = 0;
+	for (int i = 0; i < 8; i++)
+		hdr[50 + i] = (uint8_t)(seq >> (8 * i));
+	iov_xfer(iov, niov, 0, hdr, BENCH_HDR_LEN, true);
+	nr = ranges(mode, frame_len, r);
+	for (unsigned int i = 0; i < nr; i++) {
+		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
+			uint32_t n = r[i][1] - o < CHUNK ? r[i][1] - o : CHUNK;
+
+			pattern(chunk, seed, o, n);
+			iov_xfer(iov, niov, o, chunk, n, true);
+		}
+	}
+}
+
+/**
+ * bench_frame_check() - is a received frame one the sender built, intact?
+ * @iov: the frame's fragments, in order
+ * @niov: entries in @iov
+ * @frame_len: the length every frame of the run has
+ * @tmpls: the headers of each flow, @nflows entries
+ * @nflows: flows in the run
+ * @mode: how much payload to check (as the sender filled it)
+ * @flow: receives the frame's flow (valid when 0 is returned)
+ * @seq: receives its sequence number (valid when 0 is returned)
+ *
+ * Return: 0 if intact, -EBADMSG if the length, a header, the flow or a
+ * checked payload byte is wrong
+ */
+int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame_len,
+		      const struct bench_tmpl *tmpls, unsigned int nflows, enum bench_verify mode,
+		      uint16_t *flow, uint64_t *seq)
+{
+	uint8_t hdr[BENCH_HDR_LEN], want[CHUNK], got[CHUNK];
+	uint32_t magic = 0, r[MAX_RANGES][2];
+	unsigned int nr;
+	size_t total = 0;
+	uint64_t s = 0, seed;
+	uint16_t f;
+
+	for (unsigned int i = 0; i < niov; i++)
+		total += iov[i].iov_len;
+	if (total != frame_len || frame_len < BENCH_HDR_LEN)
+		return -EBADMSG;
+	iov_xfer(iov, niov, 0, hdr, BENCH_HDR_LEN, false);
+	for (int i = 0; i < 4; i++)
+		magic |= (uint32_t)hdr[42 + i] << (8 * i);
+	f = (uint16_t)(hdr[46] | hdr[47] << 8);
+	if (magic != BENCH_MAGIC || f >= nflows || hdr[48] || hdr[49] ||
+	    memcmp(hdr, tmpls[f].b, BENCH_L2L4_LEN))
+		return -EBADMSG;
+	for (int i = 0; i < 8; i++)
+		s |= (uint64_t)hdr[50 + i] << (8 * i);
+	seed = seed_of(f, s);
+	nr = ranges(mode, frame_len, r);
+	for (unsigned int i = 0; i < nr; i++) {
+		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
+			uint32_t n = r[i][1] - o < CHUNK ? r[i][1] - o : CHUNK;
+
+			pattern(want, seed, o, n);
+			iov_xfer(iov, niov, o, got, n, false);
+			if (memcmp(want, got, n))
+				return -EBADMSG;
+		}
+	}
+	*flow = f;
+	*seq = s;
+	return 0;
+}

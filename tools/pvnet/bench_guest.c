@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: MIT
+/* bench_guest.c - pvnet bench: one frontend domain (sender A or receiver B) in its own process */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pvnet/pvnet.h>
+
+#include "bench.h"
+
+/*
+ * Theory of Operation
+ *
+ * The process is a guest domain of pvnetd with one vif of N queues and,
+ * once started, one thread per queue: on the sender (A) each thread sends
+ * flow q on queue q as fast as the ring takes it; on the receiver (B)
+ * each thread receives whatever netback put on RX queue q and checks
+ * every frame (bench_frame_check(), bench_seq_check()).  The main thread
+ * only answers the parent's commands (struct bench_cmd) on the control
+ * socket, so the data path never waits for it.
+ *
+ * Counters belong to their thread and are plain integers.  A snapshot
+ * (BENCH_OP_SNAP) is a handshake: main bumps snap_gen and makes wake_fd
+ * readable; every thread, at the top of its loop (or woken from poll by
+ * wake_fd), copies its counters and its queue's pvnet_queue_stats() into
+ * its snap and publishes snap_ack = snap_gen (release).  Main reads a snap
+ * only after seeing its ack (acquire), so no counter is ever read while
+ * written, and pvnet_queue_stats() runs on the queue's own thread, as the
+ * library requires.  A thread that ended (error or stop) publishes its
+ * last snap and done instead.
+ *
+ * Bounds: every poll() has a timeout, the vif calls are bounded by the
+ * vif's timeout_ms, the process dies with its parent (PR_SET_PDEATHSIG,
+ * set by the parent before calling us) and by SIGALRM after lifetime_s.
+ */
+
+/* Frames per burst: enough to amortise a ring push; the ring has 256 slots. */
+#define BURST 32u
+/* Most fragments of a received frame: 65535 bytes in 4 KiB pages, plus slack for offsets. */
+#define MAX_IOV 24u
+/* Idle wait of a data thread: short enough to see stop quickly when the ring is dead. */
+#define IDLE_POLL_MS 50
+/* How long the sender waits for the receiver's learning broadcast. */
+#define LEARN_WAIT_MS 2000
+
+struct guest;
+
+struct worker {
+	struct guest *g;
+	unsigned int q;
+	pthread_t th;
+	bool created; /* the thread ran: its snap is meaningful */
+	bool started; /* the thread is joinable */
+	/* Owned by the thread. */
+	struct bench_counts c;
+	uint64_t seq;
+	struct bench_flow flows[BENCH_MAX_FLOWS];
+	unsigned int snap_seen;
+	/*
+	 * Published by the thread: snap for main once snap_ack equals the
+	 * generation main asked for (acquire), final once done is set (acquire).
+	 * snap is written only for a new generation, which main asks for only
+	 * after it has read the previous one; final is written once.
+	 */
+	struct bench_counts snap, final;
+	char error[160];
+	_Atomic unsigned int snap_ack;
+	_Atomic bool done;
+};
+
+struct guest {
+	const struct bench_guest_cfg *cfg;
+	struct pvnet_domain *dom;
+	struct pvnet_vif *vif;
+	unsigned int nq;
+	unsigned int nflows;
+	uint8_t mac[6], peer[6];
+	struct bench_tmpl tmpl[BENCH_MAX_FLOWS];
+	int wake_fd;
+	_Atomic bool stop;
+	_Atomic unsigned int snap_gen;
+	struct worker w[PVNET_MAX_QUEUES];
+};
+
+static uint64_t rusage_us(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Copy the queue's netfront counters into @c (called on the queue's thread). */
+static void queue_stats(struct guest *g, unsigned int q, struct bench_counts *c)
+{
+	struct pvnet_stat st[32];
+	int n = pvnet_queue_stats(g->vif, q, st, 32);
+
+	for (int i = 0; i < n && i < 32; i++) {
+		if (!strcmp(st[i].name, "tx_notify"))
+			c->front_tx_notify = st[i].value;
+		else if (!strcmp(st[i].name, "rx_notify"))
+			c->front_rx_notify = st[i].value;
+		else if (!strcmp(st[i].name, "tx_errors"))
+			c->front_tx_errors = st[i].value;
+		else if (!strcmp(st[i].name, "rx_errors"))
+			c->front_rx_errors = st[i].value;
+		else if (!strcmp(st[i].name, "tx_ring_full"))
+			c->front_tx_ring_full = st[i].value;
+	}
+}
+
+/* Top of every loop iteration: answer a pending snapshot request. */
+static void worker_snap(struct worker *w)
+{
+	unsigned int gen = atomic_load_explicit(&w->g->snap_gen, memory_order_acquire);
+
+	if (gen == w->snap_seen)
+		return;
+	w->snap = w->c;
+	queue_stats(w->g, w->q, &w->snap);
+	w->snap_seen = gen;
+	atomic_store_explicit(&w->snap_ack, gen, memory_order_release);
+}
+
+/* The thread ends: publish its last counters in final, then done (release). */
+static void worker_end(struct worker *w)
+{
+	w->final = w->c;
+	queue_stats(w->g, w->q, &w->final);
+	atomic_store_explicit(&w->done, true, memory_order_release);
+}
+
+static void worker_fail(struct worker *w, const char *what, int rc)
+{
+	snprintf(w->error, sizeof(w->error), "queue %u: %s: %s%s%s", w->q, what, strerror(-rc),
+		 pvnet_vif_error(w->g->vif) ? ": " : "",
+		 pvnet_vif_error(w->g->vif) ? pvnet_vif_error(w->g->vif) : "");
+}
+
+/* Wait until the queue may have work, a snapshot is asked for, or IDLE_POLL_MS passed. */
+static void worker_wait(struct worker *w)
+{
+	struct pollfd pf[2] = {
+	    {.fd = pvnet_queue_fd(w->g->vif, w->q), .events = POLLIN},
+	    {.fd = w->g->wake_fd, .events = POLLIN},
+	};
+
+	poll(pf, 2, IDLE_POLL_MS);
+}
+
+static bool stopping(struct worker *w)
+{
+	return atomic_load_explicit(&w->g->stop, memory_order_acquire);
+}
+
+/* Point @iov at the pages of a TX chain, filling each page from its start. */
+static unsigned int chain_iov(struct pvnet_buf *h, uint32_t frame, struct iovec *iov)
+{
+	unsigned int n = 0;
+
+	for (struct pvnet_buf *b = h; b; b = b->next) {
+		uint32_t l = frame > PVNET_PAGE_SIZE ? PVNET_PAGE_SIZE : frame;
+
+		b->data = b->page;
+		b->len = l;
+		frame -= l;
+		iov[n++] = (struct iovec){.iov_base = b->data, .iov_len = l};
+	}
+	return n;
+}
+
+/*
+ * Send one frame through pvnet_send(): used when no TX buffer is free,
+ * because pvnet_send() finding no room is what arms the TX-completion
+ * wakeup (pvnet_tx_alloc() returning 0 does not).  Return 1 if it went,
+ * 0 if the queue is stopped (wait on its fd), or -errno.
+ */
+static int send_one_copy(struct worker *w, uint8_t *frame)
+{
+	struct guest *g = w->g;
+	uint32_t len = g->cfg->frame_size;
+	struct iovec iov = {.iov_base = frame, .iov_len = len};
+	struct pvnet_pkt pkt = {.data = frame, .len = len};
+	int rc;
+
+	bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq, len, g->cfg->verify);
+	rc = pvnet_send(g->vif, w->q, &pkt, 1);
+	if (rc == 1) {
+		w->seq++;
+		w->c.frames++;
+		w->c.bytes += len;
+		w->c.tx_copy_fallback++;
+	}
+	return rc;
+}
+
+static void *sender_zerocopy(void *arg)
+{
+	struct worker *w = arg;
+	struct guest *g = w->g;
+	uint32_t len = g->cfg->frame_size;
+	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
+	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
+	struct pvnet_buf *held[BURST], *pages[BURST * PVNET_MAX_FRAGS];
+	struct iovec iov[PVNET_MAX_FRAGS];
+	unsigned int nheld = 0;
+	uint8_t *frame = malloc(len);
+	int rc = 0;
+
+	if (!frame) {
+		worker_fail(w, "sender buffer", -ENOMEM);
+		goto out;
+	}
+	while (!stopping(w)) {
+		worker_snap(w);
+		if (nheld < burst) {
+			int got = pvnet_tx_alloc(g->vif, w->q, pages, (burst - nheld) * per);
+			unsigned int whole;
+
+			if (got < 0) {
+				rc = got;
+				worker_fail(w, "pvnet_tx_alloc", rc);
+				break;
+			}
+			whole = (unsigned int)got / per;
+			if ((unsigned int)got > whole * per)
+				pvnet_tx_free(g->vif, w->q, pages + whole * per,
+					      (unsigned int)got - whole * per);
+			for (unsigned int f = 0; f < whole; f++) {
+				struct pvnet_buf **p = pages + f * per;
+				unsigned int n;
+
+				for (unsigned int i = 0; i + 1 < per; i++)
+					p[i]->next = p[i + 1];
+				n = chain_iov(p[0], len, iov);
+				bench_frame_fill(iov, n, &g->tmpl[w->q], (uint16_t)w->q, w->seq++,
+						 len, g->cfg->verify);
+				held[nheld++] = p[0];
+			}
+		}
+		if (!nheld) {
+			/* Every buffer is in flight: one copying send, which arms the wakeup. */
+			rc = send_one_copy(w, frame);
+			if (rc < 0) {
+				worker_fail(w, "pvnet_send", rc);
+				break;
+			}
+			if (rc == 0)
+				worker_wait(w);
+			continue;
+		}
+		rc = pvnet_tx_submit(g->vif, w->q, held, nheld);
+		if (rc < 0) {
+			worker_fail(w, "pvnet_tx_submit", rc);
+			break;
+		}
+		w->c.frames += (unsigned int)rc;
+		w->c.bytes += (uint64_t)rc * len;
+		if ((unsigned int)rc < nheld) {
+			memmove(held, held + rc, (nheld - (unsigned int)rc) * sizeof(held[0]));
+			nheld -= (unsigned int)rc;
+			worker_wait(w); /* the ring is full: submit armed the wakeup */
+		} else {
+			nheld = 0;
+		}
+	}
+	if (nheld)
+		pvnet_tx_free(g->vif, w->q, held, nheld);
+out:
+	free(frame);
+	worker_end(w);
+	return NULL;
+}
+
+static void *sender_copy(void *arg)
+{
+	struct worker *w = arg;
+	struct guest *g = w->g;
+	uint32_t len = g->cfg->frame_size;
+	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
+	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
+	struct pvnet_pkt pkts[BURST];
+	unsigned int nheld = 0;
+	uint8_t *frames = malloc((size_t)burst * len);
+
+	if (!frames) {
+		worker_fail(w, "sender buffer", -ENOMEM);
+		goto out;
+	}
+	while (!stopping(w)) {
+		int rc;
+
+		worker_snap(w);
+		/* Frames keep their slot in @frames until sent: refill only the free tail. */
+		for (; nheld < burst; nheld++) {
+			uint8_t *f = frames + (size_t)((w->seq) % burst) * len;
+			struct iovec iov = {.iov_base = f, .iov_len = len};
+
+			bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq++, len,
+					 g->cfg->verify);
+			pkts[nheld] = (struct pvnet_pkt){.data = f, .len = len};
+		}
+		rc = pvnet_send(g->vif, w->q, pkts, nheld);
+		if (rc < 0) {
+			worker_fail(w, "pvnet_send", rc);
+			break;
+		}
+		w->c.frames += (unsigned int)rc;
+		w->c.bytes += (uint64_t)rc * len;
+		memmove(pkts, pkts + rc, (nheld - (unsigned int)rc) * sizeof(pkts[0]));
+		nheld -= (unsigned int)rc;
+		if (nheld)
+			worker_wait(w); /* stopped: pvnet_send armed the wakeup */
+	}
+out:
+	free(frames);
+	worker_end(w);
+	return NULL;
+}
+
+/* Account one received frame. */
+static void rx_account(struct worker *w, const struct iovec *iov, unsigned int niov, uint32_t len)
+{
+	struct guest *g = w->g;
+	uint64_t seq, skipped;
+	uint16_t flow;
+
+	w->c.frames++;
+	w->c.bytes += len;
+	if (bench_frame_check(iov, niov, g->cfg->frame_size, g->tmpl, g->nflows, g->cfg->verify,
+			      &flow, &seq) < 0) {
+		w->c.corrupt++;
+		return;
+	}
+	switch (bench_seq_check(&w->flows[flow], seq, &skipped)) {
+	case BENCH_SEQ_OUT_OF_ORDER:
+		w->c.out_of_order++;
+		break;
+	case BENCH_SEQ_GAP:
+		w->c.gaps += skipped;
+		break;
+	case BENCH_SEQ_IN_ORDER:
+		break;
+	}
+}
+
+static void *receiver(void *arg)
+{
+	struct worker *w = arg;
+	struct guest *g = w->g;
+	/* The copying call: room for a burst of whole frames, at least one 64 KiB frame. */
+	size_t buflen = (size_t)BURST * g->cfg->frame_size < PVNET_MAX_FRAME
+			    ? PVNET_MAX_FRAME
+			    : (size_t)BURST * g->cfg->frame_size;
+	uint8_t *buf = g->cfg->zerocopy ? NULL : malloc(buflen);
+	struct pvnet_buf *bufs[BURST];
+	struct pvnet_pkt pkts[BURST];
+	struct iovec iov[MAX_IOV];
+
+	if (!g->cfg->zerocopy && !buf) {
+		worker_fail(w, "receive buffer", -ENOMEM);
+		goto out;
+	}
+	while (!stopping(w)) {
+		int n;
+
+		worker_snap(w);
+		if (g->cfg->zerocopy)
+			n = pvnet_rx_burst(g->vif, w->q, bufs, BURST);
+		else
+			n = pvnet_recv(g->vif, w->q, pkts, BURST, buf, buflen);
+		if (n < 0) {
+			worker_fail(w, g->cfg->zerocopy ? "pvnet_rx_burst" : "pvnet_recv", n);
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			unsigned int niov = 0;
+			uint32_t len = 0;
+
+			if (!g->cfg->zerocopy) {
+				iov[0] = (struct iovec){.iov_base = (void *)pkts[i].data,
+							.iov_len = pkts[i].len};
+				rx_account(w, iov, 1, pkts[i].len);
+				continue;
+			}
+			for (struct pvnet_buf *b = bufs[i]; b; b = b->next) {
+				if (niov == MAX_IOV) {
+					niov = 0; /* more fragments than a frame can have */
+					break;
+				}
+				iov[niov++] =
+				    (struct iovec){.iov_base = b->data, .iov_len = b->len};
+				len += b->len;
+			}
+			if (niov)
+				rx_account(w, iov, niov, bufs[i]->pkt_len);
+			else
+				rx_account(w, iov, 0, 0); /* counted as corrupt */
+		}
+		if (g->cfg->zerocopy && n > 0)
+			pvnet_rx_release(g->vif, w->q, bufs, (unsigned int)n);
+		if (n == 0)
+			worker_wait(w);
+	}
+out:
+	free(buf);
+	worker_end(w);
+	return NULL;
+}
+
+/* Collect every thread's snapshot (or last counters) into @c. */
+static int snapshot(struct guest *g, struct bench_counts *c, char *err, size_t errlen)
+{
+	unsigned int gen = atomic_load_explicit(&g->snap_gen, memory_order_relaxed) + 1;
+	uint64_t one = 1;
+	struct timespec ts = {0, 20000}; /* 20 µs between looks: threads answer within a burst */
+	uint64_t t0;
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	t0 = mono_ns();
+	atomic_store_explicit(&g->snap_gen, gen, memory_order_release);
+	if (write(g->wake_fd, &one, sizeof(one)) < 0)
+		return -errno;
+	for (unsigned int q = 0; q < g->nq; q++) {
+		struct worker *w = &g->w[q];
+		const struct bench_counts *s = &w->snap;
+		/* 2 s: a thread answers within one burst or one IDLE_POLL_MS wait. */
+		int spins = 100000;
+
+		if (!w->created)
+			continue;
+		while (atomic_load_explicit(&w->snap_ack, memory_order_acquire) != gen &&
+		       !atomic_load_explicit(&w->done, memory_order_acquire) && --spins)
+			nanosleep(&ts, NULL);
+		if (!spins) {
+			snprintf(err, errlen, "queue %u thread did not answer a snapshot", q);
+			rc = -ETIMEDOUT;
+			continue;
+		}
+		if (atomic_load_explicit(&w->done, memory_order_acquire)) {
+			s = &w->final;
+			if (w->error[0] && !err[0])
+				snprintf(err, errlen, "%s", w->error);
+		}
+		c->frames += s->frames;
+		c->bytes += s->bytes;
+		c->corrupt += s->corrupt;
+		c->out_of_order += s->out_of_order;
+		c->gaps += s->gaps;
+		c->front_tx_notify += s->front_tx_notify;
+		c->front_rx_notify += s->front_rx_notify;
+		c->front_tx_errors += s->front_tx_errors;
+		c->front_rx_errors += s->front_rx_errors;
+		c->front_tx_ring_full += s->front_tx_ring_full;
+		c->tx_copy_fallback += s->tx_copy_fallback;
+	}
+	if (read(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		rc = rc ? rc : -errno;
+	c->cpu_us = rusage_us();
+	c->t_ns = t0 + (mono_ns() - t0) / 2;
+	return rc;
+}
+
+static void stop_workers(struct guest *g)
+{
+	uint64_t one = 1;
+
+	atomic_store_explicit(&g->stop, true, memory_order_release);
+	if (write(g->wake_fd, &one, sizeof(one)) < 0)
+		return;
+	for (unsigned int q = 0; q < g->nq; q++)
+		if (g->w[q].started) {
+			pthread_join(g->w[q].th, NULL);
+			g->w[q].started = false;
+		}
+}
+
+static int start_workers(struct guest *g, const struct bench_cmd *cmd, char *err, size_t errlen)
+{
+	void *(*fn)(void *) = !g->cfg->sender	 ? receiver
+			      : g->cfg->zerocopy ? sender_zerocopy
+						 : sender_copy;
+
+	g->nflows = g->cfg->sender ? g->nq : cmd->nflows;
+	if (g->nflows < 1 || g->nflows > BENCH_MAX_FLOWS) {
+		snprintf(err, errlen, "bad flow count %u", g->nflows);
+		return -EINVAL;
+	}
+	memcpy(g->peer, cmd->peer_mac, 6);
+	for (unsigned int f = 0; f < g->nflows; f++) {
+		if (g->cfg->sender)
+			bench_tmpl_build(&g->tmpl[f], g->peer, g->mac, (uint16_t)f,
+					 g->cfg->frame_size);
+		else
+			bench_tmpl_build(&g->tmpl[f], g->mac, g->peer, (uint16_t)f,
+					 g->cfg->frame_size);
+	}
+	for (unsigned int q = 0; q < g->nq; q++) {
+		struct worker *w = &g->w[q];
+		int rc;
+
+		w->g = g;
+		w->q = q;
+		rc = pthread_create(&w->th, NULL, fn, w);
+		if (rc) {
+			snprintf(err, errlen, "pthread_create: %s", strerror(rc));
+			stop_workers(g);
+			return -rc;
+		}
+		w->started = true;
+		w->created = true;
+	}
+	return 0;
+}
+
+/* Receiver: one broadcast frame from our MAC, so that the switch learns where we are. */
+static int learn_send(struct guest *g, char *err, size_t errlen)
+{
+	uint8_t f[BENCH_MIN_FRAME] = {0};
+	struct pvnet_pkt pkt = {.data = f, .len = sizeof(f)};
+	int rc;
+
+	memset(f, 0xff, 6);
+	memcpy(f + 6, g->mac, 6);
+	f[12] = 0x88; /* 0x88b5: IEEE local experimental ethertype */
+	f[13] = 0xb5;
+	rc = pvnet_send(g->vif, 0, &pkt, 1);
+	if (rc == 1)
+		return 0;
+	snprintf(err, errlen, "sending the learning broadcast: %s",
+		 rc < 0 ? strerror(-rc) : "TX ring full");
+	return rc < 0 ? rc : -EAGAIN;
+}
+
+/* Sender: wait (bounded) for the receiver's broadcast, proof that the switch has learnt it. */
+static bool learn_wait(struct guest *g, const uint8_t peer[6])
+{
+	uint8_t *buf = malloc(PVNET_MAX_FRAME);
+	struct pvnet_pkt pkts[8];
+	bool seen = false;
+
+	for (int t = 0; buf && !seen && t < LEARN_WAIT_MS / 10; t++) {
+		struct pollfd pf[PVNET_MAX_QUEUES];
+
+		for (unsigned int q = 0; q < g->nq && !seen; q++) {
+			int n = pvnet_recv(g->vif, q, pkts, 8, buf, PVNET_MAX_FRAME);
+
+			for (int i = 0; i < n; i++)
+				if (pkts[i].len >= 12 &&
+				    !memcmp((const uint8_t *)pkts[i].data + 6, peer, 6))
+					seen = true;
+			pf[q] = (struct pollfd){.fd = pvnet_queue_fd(g->vif, q), .events = POLLIN};
+		}
+		if (!seen)
+			poll(pf, g->nq, 10);
+	}
+	free(buf);
+	return seen;
+}
+
+static int reply(int fd, struct bench_reply *r)
+{
+	return send(fd, r, sizeof(*r), MSG_NOSIGNAL) == (ssize_t)sizeof(*r) ? 0 : -1;
+}
+
+static int guest_up(struct guest *g, struct bench_reply *r)
+{
+	struct pvnet_vif_config vc;
+	uint32_t pages;
+	int rc;
+
+	pvnet_vif_config_default(&vc);
+	vc.queues = g->cfg->queues;
+	/* Ring pages + one page per TX and RX buffer per queue, plus slack for the library. */
+	pages = g->cfg->queues * (2 + vc.tx_buffers + vc.rx_buffers) + 64;
+	rc = pvnet_domain_create(g->cfg->run_dir, pages, &g->dom);
+	if (rc < 0) {
+		snprintf(r->error, sizeof(r->error), "cannot become a domain of pvnetd in %s: %s",
+			 g->cfg->run_dir, strerror(-rc));
+		return rc;
+	}
+	r->domid = pvnet_domain_id(g->dom);
+	rc = pvnet_vif_create(g->dom, &vc, &g->vif);
+	if (rc < 0) {
+		r->never_connected = rc == -ETIMEDOUT || rc == -ENOTCONN || rc == -EOPNOTSUPP;
+		snprintf(r->error, sizeof(r->error), "vif of domain %u did not connect: %s",
+			 r->domid, strerror(-rc));
+		return rc;
+	}
+	g->nq = pvnet_vif_queues(g->vif);
+	r->queues = g->nq;
+	r->features = pvnet_vif_features(g->vif);
+	pvnet_vif_mac(g->vif, g->mac);
+	memcpy(r->mac, g->mac, 6);
+	if (g->cfg->frame_size > PVNET_PAGE_SIZE && !(r->features & PVNET_F_SG)) {
+		snprintf(r->error, sizeof(r->error),
+			 "frames of %u bytes need feature-sg, which the backend did not offer",
+			 g->cfg->frame_size);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/**
+ * bench_guest_main() - be one frontend domain of a benchmark run until told to exit
+ * @cfg: what to be; @cfg->ctl_fd is the socket to the parent
+ *
+ * Return: the process's exit status (0, or 1 after an error it reported)
+ */
+int bench_guest_main(const struct bench_guest_cfg *cfg)
+{
+	struct guest *g = calloc(1, sizeof(*g));
+	struct bench_reply r = {.op = BENCH_OP_READY};
+	struct bench_cmd cmd;
+	int rc, status = 0;
+
+	alarm(cfg->lifetime_s);
+	if (!g)
+		return 1;
+	g->cfg = cfg;
+	g->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	rc = g->wake_fd < 0 ? -errno : guest_up(g, &r);
+	r.status = rc;
+	if (reply(cfg->ctl_fd, &r) < 0 || rc < 0) {
+		status = 1;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = recv(cfg->ctl_fd, &cmd, sizeof(cmd), 0);
+
+		if (n != (ssize_t)sizeof(cmd))
+			break; /* the parent went away: clean up and go */
+		memset(&r, 0, sizeof(r));
+		r.op = cmd.op;
+		switch (cmd.op) {
+		case BENCH_OP_LEARN_SEND:
+			r.status = learn_send(g, r.error, sizeof(r.error));
+			break;
+		case BENCH_OP_LEARN_WAIT:
+			r.learn_seen = learn_wait(g, cmd.peer_mac);
+			break;
+		case BENCH_OP_START:
+			r.status = start_workers(g, &cmd, r.error, sizeof(r.error));
+			break;
+		case BENCH_OP_SNAP:
+			r.status = snapshot(g, &r.c, r.error, sizeof(r.error));
+			break;
+		case BENCH_OP_STOP:
+			stop_workers(g);
+			r.status = snapshot(g, &r.c, r.error, sizeof(r.error));
+			break;
+		case BENCH_OP_EXIT:
+			reply(cfg->ctl_fd, &r);
+			goto out;
+		default:
+			r.status = -EINVAL;
+			snprintf(r.error, sizeof(r.error), "unknown command %u", cmd.op);
+		}
+		if (r.error[0] && !r.status)
+			r.status = -EIO;
+		if (reply(cfg->ctl_fd, &r) < 0)
+			break;
+	}
+out:
+	stop_workers(g);
+	pvnet_vif_destroy(g->vif);
+	pvnet_domain_destroy(g->dom);
+	if (g->wake_fd >= 0)
+		close(g->wake_fd);
+	free(g);
+	return status;
+}

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: MIT
+/* bench_stats.c - pvnet bench: sequence checking, figures, JSON and table output (pure functions) */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/*
+ * Everything here is a function of its arguments, so that the unit tests
+ * can drive it with made-up counters.  Definitions (docs/benchmarks.md):
+ *
+ *   gbit_s        = received bytes (Ethernet header included, no FCS,
+ *                   preamble or gap) * 8 / window / 1e9
+ *   mpps          = received frames / window / 1e6
+ *   cpu_us_per_kb = CPU µs of every pvnet process in the window (both
+ *                   frontends and pvnetd) per KB (1024 bytes) received:
+ *                   netperf's service demand
+ *   notifications_per_1000 = event-channel notifications sent by both
+ *                   frontends and by netback, per 1000 received frames
+ */
+
+const char *const bench_back_reasons[BENCH_BACK_NREASONS] = {
+    "tx_frag_overflow", "tx_bad_size", "tx_runt",     "tx_bad_gref", "rx_queue_full",
+    "rx_expired",	"rx_bad_gref", "rx_oversize", "rx_nomem",
+};
+
+/**
+ * bench_seq_check() - account one sequence number of a flow
+ * @f: the flow's state (zeroed before its first frame)
+ * @seq: the frame's sequence number
+ * @skipped: receives how many sequence numbers were jumped over (BENCH_SEQ_GAP), else 0
+ *
+ * A flow's frames are numbered 0, 1, 2, ...  A number below one already
+ * seen is out of order (reordered, or duplicated) and does not move the
+ * expectation; a number above the expected one skips the numbers between,
+ * which were dropped or will come late (then counted out of order too).
+ *
+ * Return: what @seq says (enum bench_seq)
+ */
+enum bench_seq bench_seq_check(struct bench_flow *f, uint64_t seq, uint64_t *skipped)
+{
+	*skipped = 0;
+	if (f->seen && seq < f->next)
+		return BENCH_SEQ_OUT_OF_ORDER;
+	if (!f->seen)
+		f->seen = true;
+	if (seq > f->next) {
+		*skipped = seq - f->next;
+		f->next = seq + 1;
+		return BENCH_SEQ_GAP;
+	}
+	f->next = seq + 1;
+	return BENCH_SEQ_IN_ORDER;
+}
+
+/**
+ * bench_gbit_s() - throughput in Gbit/s
+ * @bytes: bytes received
+ * @secs: over this many seconds
+ *
+ * Return: the rate, 0 when @secs is not positive
+ */
+double bench_gbit_s(uint64_t bytes, double secs)
+{
+	return secs > 0 ? (double)bytes * 8.0 / secs / 1e9 : 0.0;
+}
+
+/**
+ * bench_mpps() - frame rate in millions of frames per second
+ * @frames: frames received
+ * @secs: over this many seconds
+ *
+ * Return: the rate, 0 when @secs is not positive
+ */
+double bench_mpps(uint64_t frames, double secs)
+{
+	return secs > 0 ? (double)frames / secs / 1e6 : 0.0;
+}
+
+/**
+ * bench_service_demand() - netperf's service demand: CPU µs per KB received
+ * @cpu_us: CPU time of every process involved, in µs
+ * @bytes: bytes received (a KB is 1024 bytes, as netperf has it)
+ *
+ * Return: µs per KB, or NAN when nothing was received
+ */
+double bench_service_demand(uint64_t cpu_us, uint64_t bytes)
+{
+	return bytes ? (double)cpu_us / ((double)bytes / 1024.0) : NAN;
+}
+
+/**
+ * bench_per_1000() - events per 1000 frames
+ * @events: e.g. notifications
+ * @frames: frames received
+ *
+ * Return: the ratio, or NAN when no frame was received
+ */
+double bench_per_1000(uint64_t events, uint64_t frames)
+{
+	return frames ? (double)events * 1000.0 / (double)frames : NAN;
+}
+
+static uint64_t sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static uint64_t back_drops(const struct bench_back *b)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < BENCH_BACK_NREASONS; i++)
+		n += b->reason[i];
+	return n;
+}
+
+/**
+ * bench_figures() - the figures of one run
+ * @r: the run's raw counters
+ * @f: filled
+ *
+ * Rates, service demand, notifications, drops, corrupt and out-of-order
+ * frames are over the timed window (end minus start snapshots).  The
+ * window of the rates is the receiver's own, between the times of its two
+ * snapshots (a loaded machine can delay a snapshot by many milliseconds);
+ * without them, the conductor's.
+ * unaccounted is over the whole run, after draining: frames sent minus
+ * frames received minus frames counted as dropped by someone.
+ */
+void bench_figures(const struct bench_result *r, struct bench_figures *f)
+{
+	uint64_t cpu_us, end_drops;
+
+	memset(f, 0, sizeof(*f));
+	f->window_s = r->window_s;
+	if (r->b0.t_ns && r->b1.t_ns > r->b0.t_ns)
+		f->window_s = (double)(r->b1.t_ns - r->b0.t_ns) / 1e9;
+	f->tx_frames = sub(r->a1.frames, r->a0.frames);
+	f->rx_frames = sub(r->b1.frames, r->b0.frames);
+	f->bytes = sub(r->b1.bytes, r->b0.bytes);
+	f->gbit_s = bench_gbit_s(f->bytes, f->window_s);
+	f->mpps = bench_mpps(f->rx_frames, f->window_s);
+	f->cpu_s_tx = (double)sub(r->a1.cpu_us, r->a0.cpu_us) / 1e6;
+	f->cpu_s_rx = (double)sub(r->b1.cpu_us, r->b0.cpu_us) / 1e6;
+	cpu_us = sub(r->a1.cpu_us, r->a0.cpu_us) + sub(r->b1.cpu_us, r->b0.cpu_us);
+	if (r->pvnetd_cpu_us >= 0) {
+		f->cpu_s_pvnetd = (double)r->pvnetd_cpu_us / 1e6;
+		cpu_us += (uint64_t)r->pvnetd_cpu_us;
+	} else {
+		f->cpu_s_pvnetd = NAN;
+	}
+	f->cpu_us_per_kb = bench_service_demand(cpu_us, f->bytes);
+	f->cpu_s_busy = f->cpu_s_steal = f->cpu_s_others = NAN;
+	if (r->sys_busy_us >= 0 && r->sys_steal_us >= 0) {
+		f->cpu_s_busy = (double)r->sys_busy_us / 1e6;
+		f->cpu_s_steal = (double)r->sys_steal_us / 1e6;
+		/* What else ran: other sessions' builds, the conductor; tick rounding can go below 0. */
+		f->cpu_s_others = f->cpu_s_busy - (double)cpu_us / 1e6;
+	}
+	f->notify_front_tx = sub(r->a1.front_tx_notify, r->a0.front_tx_notify) +
+			     sub(r->b1.front_tx_notify, r->b0.front_tx_notify);
+	f->notify_front_rx = sub(r->a1.front_rx_notify, r->a0.front_rx_notify) +
+			     sub(r->b1.front_rx_notify, r->b0.front_rx_notify);
+	f->notify_back = sub(r->back1.notifications, r->back0.notifications);
+	f->notifications = f->notify_front_tx + f->notify_front_rx + f->notify_back;
+	f->notifications_per_1000 = bench_per_1000(f->notifications, f->rx_frames);
+	f->dropped = sub(back_drops(&r->back1), back_drops(&r->back0)) +
+		     sub(r->a1.front_tx_errors, r->a0.front_tx_errors) +
+		     sub(r->b1.front_rx_errors, r->b0.front_rx_errors);
+	f->corrupt = sub(r->b1.corrupt, r->b0.corrupt);
+	f->out_of_order = sub(r->b1.out_of_order, r->b0.out_of_order);
+	f->gaps = sub(r->b1.gaps, r->b0.gaps);
+	end_drops = back_drops(&r->back_end) + r->a_end.front_tx_errors + r->b_end.front_rx_errors;
+	f->unaccounted = (int64_t)r->a_end.frames - (int64_t)r->b_end.frames - (int64_t)end_drops;
+}
+
+/* A double as JSON: null when it is not a number (nothing received). */
+static json_t *jreal(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/**
+ * bench_result2json() - one run as a JSON object (the `results` entries)
+ * @r: the run
+ *
+ * Return: a new object, or NULL when out of memory
+ */
+json_t *bench_result2json(const struct bench_result *r)
+{
+	struct bench_figures f;
+	json_t *o, *drops;
+
+	bench_figures(r, &f);
+	drops = json_object();
+	for (unsigned int i = 0; i < BENCH_BACK_NREASONS; i++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "netback_%s", bench_back_reasons[i]);
+		json_object_set_new(drops, key, jint(sub(r->back1.reason[i], r->back0.reason[i])));
+	}
+	json_object_set_new(drops, "netfront_tx_errors",
+			    jint(sub(r->a1.front_tx_errors, r->a0.front_tx_errors)));
+	json_object_set_new(drops, "netfront_rx_errors",
+			    jint(sub(r->b1.front_rx_errors, r->b0.front_rx_errors)));
+	o = json_pack("{s:i, s:i, s:i, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+		      "frame_size", (int)r->frame_size, "queues", (int)r->queues,
+		      "queues_negotiated", (int)r->queues_got, "tx_mode", r->tx_mode,
+		      "tx_mode_source", r->tx_mode_source ? r->tx_mode_source : "", "api",
+		      r->api ? r->api : "", "verify",
+		      r->verify == BENCH_VERIFY_FULL ? "full" : "sampled", "window_s",
+		      json_real(f.window_s), "tx_frames", jint(f.tx_frames), "rx_frames",
+		      jint(f.rx_frames), "bytes", jint(f.bytes), "gbit_s", jreal(f.gbit_s), "mpps",
+		      jreal(f.mpps), "cpu_us_per_kb", jreal(f.cpu_us_per_kb));
+	if (!o) {
+		json_decref(drops);
+		return NULL;
+	}
+	json_object_set_new(
+	    o, "cpu_method",
+	    json_string("rusage+procstat, all pvnet processes: getrusage(RUSAGE_SELF) "
+			"of both frontend processes, /proc/PID/stat utime+stime of "
+			"pvnetd, over the timed window"));
+	json_object_set_new(o, "cpu_s",
+			    json_pack("{s:o, s:o, s:o}", "frontend_tx", jreal(f.cpu_s_tx),
+				      "frontend_rx", jreal(f.cpu_s_rx), "pvnetd",
+				      jreal(f.cpu_s_pvnetd)));
+	json_object_set_new(o, "machine_cpu_s",
+			    json_pack("{s:o, s:o, s:o}", "busy", jreal(f.cpu_s_busy), "steal",
+				      jreal(f.cpu_s_steal), "others", jreal(f.cpu_s_others)));
+	json_object_set_new(o, "notifications", jint(f.notifications));
+	json_object_set_new(o, "notifications_per_1000", jreal(f.notifications_per_1000));
+	json_object_set_new(o, "notifications_by",
+			    json_pack("{s:o, s:o, s:o}", "netfront_tx", jint(f.notify_front_tx),
+				      "netfront_rx", jint(f.notify_front_rx), "netback",
+				      jint(f.notify_back)));
+	json_object_set_new(o, "dropped", jint(f.dropped));
+	json_object_set_new(o, "drops", drops);
+	json_object_set_new(o, "corrupt", jint(f.corrupt));
+	json_object_set_new(o, "out_of_order", jint(f.out_of_order));
+	json_object_set_new(o, "gaps", jint(f.gaps));
+	json_object_set_new(o, "tx_ring_full",
+			    jint(sub(r->a1.front_tx_ring_full, r->a0.front_tx_ring_full)));
+	json_object_set_new(o, "tx_copy_fallback",
+			    jint(sub(r->a1.tx_copy_fallback, r->a0.tx_copy_fallback)));
+	json_object_set_new(o, "run_totals",
+			    json_pack("{s:o, s:o, s:o, s:o}", "tx_frames", jint(r->a_end.frames),
+				      "rx_frames", jint(r->b_end.frames), "corrupt",
+				      jint(r->b_end.corrupt), "unaccounted",
+				      json_integer((json_int_t)f.unaccounted)));
+	json_object_set_new(o, "learn_frame_seen", json_boolean(r->learn_seen));
+	if (r->error[0])
+		json_object_set_new(o, "error", json_string(r->error));
+	return o;
+}
+
+/**
+ * bench_doc2json() - the whole JSON document
+ * @machine: {cpu, cores, kernel}; the reference is stolen
+ * @command: the command line, argv joined by spaces
+ * @results: array of bench_result2json() objects; the reference is stolen
+ *
+ * Return: a new object {"machine", "command", "results"}, or NULL
+ */
+json_t *bench_doc2json(json_t *machine, const char *command, json_t *results)
+{
+	return json_pack("{s:o, s:s, s:o}", "machine", machine, "command", command, "results",
+			 results);
+}
+
+/**
+ * bench_table_header() - the text table's heading line
+ * @buf: receives it, NUL terminated
+ * @len: size of @buf
+ */
+void bench_table_header(char *buf, size_t len)
+{
+	snprintf(buf, len, "%6s %2s %-4s %-8s %10s %10s %8s %7s %8s %8s %7s %7s %5s", "frame", "q",
+		 "tx", "api", "tx_frames", "rx_frames", "Gbit/s", "Mpps", "us/KB", "ntf/1k",
+		 "dropped", "corrupt", "ooo");
+}
+
+static void fmt_real(char *b, size_t n, double v, int prec)
+{
+	if (isfinite(v))
+		snprintf(b, n, "%.*f", prec, v);
+	else
+		snprintf(b, n, "-");
+}
+
+/**
+ * bench_table_row() - one run as a line of the text table
+ * @r: the run
+ * @buf: receives the line, NUL terminated
+ * @len: size of @buf
+ */
+void bench_table_row(const struct bench_result *r, char *buf, size_t len)
+{
+	struct bench_figures f;
+	char sd[24], ntf[24];
+
+	if (r->error[0]) {
+		snprintf(buf, len, "%6u %2u %-4s failed: %s", r->frame_size, r->queues, r->tx_mode,
+			 r->error);
+		return;
+	}
+	bench_figures(r, &f);
+	fmt_real(sd, sizeof(sd), f.cpu_us_per_kb, 4);
+	fmt_real(ntf, sizeof(ntf), f.notifications_per_1000, 2);
+	snprintf(buf, len,
+		 "%6u %2u %-4s %-8s %10" PRIu64 " %10" PRIu64 " %8.3f %7.3f %8s %8s %7" PRIu64
+		 " %7" PRIu64 " %5" PRIu64,
+		 r->frame_size, r->queues, r->tx_mode, r->api ? r->api : "-", f.tx_frames,
+		 f.rx_frames, f.gbit_s, f.mpps, sd, ntf, f.dropped, f.corrupt, f.out_of_order);
+}
+
+/* Split @s at commas; call @one on every item; count them.  Empty items are errors. */
+static int parse_list(const char *s, unsigned int max, char *err, size_t errlen, void *ctx,
+		      int (*one)(const char *item, unsigned int i, void *ctx, char *err,
+				 size_t errlen))
+{
+	char item[64];
+	unsigned int n = 0;
+
+	if (!s || !*s) {
+		snprintf(err, errlen, "empty list");
+		return -EINVAL;
+	}
+	for (const char *p = s;;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		int rc;
+
+		if (!l || l >= sizeof(item)) {
+			snprintf(err, errlen, "'%s': empty or overlong item", s);
+			return -EINVAL;
+		}
+		if (n == max) {
+			snprintf(err, errlen, "'%s': more than %u items", s, max);
+			return -E2BIG;
+		}
+		memcpy(item, p, l);
+		item[l] = '\0';
+		rc = one(item, n, ctx, err, errlen);
+		if (rc < 0)
+			return rc;
+		n++;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return (int)n;
+}
+
+static int parse_u32(const char *item, unsigned long *v)
+{
+	char *end;
+
+	if (*item < '0' || *item > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoul(item, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static int one_size(const char *item, unsigned int i, void *ctx, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (parse_u32(item, &v) < 0) {
+		snprintf(err, errlen, "frame size '%s' is not a number of bytes", item);
+		return -EINVAL;
+	}
+	if (v == 65536) {
+		snprintf(err, errlen,
+			 "frame size 65536: netif's frame size field is 16 bits, the largest frame "
+			 "is 65535 bytes (use 65535 for 64 KiB)");
+		return -ERANGE;
+	}
+	if (v < BENCH_MIN_FRAME || v > BENCH_MAX_FRAME) {
+		snprintf(err, errlen, "frame size %lu is outside %u..%u bytes", v, BENCH_MIN_FRAME,
+			 BENCH_MAX_FRAME);
+		return -ERANGE;
+	}
+	((uint32_t *)ctx)[i] = (uint32_t)v;
+	return 0;
+}
+
+static int one_queue(const char *item, unsigned int i, void *ctx, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (parse_u32(item, &v) < 0 || v < 1 || v > BENCH_MAX_FLOWS) {
+		snprintf(err, errlen, "queue count '%s' is not in 1..%u", item, BENCH_MAX_FLOWS);
+		return -ERANGE;
+	}
+	((unsigned int *)ctx)[i] = (unsigned int)v;
+	return 0;
+}
+
+static int one_mode(const char *item, unsigned int i, void *ctx, char *err, size_t errlen)
+{
+	if (strcmp(item, "copy") && strcmp(item, "map")) {
+		snprintf(err, errlen, "tx mode '%s' is not copy or map", item);
+		return -EINVAL;
+	}
+	snprintf(((char(*)[8])ctx)[i], 8, "%s", item);
+	return 0;
+}
+
+/**
+ * bench_parse_sizes() - parse --frame-size: comma-separated bytes, 60..65535
+ * @s: the list
+ * @out: receives the sizes
+ * @max: room in @out
+ * @err: receives a message for people on failure
+ * @errlen: size of @err
+ *
+ * 65536 is refused with its own message: a netif request's size is 16 bits.
+ *
+ * Return: the number of sizes, or -errno
+ */
+int bench_parse_sizes(const char *s, uint32_t *out, unsigned int max, char *err, size_t errlen)
+{
+	return parse_list(s, max, err, errlen, out, one_size);
+}
+
+/**
+ * bench_parse_queues() - parse --queues: comma-separated counts, 1..BENCH_MAX_FLOWS
+ * @s: the list
+ * @out: receives the counts
+ * @max: room in @out
+ * @err: receives a message for people on failure
+ * @errlen: size of @err
+ *
+ * Return: the number of counts, or -errno
+ */
+int bench_parse_queues(const char *s, unsigned int *out, unsigned int max, char *err, size_t errlen)
+{
+	return parse_list(s, max, err, errlen, out, one_queue);
+}
+
+/**
+ * bench_parse_modes() - parse --tx-mode: comma-separated "copy" and "map"
+ * @s: the list
+ * @out: receives the mode names
+ * @max: room in @out
+ * @err: receives a message for people on failure
+ * @errlen: size of @err
+ *
+ * Return: the number of modes, or -errno
+ */
+int bench_parse_modes(const char *s, char (*out)[8], unsigned int max, char *err, size_t errlen)
+{
+	return parse_list(s, max, err, errlen, out, one_mode);
+}
+
+/**
+ * bench_parse_seconds() - parse --duration: positive seconds, fractions allowed, at most 1 hour
+ * @s: the text
+ * @out: receives the seconds
+ *
+ * Return: 0 or -EINVAL
+ */
+int bench_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0.01 || v > 3600)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/**
+ * bench_procstat_ticks() - utime + stime from the text of /proc/PID/stat
+ * @text: the file's contents, NUL terminated
+ * @ticks: receives fields 14 + 15 (clock ticks, sysconf(_SC_CLK_TCK) per second)
+ *
+ * The command name (field 2) may contain spaces and parentheses, so
+ * fields are counted from the last ')'.
+ *
+ * Return: 0, or -EINVAL when the text is not a stat line
+ */
+int bench_procstat_ticks(const char *text, uint64_t *ticks)
+{
+	const char *p = strrchr(text, ')');
+	unsigned long long ut, st;
+
+	/* After ')': state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15) */
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -EINVAL;
+	*ticks = ut + st;
+	return 0;
+}
+
+/**
+ * bench_procstat_cpu() - busy and stolen time of all CPUs from the text of /proc/stat
+ * @text: the file's contents, NUL terminated; its first line is the "cpu" total
+ * @busy: receives user + nice + system + irq + softirq (clock ticks; guest time is in user)
+ * @steal: receives steal: time the hypervisor ran something else while we wanted a CPU
+ *
+ * Return: 0, or -EINVAL when the first line is not the "cpu" total
+ */
+int bench_procstat_cpu(const char *text, uint64_t *busy, uint64_t *steal)
+{
+	unsigned long long us, ni, sy, id, io, irq, sirq, st;
+
+	if (strncmp(text, "cpu ", 4) || sscanf(text + 4, "%llu %llu %llu %llu %llu %llu %llu %llu",
+					       &us, &ni, &sy, &id, &io, &irq, &sirq, &st) != 8)
+		return -EINVAL;
+	*busy = us + ni + sy + irq + sirq;
+	*steal = st;
+	return 0;
+}
+
+static uint64_t jget(const json_t *o, const char *k)
+{
+	json_int_t v = json_integer_value(json_object_get(o, k));
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+/**
+ * bench_back_from_status() - netback's counters of a run's two vifs from a `status` reply
+ * @status: pvnetd's reply to {"op":"status"}
+ * @domid_a: the sender's domain
+ * @domid_b: the receiver's domain
+ * @out: filled; out->ok tells whether both vifs were there
+ */
+void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned int domid_b,
+			    struct bench_back *out)
+{
+	bool seen_a = false, seen_b = false;
+	json_t *vif;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	json_array_foreach(json_object_get(status, "vifs"), i, vif)
+	{
+		json_int_t domid = json_integer_value(json_object_get(vif, "domid"));
+		json_t *q;
+		size_t qi;
+
+		if (domid != (json_int_t)domid_a && domid != (json_int_t)domid_b)
+			continue;
+		if (domid == (json_int_t)domid_a)
+			seen_a = true;
+		else
+			seen_b = true;
+		json_array_foreach(json_object_get(vif, "queues"), qi, q)
+		{
+			out->notifications += jget(q, "notifications");
+			for (unsigned int r = 0; r < BENCH_BACK_NREASONS; r++)
+				out->reason[r] += jget(q, bench_back_reasons[r]);
+			if (domid == (json_int_t)domid_a) {
+				out->tx_zerocopy_sent += jget(q, "tx_zerocopy_sent");
+				out->tx_copied += jget(q, "tx_copied");
+				out->tx_dropped += jget(q, "tx_dropped");
+			} else {
+				out->rx_dropped += jget(q, "rx_dropped");
+			}
+		}
+	}
+	out->ok = seen_a && seen_b;
+}
