@@ -249,9 +249,13 @@ struct pvnet_vif;
  * @mac: the MAC address to ask pvnetd for; all zeroes lets pvnetd choose
  *	(Xen's OUI 00:16:3e and a random host part, as xl does); ignored when
  *	@prepared
+ * @ctrl_ring: set up the control ring (feature-ctrl-ring) when the backend
+ *	offers it, so that pvnet_vif_set_hash_*() can configure how the backend
+ *	spreads received frames over the queues
  *
  * pvnet_vif_config_default() fills: devid 0, 1 queue, PVNET_F_ALL, 256 TX
- * and 512 RX buffers, 5000 ms, not prepared, MAC chosen by pvnetd.
+ * and 512 RX buffers, 5000 ms, not prepared, MAC chosen by pvnetd, no
+ * control ring.
  */
 struct pvnet_vif_config {
 	uint32_t devid;
@@ -262,6 +266,7 @@ struct pvnet_vif_config {
 	int timeout_ms;
 	bool prepared;
 	uint8_t mac[6];
+	bool ctrl_ring;
 };
 
 /**
@@ -567,6 +572,26 @@ void pvnet_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_bu
 int pvnet_queue_fd(struct pvnet_vif *vif, unsigned int queue);
 
 /**
+ * pvnet_queue_wait() - adaptive wait: poll the rings briefly, then sleep on the queue's fd
+ * @vif: the vif
+ * @queue: the queue (its owner thread, as for the data calls)
+ * @poll_us: look at the rings for up to this many microseconds first,
+ *	yielding the CPU (sched_yield) between looks, so that a busy queue
+ *	needs no event and more busy queues than cores still share them;
+ *	0 goes straight to sleep
+ * @timeout_ms: then wait for the queue's fd this long (-1: for ever)
+ *
+ * Call it when a data call found nothing to do (that call re-armed the
+ * queue's events, see pvnet_queue_fd()).  The same adaptive waiting as
+ * pvnetd's workers (docs/steering.md).
+ *
+ * Return: 1 when responses or frames may be waiting, 0 on timeout,
+ * -EINVAL, -ENOTCONN, -EIO or -errno of poll()
+ */
+int pvnet_queue_wait(struct pvnet_vif *vif, unsigned int queue, unsigned int poll_us,
+		     int timeout_ms);
+
+/**
  * struct pvnet_stat - one named counter
  * @name: Linux-style counter name
  * @value: its value
@@ -604,5 +629,8 @@ uint32_t pvnet_domain_abandoned_pages(const struct pvnet_domain *dom);
 #ifdef __cplusplus
 }
 #endif
+
+/* Steering: the control ring (RX queue selection) and TX steering policies. */
+#include <pvnet/steer.h>
 
 #endif /* PVNET_PVNET_H */

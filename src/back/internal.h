@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "back/back.h"
+#include "back/hash.h"
 #include "back/mpsc.h"
 #include "back/tx.h"
 #include "common/log.h"
@@ -61,15 +62,19 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
 #define BACK_RXQ_CAP	    2048 /* items; bytes are bounded separately */
 #define BACK_ETH_MIN_FRAME  60
 
+/* A cache line: per-queue and cross-thread fields are aligned to it (no false sharing). */
+#define BACK_CACHE_LINE 64
+
 /**
  * struct back_queue_stats - per-queue counters (see stats.c for the meaning)
  *
  * Written by the queue's worker with a relaxed load + store (one writer,
  * no read-modify-write on the data path), except rx_queue_full which every
- * thread calling xmit() increments atomically (a drop path).
+ * thread calling xmit() increments atomically (a drop path).  Each queue's
+ * block starts on its own cache line, so two workers never write one line.
  */
 struct back_queue_stats {
-	_Atomic uint64_t tx_packets;
+	_Alignas(BACK_CACHE_LINE) _Atomic uint64_t tx_packets;
 	_Atomic uint64_t tx_bytes;
 	_Atomic uint64_t tx_dropped;
 	_Atomic uint64_t tx_frag_overflow;
@@ -97,6 +102,8 @@ struct back_queue_stats {
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t evtchn_spurious;
 	_Atomic uint64_t fatal;
+	_Atomic uint64_t ctrl_requests;
+	_Atomic uint64_t poll_rounds;
 };
 
 /* Single-writer counter update: no atomic read-modify-write. */
@@ -175,8 +182,9 @@ struct back_queue {
 	bool running;
 	int wake_fd;
 	_Atomic bool stop;
-	_Atomic bool sleeping;
-	bool tx_stalled;
+	/* Written by every thread that queues work for us: a line of its own. */
+	_Alignas(BACK_CACHE_LINE) _Atomic bool sleeping;
+	_Alignas(BACK_CACHE_LINE) bool tx_stalled;
 	bool rx_blocked;
 
 	/* TX. */
@@ -185,7 +193,8 @@ struct back_queue {
 	uint8_t (*pool)[BACK_PAGE_SIZE];
 	uint16_t *pool_free;
 	uint32_t pool_nfree;
-	_Atomic uint32_t inflight;
+	/* Changed by consumers' done() on other threads: a line of their own. */
+	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t inflight;
 	_Atomic uint32_t done_busy;
 	struct back_mpsc compl ;
 	netif_tx_request_t snap[BACK_TX_RING_SIZE];
@@ -195,11 +204,25 @@ struct back_queue {
 
 	/* RX. */
 	struct back_mpsc rxq;
-	_Atomic uint32_t rxq_bytes;
-	uint64_t rx_scan;
+	/* Charged by xmit() on any thread: a line of its own. */
+	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t rxq_bytes;
+	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan;
 	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
 	uint16_t rx_copy_slot[BACK_RX_COPY_OPS];
 	netif_rx_response_t rx_rsp[BACK_RX_RING_SIZE];
+};
+
+/**
+ * struct back_ctrl - the vif's control ring (ctrl.c); mapped by the loop
+ *	thread at connect, then served by queue 0's worker only
+ */
+struct back_ctrl {
+	xen_netif_ctrl_back_ring_t ring;
+	grant_handle_t handle;
+	uint64_t addr;
+	bool mapped, bound;
+	evtchn_port_t port;
+	int fd;
 };
 
 /**
@@ -231,6 +254,8 @@ struct back_frontend {
  *	@broken_reason, 2 once the reason is ready (any thread)
  * @broken_reason: its reason, written by the worker that set @broken
  * @error: last fatal reason (loop thread)
+ * @ctrl: the control ring, if the frontend set one up
+ * @hash: RX steering configuration (hash.c; written by queue 0's worker)
  * @stats: per-queue counters
  */
 struct back_vif {
@@ -253,8 +278,18 @@ struct back_vif {
 	_Atomic int broken;
 	char broken_reason[160];
 	char *error;
+	struct back_ctrl ctrl;
+	struct back_hash hash;
 	struct back_queue_stats stats[BACK_MAX_QUEUES_LIMIT];
 };
+
+/**
+ * back_zalloc() - zeroed memory aligned to a cache line (our structs ask for it)
+ * @size: bytes
+ *
+ * Return: the memory (free() it), or NULL
+ */
+void *back_zalloc(size_t size);
 
 /**
  * struct back - the netback of one pvnetd
@@ -412,6 +447,13 @@ bool back_tx_has_work(struct back_queue *q);
  */
 void back_tx_done(struct sw_pkt *pkt);
 
+/* ctrl.c -- connect/disconnect on the loop thread, the rest on queue 0's worker */
+
+int back_ctrl_connect(struct back_vif *vif, grant_ref_t ref, evtchn_port_t evtchn);
+void back_ctrl_disconnect(struct back_vif *vif);
+bool back_ctrl_poll(struct back_queue *q);
+bool back_ctrl_has_work(struct back_queue *q);
+
 /* rx.c */
 
 /* The vif's switch port type: xmit() enqueues for the guest (any thread). */
@@ -451,6 +493,19 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms);
  * Return: frames dropped (counted in rx_dropped)
  */
 unsigned int back_rx_drop_all(struct back_queue *q);
+
+/**
+ * back_rx_age() - how long an RX input item has waited
+ * @it: the item (u64: its enqueue time)
+ * @now: the worker's clock, read at the start of its round
+ *
+ * A producer may have queued the item since @now was read, with a later
+ * clock reading: such an item is new (0), not 2^64 ns old.  (Without this
+ * a busy, polling worker expired fresh frames as 10 s old.)
+ *
+ * Return: the age in ns
+ */
+uint64_t back_rx_age(const struct back_mpsc_item *it, uint64_t now);
 
 /**
  * back_rx_has_input() - frames queued and not blocked on guest buffers

@@ -35,11 +35,15 @@
  * @ptr: a packet, or NULL
  * @u64: the enqueue time, or an index
  * @aux: a private copy of a held payload (RX input only), else NULL
+ * @hash: RX input: the frame's Toeplitz hash, for the guest's HASH extra
+ * @hash_type: RX input: its type bit number, or BACK_HASH_TYPE_NONE (0xff)
  */
 struct back_mpsc_item {
 	void *ptr;
 	uint64_t u64;
 	void *aux;
+	uint32_t hash;
+	uint8_t hash_type;
 };
 
 struct back_mpsc_cell {

@@ -4,9 +4,10 @@
 /*
  * Theory of Operation
  *
- * xmit() (any thread the switch runs on) picks a queue by a hash of the
- * frame's private header (the same flow always lands on the same queue, so
- * a flow is never reordered), charges the frame's bytes to the queue's
+ * xmit() (any thread the switch runs on) picks a queue with hash.c (the
+ * guest's Toeplitz mapping when it set one, else a keyed flow hash of the
+ * private header: the same flow always lands on the same queue), records
+ * the Toeplitz hash for the guest's HASH extra, charges the frame's bytes to the queue's
  * byte bound (XSA-392: a guest that stops consuming cannot make pvnetd
  * hold more than rx_queue_max_bytes per queue), pushes (packet, now) onto
  * the queue's bounded MPSC input ring and wakes the worker.  A full queue
@@ -35,6 +36,31 @@
  *      (netfront relies on it), statuses of failed copies patched to
  *      NETIF_RSP_ERROR, one push with the notify check, then the frames are
  *      put.  This is the one copy of the payload from sender to receiver.
+ *      With Toeplitz hashing active a HASH extra follows the first slot
+ *      (after the GSO extra, if any): type bit number, algorithm, value
+ *      little-endian.
+ *
+ * Ordering (issue 4): frames taken from one TX queue reach any one RX
+ * queue in the order they were sent.  Proof by the paths a frame takes:
+ *   - one TX queue is one worker thread, which hands its frames to the
+ *     switch in ring order, and the switch calls xmit() once per batch in
+ *     input order; xmit() pushes onto the RX queue's MPSC ring, whose
+ *     positions one producer claims in program order (a CAS on the tail),
+ *     so the ring holds that source's frames in send order, whichever
+ *     other threads push between them (several TX workers feeding one RX
+ *     queue interleave, never overtake);
+ *   - the ring is consumed only from its head, in order; a frame that
+ *     does not fit the guest's posted buffers blocks the head (nothing
+ *     behind it is delivered first); a full ring or byte bound refuses
+ *     the frame and every later one of the same call (drop, never a
+ *     retry that could pass it);
+ *   - copy-out of a long-held frame (step 2) rewrites the item in place:
+ *     it keeps its position;
+ *   - expiry (step 1) drops only from the head.
+ * The only thing that may change the RX queue of a flow is the guest
+ * rewriting its mapping table, which is the guest's own choice.
+ * test_steer.c (tests/back) sends interleaved flows from several TX queues
+ * and checks every flow's sequence at the receiver.
  */
 
 #include <errno.h>
@@ -88,60 +114,30 @@ void back_rx_fini(struct back_queue *q)
 	back_mpsc_fini(&q->rxq);
 }
 
-static uint32_t fnv(uint32_t h, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-/*
- * Flow hash over the private header only: MACs, and for IPv4/IPv6 the
- * addresses, protocol and (TCP/UDP) ports when they are within hdr_len.
- */
-static uint32_t rx_flow_hash(const struct sw_pkt *pkt)
-{
-	const uint8_t *h = pkt->hdr;
-	uint32_t hash = 2166136261u, n = pkt->hdr_len, l4 = 0;
-	uint8_t proto = 0;
-
-	if (n < SW_ETH_HLEN)
-		return 0;
-	hash = fnv(hash, h, 12);
-	if (h[12] == 0x08 && h[13] == 0x00 && n >= SW_ETH_HLEN + 20) {
-		proto = h[SW_ETH_HLEN + 9];
-		hash = fnv(hash, h + SW_ETH_HLEN + 9, 1);
-		hash = fnv(hash, h + SW_ETH_HLEN + 12, 8);
-		l4 = SW_ETH_HLEN + (h[SW_ETH_HLEN] & 0x0f) * 4u;
-	} else if (h[12] == 0x86 && h[13] == 0xdd && n >= SW_ETH_HLEN + 40) {
-		proto = h[SW_ETH_HLEN + 6];
-		hash = fnv(hash, h + SW_ETH_HLEN + 6, 1);
-		hash = fnv(hash, h + SW_ETH_HLEN + 8, 32);
-		l4 = SW_ETH_HLEN + 40;
-	}
-	if ((proto == 6 || proto == 17) && l4 + 4 <= n)
-		hash = fnv(hash, h + l4, 4);
-	return hash;
-}
-
 static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, unsigned int n)
 {
 	struct back_vif *vif = port->priv;
 	unsigned int nq = vif->nq, i;
 	uint32_t wake = 0, max = vif->b->cfg.rx_queue_max_bytes;
 	uint64_t now = back_now_ns();
+	struct back_hash_snap snap;
 
 	if (nq == 0 || atomic_load_explicit(&vif->broken, memory_order_relaxed))
 		return 0;
+	back_hash_snapshot(&vif->hash, &snap);
 	/*
 	 * The switch takes "the first k": stop at the first frame refused,
 	 * the switch puts it and every frame after it.
 	 */
 	for (i = 0; i < n; i++) {
 		struct sw_pkt *pkt = pkts[i];
-		unsigned int qi = rx_flow_hash(pkt) % nq;
+		struct back_hash_result r;
+
+		back_hash_select(&vif->hash, &snap, pkt->hdr, pkt->hdr_len, nq, &r);
+		unsigned int qi = r.queue;
 		struct back_queue *q = vif->q[qi];
-		struct back_mpsc_item it = {.ptr = pkt, .u64 = now};
+		struct back_mpsc_item it = {
+		    .ptr = pkt, .u64 = now, .hash = r.hash, .hash_type = r.type};
 		uint32_t cur =
 		    atomic_fetch_add_explicit(&q->rxq_bytes, pkt->len, memory_order_relaxed);
 
@@ -259,6 +255,12 @@ static int rx_copy_out(struct back_queue *q, struct back_mpsc_item *it)
 	return 0;
 }
 
+/* See internal.h: an item queued after @now was read is new. */
+uint64_t back_rx_age(const struct back_mpsc_item *it, uint64_t now)
+{
+	return now > it->u64 ? now - it->u64 : 0;
+}
+
 /*
  * Steps 1 and 2: expire the head, copy out frames held too long.  Returns
  * true if it changed anything; *due_ns receives the next deadline.
@@ -270,7 +272,7 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	bool did = false;
 
 	*due_ns = UINT64_MAX;
-	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL && now - it->u64 >= timeout) {
+	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL && back_rx_age(it, now) >= timeout) {
 		item_release(q, it);
 		back_mpsc_pop(&q->rxq);
 		back_stat_add(&q->stats->rx_expired, 1);
@@ -285,7 +287,7 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 		struct sw_pkt *pkt = it->ptr;
 
 		if (pkt && pkt->done == back_tx_done) {
-			if (now - it->u64 < hold) {
+			if (back_rx_age(it, now) < hold) {
 				if (it->u64 + hold < *due_ns)
 					*due_ns = it->u64 + hold;
 				break;
@@ -299,8 +301,9 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	return did;
 }
 
-/* Slots a frame needs on the guest's RX ring, or 0 if it cannot be delivered. */
-static unsigned int rx_slots_needed(const struct back_vif *vif, uint32_t len, uint8_t gso_type)
+/* Slots a frame needs on the guest's RX ring (extras included), or 0 if it cannot be delivered. */
+static unsigned int rx_slots_needed(const struct back_vif *vif, uint32_t len, uint8_t gso_type,
+				    uint8_t hash_type)
 {
 	unsigned int n = (len + BACK_PAGE_SIZE - 1) / BACK_PAGE_SIZE;
 
@@ -311,6 +314,8 @@ static unsigned int rx_slots_needed(const struct back_vif *vif, uint32_t len, ui
 	if (gso_type == SW_GSO_TCPV6 && !vif->fe.gso_tcpv6)
 		return 0;
 	if (gso_type != SW_GSO_NONE)
+		n++;
+	if (hash_type != BACK_HASH_TYPE_NONE)
 		n++;
 	return n <= BACK_RX_MAX_SLOTS ? n : 0;
 }
@@ -342,6 +347,10 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 	netif_rx_request_t req[BACK_RX_MAX_SLOTS];
 	unsigned int np = rx_pieces(it, pc), slot = 0, doff = 0;
 	netif_rx_response_t *rsp = &q->rx_rsp[nrsp];
+	bool hash = it->hash_type != BACK_HASH_TYPE_NONE;
+	/* Extra-info slots follow the first data slot: GSO first, then HASH. */
+	unsigned int nextra = (gso_type != SW_GSO_NONE) + hash;
+	unsigned int last_data = need - 1 == nextra ? 0 : need - 1;
 
 	for (unsigned int i = 0; i < need; i++)
 		RING_COPY_REQUEST(&q->rx, q->rx.req_cons + i, &req[i]);
@@ -374,32 +383,51 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 			left -= chunk;
 			doff += chunk;
 			if (doff == BACK_PAGE_SIZE && (left || i + 1 < np)) {
-				/* next data slot; slot 1 holds the GSO extra */
-				slot = (slot == 0 && gso_type != SW_GSO_NONE) ? 2 : slot + 1;
+				/* next data slot; slots 1..nextra hold the extras */
+				slot = slot == 0 ? 1 + nextra : slot + 1;
 				doff = 0;
 			}
 		}
 	}
 	e->ncopy = (uint16_t)(*ncopy - e->copy0);
 
-	/* Flags: offloads on the first slot, more_data on all but the last. */
+	/* Flags: offloads on the first slot, more_data on every data slot but the last. */
 	if (flags & SW_PKT_CSUM_BLANK)
 		rsp[0].flags |= NETRXF_csum_blank | NETRXF_data_validated;
 	else if (flags & SW_PKT_DATA_VALIDATED)
 		rsp[0].flags |= NETRXF_data_validated;
-	for (unsigned int i = 0; i + 1 < need; i++)
-		if (!(gso_type != SW_GSO_NONE && i == 1))
+	for (unsigned int i = 0; i < need; i++)
+		if ((i == 0 || i > nextra) && i != last_data)
 			rsp[i].flags |= NETRXF_more_data;
-	if (gso_type != SW_GSO_NONE) {
-		netif_extra_info_t ex = {.type = XEN_NETIF_EXTRA_TYPE_GSO, .flags = 0};
+	if (nextra) {
+		netif_extra_info_t ex[2];
+		unsigned int k = 0;
 
-		_Static_assert(sizeof(ex) == sizeof(rsp[1]), "RX extra overlays a response");
+		_Static_assert(sizeof(ex[0]) == sizeof(rsp[1]), "RX extra overlays a response");
 		rsp[0].flags |= NETRXF_extra_info;
-		if (need == 2)
-			rsp[0].flags &= (uint16_t)~NETRXF_more_data;
-		ex.u.gso.size = gso_size;
-		ex.u.gso.type = gso_type;
-		memcpy(&rsp[1], &ex, sizeof(ex));
+		if (gso_type != SW_GSO_NONE) {
+			ex[k] = (netif_extra_info_t){.type = XEN_NETIF_EXTRA_TYPE_GSO};
+			ex[k].u.gso.size = gso_size;
+			ex[k].u.gso.type = gso_type;
+			k++;
+		}
+		if (hash) {
+			uint32_t v = it->hash; /* little-endian on the wire, as on x86 */
+
+			ex[k] = (netif_extra_info_t){.type = XEN_NETIF_EXTRA_TYPE_HASH};
+			ex[k].u.hash.type = it->hash_type;
+			ex[k].u.hash.algorithm = XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ;
+			ex[k].u.hash.value[0] = (uint8_t)v;
+			ex[k].u.hash.value[1] = (uint8_t)(v >> 8);
+			ex[k].u.hash.value[2] = (uint8_t)(v >> 16);
+			ex[k].u.hash.value[3] = (uint8_t)(v >> 24);
+			k++;
+		}
+		for (unsigned int i = 0; i < k; i++) {
+			if (i + 1 < k)
+				ex[i].flags |= XEN_NETIF_EXTRA_FLAG_MORE;
+			memcpy(&rsp[1 + i], &ex[i], sizeof(ex[i]));
+		}
 	}
 }
 
@@ -479,7 +507,7 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 		struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
 		const struct rx_held *held = it->aux;
 		uint8_t gso = held ? held->gso_type : ((struct sw_pkt *)it->ptr)->gso_type;
-		unsigned int need = rx_slots_needed(q->vif, len, gso);
+		unsigned int need = rx_slots_needed(q->vif, len, gso, it->hash_type);
 
 		*e = (struct rx_ent){.len = len};
 		if (need == 0 || rx_pieces(it, pc) == 0) {

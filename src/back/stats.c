@@ -54,6 +54,8 @@ static const struct back_stat_desc back_stats[] = {
     STAT(wakeups),	   /* worker wake-ups */
     STAT(evtchn_spurious), /* wake-ups by an event that brought no work */
     STAT(fatal),	   /* fatal errors (queue 0 only) */
+    STAT(ctrl_requests),   /* control-ring requests answered (queue 0 only) */
+    STAT(poll_rounds),	   /* empty rounds spent polling inside the poll window */
 };
 
 const struct back_stat_desc *back_stats_names(unsigned int *n)

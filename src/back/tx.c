@@ -24,8 +24,12 @@
  *   5. one grant-copy call and one map call for the whole batch; each op's
  *      status is checked, and a packet with any failed op is dropped with
  *      an error response (its successful maps are undone), never a crash;
- *   6. responses pushed with RING_PUSH_RESPONSES_AND_CHECK_NOTIFY semantics,
- *      then sw_forward() of the batch.
+ *   6. sw_forward() of the batch, then the responses pushed with
+ *      RING_PUSH_RESPONSES_AND_CHECK_NOTIFY semantics.  In that order: a
+ *      copy-mode frame is answered only once it sits in its receivers' RX
+ *      queues, so a guest that moves a flow to another queue only after
+ *      its frames are answered (xps-safe) can never have the moved frames
+ *      overtake them.
  *
  * Completion.  A packet's done() runs when its last consumer drops it, on
  * any thread: it only pushes the pending index onto q->compl (a bounded
@@ -428,10 +432,11 @@ bool back_tx_poll(struct back_queue *q)
 	}
 	if (nunmap && hv_gnttab_unmap_grant_refs(q->gt, nunmap, q->tx_unmap) < 0)
 		err("vif%u.%u q%u: unmap batch refused", q->vif->domid, q->vif->devid, q->id);
-	tx_push(q);
 	if (nfwd) {
 		atomic_fetch_add_explicit(&q->inflight, nfwd, memory_order_seq_cst);
 		sw_forward(q->b->sw, q->vif->port, fwd, nfwd);
 	}
+	/* After the forward: an answered frame is already in its receivers' queues. */
+	tx_push(q);
 	return progress;
 }

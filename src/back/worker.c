@@ -11,9 +11,22 @@
  *   2. TX: the guest's new requests, one batch (tx.c);
  *   3. RX: frames queued for the guest, into the buffers it posted (rx.c).
  *
+ *   4. queue 0 only: the control ring, at most 32 requests (ctrl.c).
+ *
  * Rounds repeat while any of them made progress; no syscall is made per
  * packet (grant operations are batched per round, notifications are
  * suppressed by the ring's event indices).
+ *
+ * Adaptive waiting (cfg.poll_us): after the last productive round the
+ * worker keeps running rounds for up to poll_us before it goes to sleep,
+ * calling sched_yield() after each empty one.  While it polls, the ring's
+ * req_event is left behind req_cons, so a guest streaming into the ring
+ * sends no events at all and we take no wake-ups: the window turns a
+ * syscall pair per burst into a few cheap index reads.  The yield bounds
+ * the cost when there are more busy queues than cores: a polling worker
+ * gives its core to any runnable worker at once, so polling never steals
+ * time from a queue with work (the collapse of seed 1 came from exactly
+ * such contention).  Counted as poll_rounds.
  *
  * Going to sleep (the ring.h discipline, plus late EOI):
  *   - consume the event channel's pending event only now, after the work
@@ -39,6 +52,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,58 +106,93 @@ void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
 }
 
 /* Late EOI: consume the pending events of the channels that fired. */
-static bool eoi(struct back_queue *q, const struct pollfd *pfd, unsigned int npfd)
+static bool eoi(struct back_queue *q, const struct pollfd *pfd, const evtchn_port_t *port,
+		unsigned int npfd)
 {
 	bool any = false;
 
 	for (unsigned int i = 1; i < npfd; i++) {
 		if (!(pfd[i].revents & POLLIN))
 			continue;
-		evtchn_port_t port = pfd[i].fd == q->fd_tx ? q->port_tx : q->port_rx;
-
-		if (hv_evtchn_pending(q->b->hv, q->b->cfg.backend_id, port) > 0)
+		if (hv_evtchn_pending(q->b->hv, q->b->cfg.backend_id, port[i]) > 0)
 			any = true;
 	}
 	return any;
 }
 
-static bool has_work(struct back_queue *q)
+static bool has_work(struct back_queue *q, bool ctrl)
 {
-	return back_mpsc_peek(&q->compl, 0) != NULL || back_tx_has_work(q) || back_rx_has_input(q);
+	return back_mpsc_peek(&q->compl, 0) != NULL || back_tx_has_work(q) ||
+	       back_rx_has_input(q) || (ctrl && back_ctrl_has_work(q));
+}
+
+/* One round: completions, TX, RX (and the control ring on queue 0). */
+static bool round_once(struct back_queue *q, bool ctrl, int *timeout)
+{
+	bool did = false;
+
+	*timeout = -1;
+	if (atomic_load_explicit(&q->vif->broken, memory_order_relaxed) != 0) {
+		/* broken: never pin other vifs' frames while we wait to be stopped */
+		back_rx_drop_all(q);
+		return false;
+	}
+	did |= back_tx_complete(q);
+	did |= back_tx_poll(q);
+	did |= back_rx_poll(q, back_now_ns(), timeout);
+	if (ctrl)
+		did |= back_ctrl_poll(q);
+	return did;
 }
 
 static void *worker_main(void *arg)
 {
 	struct back_queue *q = arg;
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
+	evtchn_port_t port[4] = {0};
 	unsigned int npfd = 0;
+	bool ctrl = q->id == 0 && q->vif->ctrl.mapped;
 	bool evtchn_woke = false;
+	uint64_t window = (uint64_t)q->b->cfg.poll_us * 1000, idle_since = 0;
 	uint64_t drain;
 	int timeout;
 
 	pfd[npfd++] = (struct pollfd){.fd = q->wake_fd, .events = POLLIN};
+	port[npfd] = q->port_tx;
 	pfd[npfd++] = (struct pollfd){.fd = q->fd_tx, .events = POLLIN};
-	if (q->split)
+	if (q->split) {
+		port[npfd] = q->port_rx;
 		pfd[npfd++] = (struct pollfd){.fd = q->fd_rx, .events = POLLIN};
+	}
+	if (ctrl) {
+		port[npfd] = q->vif->ctrl.port;
+		pfd[npfd++] = (struct pollfd){.fd = q->vif->ctrl.fd, .events = POLLIN};
+	}
 
 	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
-		bool did = false;
-
-		timeout = -1;
-		if (atomic_load_explicit(&q->vif->broken, memory_order_relaxed) == 0) {
-			did |= back_tx_complete(q);
-			did |= back_tx_poll(q);
-			did |= back_rx_poll(q, back_now_ns(), &timeout);
-		} else {
-			/* broken: never pin other vifs' frames while we wait to be stopped */
-			back_rx_drop_all(q);
-		}
-		if (did) {
+		if (round_once(q, ctrl, &timeout)) {
 			evtchn_woke = false;
+			idle_since = 0;
 			continue;
 		}
+		/*
+		 * Adaptive waiting: right after productive rounds, keep looking
+		 * for up to poll_us, giving the CPU away after each empty round
+		 * so that more busy queues than cores still share them fairly.
+		 */
+		if (window && atomic_load_explicit(&q->vif->broken, memory_order_relaxed) == 0) {
+			uint64_t now = back_now_ns();
+
+			if (idle_since == 0)
+				idle_since = now;
+			if (now - idle_since < window) {
+				back_stat_add(&q->stats->poll_rounds, 1);
+				sched_yield();
+				continue;
+			}
+		}
 		/* Nothing to do: acknowledge the events now (late EOI). */
-		if (eoi(q, pfd, npfd) && evtchn_woke)
+		if (eoi(q, pfd, port, npfd) && evtchn_woke)
 			back_stat_add(&q->stats->evtchn_spurious, 1);
 		evtchn_woke = false;
 		for (unsigned int i = 0; i < npfd; i++)
@@ -151,7 +200,7 @@ static void *worker_main(void *arg)
 
 		atomic_store_explicit(&q->sleeping, true, memory_order_seq_cst);
 		if (atomic_load_explicit(&q->vif->broken, memory_order_relaxed) == 0 &&
-		    has_work(q)) {
+		    has_work(q, ctrl)) {
 			atomic_store_explicit(&q->sleeping, false, memory_order_relaxed);
 			continue;
 		}
@@ -162,6 +211,7 @@ static void *worker_main(void *arg)
 			    strerror(errno));
 		atomic_store_explicit(&q->sleeping, false, memory_order_seq_cst);
 		back_stat_add(&q->stats->wakeups, 1);
+		idle_since = 0;
 		if (pfd[0].revents & POLLIN) {
 			if (read(q->wake_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
 				warn("back: wake fd: %s", strerror(errno));

@@ -29,8 +29,9 @@
  * request-rx-copy, validates multi-queue-num-queues against our maximum,
  * maps both rings of every queue writable with one batched map call,
  * rejects a ring whose req_prod is more than a ring ahead of rsp_prod, binds
- * the event channel(s), adds the vif to the switch and starts one worker per
- * queue.  Any failure is fatal for this vif (back_vif_fatal(): reason in
+ * the event channel(s), maps and binds the control ring when the frontend
+ * wrote ctrl-ring-ref and event-channel-ctrl (ctrl.c; served by queue 0's
+ * worker), adds the vif to the switch and starts one worker per queue.  Any failure is fatal for this vif (back_vif_fatal(): reason in
  * the backend's "error" key, state Closing).
  *
  * Disconnect stops the workers first, then removes the switch port (which
@@ -132,8 +133,8 @@ void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s)
 
 /*
  * Our feature keys, written once when the vif is created (Linux writes
- * them at probe).  feature-ctrl-ring stays 0 until the control ring exists;
- * multicast control and hashing are not advertised.
+ * them at probe).  feature-ctrl-ring: the control ring (ctrl.c) with
+ * Toeplitz hashing; multicast control is not advertised.
  */
 static int write_features(struct back_vif *vif)
 {
@@ -151,7 +152,7 @@ static int write_features(struct back_vif *vif)
 	if (rc == 0)
 		rc = xs_write_uint(vif, "multi-queue-max-queues", vif->b->cfg.max_queues);
 	if (rc == 0)
-		rc = xs_write_str(vif, "feature-ctrl-ring", "0");
+		rc = xs_write_str(vif, "feature-ctrl-ring", "1");
 	return rc;
 }
 
@@ -208,6 +209,8 @@ void back_xenbus_disconnect(struct back_vif *vif)
 	for (i = 0; i < BACK_MAX_QUEUES_LIMIT; i++)
 		if (vif->q[i])
 			back_worker_stop(vif->q[i]);
+	/* Queue 0's worker served it and is stopped; its grant handle still exists. */
+	back_ctrl_disconnect(vif);
 	if (vif->port) {
 		sw_port_del(vif->b->sw, vif->port);
 		vif->port = NULL;
@@ -229,7 +232,7 @@ void back_xenbus_disconnect(struct back_vif *vif)
 
 static struct back_queue *queue_create(struct back_vif *vif, unsigned int id)
 {
-	struct back_queue *q = calloc(1, sizeof(*q));
+	struct back_queue *q = back_zalloc(sizeof(*q));
 
 	if (!q)
 		return NULL;
@@ -329,6 +332,31 @@ static int queue_connect(struct back_vif *vif, struct back_queue *q, const char 
 	return 0;
 }
 
+/*
+ * The control ring is optional: both keys or neither.  Steering starts
+ * from algorithm none (flow hash) with a new flow key at every connect.
+ */
+static int ctrl_connect(struct back_vif *vif)
+{
+	unsigned long ref, port;
+	int r1, r2;
+
+	back_hash_reset(&vif->hash);
+	r1 = fe_read_uint(vif, vif->fe_path, "ctrl-ring-ref", UINT32_MAX, &ref);
+	r2 = fe_read_uint(vif, vif->fe_path, "event-channel-ctrl", UINT32_MAX, &port);
+	if (r1 == -ENOENT && r2 == -ENOENT)
+		return 0;
+	if (r1 < 0 || r2 < 0) {
+		back_vif_fatal(vif, "reading ctrl-ring-ref/event-channel-ctrl");
+		return -EINVAL;
+	}
+	if (back_ctrl_connect(vif, (grant_ref_t)ref, (evtchn_port_t)port) < 0) {
+		back_vif_fatal(vif, "mapping/binding control ring %lu, port %lu", ref, port);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Frontend Connected while we wait: read everything, attach, start. */
 static int back_xenbus_connect(struct back_vif *vif)
 {
@@ -379,6 +407,9 @@ static int back_xenbus_connect(struct back_vif *vif)
 			return rc;
 	}
 	vif->nq = (unsigned int)nq;
+	rc = ctrl_connect(vif);
+	if (rc < 0)
+		return rc;
 
 	snprintf(name, sizeof(name), "vif%u.%u", vif->domid, vif->devid);
 	rc = sw_port_add(b->sw, name, &back_rx_port_ops, vif, &vif->port);

@@ -3,6 +3,7 @@
 #ifndef PVNET_FRONT_FRONT_H
 #define PVNET_FRONT_FRONT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -112,8 +113,11 @@ enum front_rx_owner {
 	FRONT_RX_APP,	 /* given out by pvnet_rx_burst() */
 };
 
+/* A cache line: each queue starts on its own, so two queues' owners never share one. */
+#define FRONT_CACHE_LINE 64
+
 struct front_queue {
-	struct pvnet_vif *vif;
+	_Alignas(FRONT_CACHE_LINE) struct pvnet_vif *vif;
 	unsigned int index;
 
 	/* Rings: the shared pages are written as ring.h says; the rest is private. */
@@ -135,6 +139,7 @@ struct front_queue {
 	grant_ref_t *tx_ref;
 	uint8_t *tx_owner; /* enum front_tx_owner */
 	uint8_t *tx_head;  /* 1 if the request was a frame's first slot */
+	uint16_t *tx_flow; /* first slot: xps-safe flow entry + 1, or 0 (steer.c) */
 	uint16_t *tx_free; /* stack of free ids */
 	unsigned int tx_nfree;
 	unsigned int tx_granted; /* buffers granted so far (teardown bound) */
@@ -153,6 +158,9 @@ struct front_queue {
 	bool tx_stopped;    /* a send found no room: TX completions are armed */
 
 	uint64_t stats[FRONT_STAT_NR];
+	/* Taken once per data call when the vif is shared (steer.c); set up with the queue. */
+	pthread_mutex_t lock;
+	bool lock_init;
 };
 
 int front_queue_setup(struct front_queue *q, struct pvnet_vif *vif, unsigned int index);
@@ -160,6 +168,84 @@ void front_queue_teardown(struct front_queue *q);
 void front_queue_rx_refill(struct front_queue *q);
 int front_queue_tx_reap(struct front_queue *q);
 int front_queue_idle(struct front_queue *q, bool rx_incomplete);
+
+/* ---- tx.c / rx.c: the lock-free bodies of the public data calls (steer.c wraps them) ---- */
+
+int front_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt *pkts,
+	       unsigned int n, const uint16_t *flows);
+int front_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
+	       void *buf, size_t buflen);
+int front_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		   unsigned int n);
+int front_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		    unsigned int n);
+void front_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		   unsigned int n);
+int front_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		   unsigned int n);
+void front_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+		      unsigned int n);
+
+/* ---- steer.c: TX steering policies (pure parts usable without a vif) ---- */
+
+/*
+ * One xps-safe flow entry: the queue in the top 8 bits, the frames in
+ * flight on it in the low 24 (at most PVNET_MAX_QUEUES * PVNET_RING_SIZE).
+ */
+#define FRONT_FLOW_QSHIFT   24
+#define FRONT_FLOW_INFLIGHT ((1u << FRONT_FLOW_QSHIFT) - 1)
+
+/**
+ * struct front_steer - a vif's TX steering state
+ * @policy: enum pvnet_steering (control calls write it, senders read it)
+ * @nq: queues to spread over
+ * @cpu: where the calling thread runs (sched_getcpu unless replaced)
+ * @cpu_arg: its argument
+ * @flows: xps-safe flow table, indexed by flow hash; every sender thread
+ *	updates it with compare-and-swap (one per frame, xps-safe only)
+ */
+struct front_steer {
+	int policy;
+	unsigned int nq;
+	pvnet_cpu_fn cpu;
+	void *cpu_arg;
+	_Atomic uint32_t flows[PVNET_STEER_FLOWS];
+};
+
+pthread_mutex_t *front_queue_lock(struct pvnet_vif *vif, unsigned int queue);
+void front_queue_unlock(pthread_mutex_t *m);
+void front_steer_init(struct front_steer *st, int policy, unsigned int nq, pvnet_cpu_fn cpu,
+		      void *cpu_arg);
+uint32_t front_steer_flow_hash(const void *frame, uint32_t len);
+unsigned int front_steer_pick(struct front_steer *st, uint32_t hash, uint16_t *held);
+void front_steer_release(struct front_steer *st, uint16_t held);
+uint32_t front_steer_inflight(struct front_steer *st, uint32_t hash);
+
+/* ---- ctrl.c: the control ring ---- */
+
+/**
+ * struct front_ctrl - the vif's control ring and its data page
+ * @ring: the front ring (shared page written as ring.h says)
+ * @ring_frame: @ring's page
+ * @ring_ref: its grant (rw)
+ * @data_frame: the page keys and tables are passed in
+ * @data_ref: its grant (read-only)
+ * @ev: the event channel (event-channel-ctrl)
+ * @next_id: id of the next request
+ * @active: both grants and the channel exist and the keys were written
+ */
+struct front_ctrl {
+	xen_netif_ctrl_front_ring_t ring;
+	uint32_t ring_frame, data_frame;
+	grant_ref_t ring_ref, data_ref;
+	bool ring_granted, data_granted;
+	struct pvnet_evtchn ev;
+	uint16_t next_id;
+	bool active;
+};
+
+int front_ctrl_setup(struct pvnet_vif *vif);
+void front_ctrl_teardown(struct pvnet_vif *vif);
 
 /* ---- xenbus.c: the vif and its state machine ---- */
 
@@ -181,7 +267,11 @@ struct pvnet_vif {
 	/* 0 connected, -ENOTCONN disconnected, -EIO broken; written once per failure. */
 	atomic_int status;
 	atomic_flag reason_set;
-	char reason[160]; /* one line: "queue N: RX slot I: what was wrong" */
+	char reason[160];	/* one line: "queue N: RX slot I: what was wrong" */
+	bool ctrl_offered;	/* the backend wrote feature-ctrl-ring = 1 */
+	struct front_ctrl ctrl; /* set up when cfg.ctrl_ring && ctrl_offered */
+	atomic_bool shared;	/* pvnet_vif_set_steering() called: data calls lock */
+	struct front_steer steer;
 };
 
 void front_vif_broken(struct pvnet_vif *vif, const char *fmt, ...)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* queue.c - one netfront queue: ring pages, granted buffer pools, event channels, wakeups */
 #include <errno.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "front/front.h"
@@ -36,8 +39,11 @@
  * arrived meanwhile, the queue kicks its own wait fd so the application's
  * poll() returns at once: no lost wakeup, whichever side won the race.
  *
- * Threads: one thread at a time per queue (the vif's status is the only
- * field shared between queues, and it is atomic).
+ * Threads: one thread at a time per queue (the vif's status, and with
+ * xps-safe steering the flow table, are the only fields shared between
+ * queues, and they are atomic).  Each queue starts on its own cache line.
+ * A vif shared by several sender threads (pvnet_vif_set_steering())
+ * serialises each queue with q->lock, taken once per data call (steer.c).
  */
 
 /* clang-format off */
@@ -88,6 +94,7 @@ static int alloc_pools(struct front_queue *q)
 	q->tx_ref = calloc(q->nr_tx, sizeof(*q->tx_ref));
 	q->tx_owner = calloc(q->nr_tx, sizeof(*q->tx_owner));
 	q->tx_head = calloc(q->nr_tx, sizeof(*q->tx_head));
+	q->tx_flow = calloc(q->nr_tx, sizeof(*q->tx_flow));
 	q->tx_free = calloc(q->nr_tx, sizeof(*q->tx_free));
 	q->rx_buf = calloc(q->nr_rx, sizeof(*q->rx_buf));
 	q->rx_frame = calloc(q->nr_rx, sizeof(*q->rx_frame));
@@ -95,7 +102,8 @@ static int alloc_pools(struct front_queue *q)
 	q->rx_owner = calloc(q->nr_rx, sizeof(*q->rx_owner));
 	q->rx_free = calloc(q->nr_rx, sizeof(*q->rx_free));
 	if (!q->tx_buf || !q->tx_frame || !q->tx_ref || !q->tx_owner || !q->tx_head ||
-	    !q->tx_free || !q->rx_buf || !q->rx_frame || !q->rx_ref || !q->rx_owner || !q->rx_free)
+	    !q->tx_flow || !q->tx_free || !q->rx_buf || !q->rx_frame || !q->rx_ref ||
+	    !q->rx_owner || !q->rx_free)
 		return -ENOMEM;
 	return 0;
 }
@@ -177,6 +185,10 @@ int front_queue_setup(struct front_queue *q, struct pvnet_vif *vif, unsigned int
 	q->vif = vif;
 	q->index = index;
 	q->epoll_fd = -1;
+	rc = pthread_mutex_init(&q->lock, NULL);
+	if (rc)
+		return -rc;
+	q->lock_init = true;
 	q->split = vif->features & PVNET_F_SPLIT_EVTCHN;
 	rc = grant_ring(q, &q->tx_ring_frame, &q->tx_ring_ref, &page);
 	if (rc < 0)
@@ -235,7 +247,10 @@ void front_queue_teardown(struct front_queue *q)
 	free(q->tx_ref);
 	free(q->tx_owner);
 	free(q->tx_head);
+	free(q->tx_flow);
 	free(q->tx_free);
+	if (q->lock_init)
+		pthread_mutex_destroy(&q->lock);
 	free(q->rx_buf);
 	free(q->rx_frame);
 	free(q->rx_ref);
@@ -316,6 +331,11 @@ int front_queue_tx_reap(struct front_queue *q)
 		}
 		if (rsp.status != NETIF_RSP_OKAY && q->tx_head[rsp.id])
 			q->stats[FRONT_STAT_TX_ERRORS]++;
+		if (q->tx_head[rsp.id] && q->tx_flow[rsp.id]) {
+			/* xps-safe: this frame of its flow is no longer in flight */
+			front_steer_release(&q->vif->steer, q->tx_flow[rsp.id]);
+			q->tx_flow[rsp.id] = 0;
+		}
 		q->tx_owner[rsp.id] = FRONT_TX_FREE;
 		q->tx_free[q->tx_nfree++] = rsp.id;
 		freed++;
@@ -398,4 +418,48 @@ int pvnet_queue_stats(struct pvnet_vif *vif, unsigned int queue, struct pvnet_st
 		stats[i].value = q->stats[i];
 	}
 	return FRONT_STAT_NR;
+}
+
+/* Responses waiting on either ring?  The owner's view: its own consumer indices. */
+static bool has_responses(struct front_queue *q)
+{
+	return __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE) != q->rx.rsp_cons ||
+	       (q->tx.req_prod_pvt != q->tx.rsp_cons &&
+		__atomic_load_n(&q->tx.sring->rsp_prod, __ATOMIC_ACQUIRE) != q->tx.rsp_cons);
+}
+
+static uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int pvnet_queue_wait(struct pvnet_vif *vif, unsigned int queue, unsigned int poll_us,
+		     int timeout_ms)
+{
+	struct front_queue *q;
+	uint64_t end = poll_us ? mono_us() + poll_us : 0;
+	struct pollfd pfd;
+	int rc = front_vif_check(vif, queue, &q);
+
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		pthread_mutex_t *m = front_queue_lock(vif, queue);
+		bool work = has_responses(q);
+
+		front_queue_unlock(m);
+		if (work)
+			return 1;
+		if (!poll_us || mono_us() >= end)
+			break;
+		sched_yield();
+	}
+	pfd = (struct pollfd){.fd = pvnet_queue_fd(vif, queue), .events = POLLIN};
+	rc = poll(&pfd, 1, timeout_ms);
+	if (rc < 0)
+		return errno == EINTR ? 0 : -errno;
+	return rc > 0;
 }

@@ -244,7 +244,7 @@ static void rx_done(struct front_queue *q, int got, bool incomplete)
 		front_queue_idle(q, true);
 }
 
-int pvnet_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
+int front_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
 	       void *buf, size_t buflen)
 {
 	struct front_rx_pkt pkt;
@@ -302,7 +302,7 @@ int pvnet_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts
 	return (int)got;
 }
 
-int pvnet_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+int front_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		   unsigned int n)
 {
 	struct front_rx_pkt pkt;
@@ -351,7 +351,7 @@ int pvnet_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 	return (int)got;
 }
 
-void pvnet_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+void front_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		      unsigned int n)
 {
 	struct front_queue *q;

@@ -28,6 +28,10 @@
  * every send (as Linux does after each transmit), so a busy sender needs no
  * TX interrupts at all; a send that finds no room sets tx_stopped and arms
  * the completion event (front_queue_idle()).
+ *
+ * The functions here are the lock-free bodies of the public data calls;
+ * steer.c wraps them (taking the queue's lock when the vif is shared by
+ * several sender threads) and adds pvnet_send_flow().
  */
 
 /* Largest data fragment: a whole page (a slot may not cross a page). */
@@ -117,9 +121,10 @@ int front_tx_pkt2slots(const struct front_tx_frag *frags, unsigned int nfrags, u
 	return (int)n;
 }
 
-/* Copy the slots onto the ring and mark their ids in flight. */
+/* Copy the slots onto the ring and mark their ids in flight; @flow: xps-safe entry + 1, or 0. */
 static void put_slots(struct front_queue *q, const union front_tx_slot *slots, unsigned int n,
-		      const struct front_tx_frag *frags, unsigned int nfrags, uint32_t len)
+		      const struct front_tx_frag *frags, unsigned int nfrags, uint32_t len,
+		      uint16_t flow)
 {
 	for (unsigned int i = 0; i < n; i++) {
 		void *dst = RING_GET_REQUEST(&q->tx, q->tx.req_prod_pvt + i);
@@ -132,6 +137,7 @@ static void put_slots(struct front_queue *q, const union front_tx_slot *slots, u
 		q->tx_owner[frags[i].id] = FRONT_TX_INFLIGHT;
 		q->tx_head[frags[i].id] = i == 0;
 	}
+	q->tx_flow[frags[0].id] = flow;
 	q->stats[FRONT_STAT_TX_PACKETS]++;
 	q->stats[FRONT_STAT_TX_BYTES] += len;
 }
@@ -166,8 +172,19 @@ static int stop(struct front_queue *q, int queued)
 	return queued;
 }
 
-int pvnet_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt *pkts,
-	       unsigned int n)
+/**
+ * front_send() - pvnet_send(), with the xps-safe flow entry of each frame
+ * @vif: the vif
+ * @queue: the queue
+ * @pkts: the frames
+ * @n: how many
+ * @flows: NULL, or per frame its flow entry + 1 (0: untracked); the TX
+ *	response of the frame's first slot releases it
+ *
+ * Return: as pvnet_send()
+ */
+int front_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt *pkts,
+	       unsigned int n, const uint16_t *flows)
 {
 	union front_tx_slot slots[FRONT_TX_MAX_SLOTS];
 	struct front_tx_frag frags[XEN_NETIF_NR_SLOTS_MIN];
@@ -213,7 +230,7 @@ int pvnet_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt
 			memcpy(q->tx_buf[frags[f].id].page, (const char *)p->data + f * FRAG_MAX,
 			       frags[f].size);
 		q->tx_nfree -= nf;
-		put_slots(q, slots, (unsigned int)rc, frags, nf, p->len);
+		put_slots(q, slots, (unsigned int)rc, frags, nf, p->len, flows ? flows[i] : 0);
 	}
 	push(q, pushed);
 	if (i == 0 && n > 0)
@@ -222,7 +239,7 @@ int pvnet_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt
 	return (int)i;
 }
 
-int pvnet_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+int front_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		   unsigned int n)
 {
 	struct front_queue *q;
@@ -286,7 +303,7 @@ static int buf2frags(const struct front_queue *q, struct pvnet_buf *head,
 	return (int)nf;
 }
 
-int pvnet_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+int front_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		    unsigned int n)
 {
 	union front_tx_slot slots[FRONT_TX_MAX_SLOTS];
@@ -322,7 +339,7 @@ int pvnet_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf 
 					vif->features, slots);
 		if (rc < 0)
 			break;
-		put_slots(q, slots, (unsigned int)rc, frags, (unsigned int)nf, len);
+		put_slots(q, slots, (unsigned int)rc, frags, (unsigned int)nf, len, 0);
 	}
 	push(q, pushed);
 	if (i == 0 && n > 0)
@@ -331,7 +348,7 @@ int pvnet_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf 
 	return (int)i;
 }
 
-void pvnet_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
+void front_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		   unsigned int n)
 {
 	struct front_queue *q;

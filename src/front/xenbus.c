@@ -29,6 +29,9 @@
  *   Closing ────────────────────────▶ unmaps, Closing
  *   (sees Closing) Closed ──────────▶ Closed
  *
+ * With cfg.ctrl_ring and a backend offering feature-ctrl-ring, the same
+ * transaction carries ctrl-ring-ref and event-channel-ctrl (ctrl.c).
+ *
  * As in Linux, the frontend skips Initialised.  A backend that goes
  * Closing or Closed on its own is answered with Closed (Linux's
  * xenbus_frontend_closed()); the data calls then return -ENOTCONN until
@@ -210,6 +213,10 @@ static int negotiate(struct pvnet_vif *vif, bool *num_queues_key)
 	/* A GSO frame is larger than a page: without scatter-gather it cannot be sent. */
 	if (!(vif->features & PVNET_F_SG))
 		vif->features &= ~(PVNET_F_GSO_TCPV4 | PVNET_F_GSO_TCPV6);
+	rc = read_be_feature(vif, "feature-ctrl-ring", &v);
+	if (rc < 0)
+		return rc;
+	vif->ctrl_offered = v != 0;
 	rc = read_be_feature(vif, "multi-queue-max-queues", &v);
 	if (rc < 0)
 		return rc;
@@ -222,6 +229,7 @@ static int negotiate(struct pvnet_vif *vif, bool *num_queues_key)
 
 static void free_queues(struct pvnet_vif *vif)
 {
+	front_ctrl_teardown(vif);
 	if (!vif->queues)
 		return;
 	for (unsigned int i = 0; i < vif->nr_queues; i++)
@@ -275,6 +283,12 @@ static void remove_stale_keys(struct pvnet_vif *vif, uint32_t txn, bool num_queu
 		snprintf(path, sizeof(path), "%s/multi-queue-num-queues", vif->fe_path);
 		front_xs_rm(vif->xs, txn, path);
 	}
+	if (!vif->ctrl.active) {
+		snprintf(path, sizeof(path), "%s/ctrl-ring-ref", vif->fe_path);
+		front_xs_rm(vif->xs, txn, path);
+		snprintf(path, sizeof(path), "%s/event-channel-ctrl", vif->fe_path);
+		front_xs_rm(vif->xs, txn, path);
+	}
 }
 
 static int write_keys_once(struct pvnet_vif *vif, uint32_t txn, bool num_queues_key)
@@ -301,6 +315,16 @@ static int write_keys_once(struct pvnet_vif *vif, uint32_t txn, bool num_queues_
 	}
 	for (unsigned int i = 0; i < vif->nr_queues; i++) {
 		rc = write_queue_keys(vif, txn, &vif->queues[i]);
+		if (rc < 0)
+			return rc;
+	}
+	if (vif->ctrl.active) {
+		snprintf(path, sizeof(path), "%s/ctrl-ring-ref", vif->fe_path);
+		rc = front_xs_printf(vif->xs, txn, path, "%u", vif->ctrl.ring_ref);
+		if (rc < 0)
+			return rc;
+		snprintf(path, sizeof(path), "%s/event-channel-ctrl", vif->fe_path);
+		rc = front_xs_printf(vif->xs, txn, path, "%u", vif->ctrl.ev.port);
 		if (rc < 0)
 			return rc;
 	}
@@ -362,15 +386,23 @@ static int vif_connect(struct pvnet_vif *vif)
 	rc = negotiate(vif, &num_queues_key);
 	if (rc < 0)
 		return rc;
-	vif->queues = calloc(vif->nr_queues, sizeof(*vif->queues));
+	vif->queues = aligned_alloc(FRONT_CACHE_LINE, vif->nr_queues * sizeof(*vif->queues));
 	if (!vif->queues)
 		return -ENOMEM;
+	memset(vif->queues, 0, vif->nr_queues * sizeof(*vif->queues));
+	front_steer_init(&vif->steer, vif->steer.policy, vif->nr_queues, vif->steer.cpu,
+			 vif->steer.cpu_arg);
 	for (unsigned int i = 0; i < vif->nr_queues; i++) {
 		rc = front_queue_setup(&vif->queues[i], vif, i);
 		if (rc < 0) {
 			/* teardown copes with partly set-up queues; later ones are still zeroed */
 			goto free_queues;
 		}
+	}
+	if (vif->cfg.ctrl_ring && vif->ctrl_offered) {
+		rc = front_ctrl_setup(vif);
+		if (rc < 0)
+			goto free_queues;
 	}
 	rc = write_keys(vif, num_queues_key);
 	if (rc < 0)

@@ -109,7 +109,7 @@ static void test_toolstack_keys(void **state)
 	assert_int_equal(xs_read_long(s, x->be_path, "feature-rx-copy"), 1);
 	assert_int_equal(xs_read_long(s, x->be_path, "feature-rx-flip"), 0);
 	assert_int_equal(xs_read_long(s, x->be_path, "feature-split-event-channels"), 1);
-	assert_int_equal(xs_read_long(s, x->be_path, "feature-ctrl-ring"), 0);
+	assert_int_equal(xs_read_long(s, x->be_path, "feature-ctrl-ring"), 1);
 	assert_true(xs_read_long(s, x->be_path, "multi-queue-max-queues") >= 1);
 	assert_int_equal(xs_read_long(s, x->be_path, "state"), XenbusStateInitWait);
 	assert_int_equal(back_vif_state(x->vif), XenbusStateInitWait);

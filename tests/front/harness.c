@@ -20,6 +20,11 @@
 
 int h_start(struct harness *h, const char *pvnetd_exe)
 {
+	return h_start_mode(h, pvnetd_exe, NULL);
+}
+
+int h_start_mode(struct harness *h, const char *pvnetd_exe, const char *tx_mode)
+{
 	char logpath[PATH_MAX + 8], sock[PATH_MAX + 32];
 
 	memset(h, 0, sizeof(*h));
@@ -34,7 +39,12 @@ int h_start(struct harness *h, const char *pvnetd_exe)
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		dup2(fd, 2);
-		execl(pvnetd_exe, "pvnetd", "--run-dir", h->run_dir, "--log-level", "debug", NULL);
+		if (tx_mode)
+			execl(pvnetd_exe, "pvnetd", "--run-dir", h->run_dir, "--log-level", "debug",
+			      "--tx-mode", tx_mode, NULL);
+		else
+			execl(pvnetd_exe, "pvnetd", "--run-dir", h->run_dir, "--log-level", "debug",
+			      NULL);
 		_exit(127);
 	}
 	snprintf(sock, sizeof(sock), "%s/pvnetd.sock", h->run_dir);

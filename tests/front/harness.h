@@ -51,6 +51,8 @@ struct fake_be {
 };
 
 int h_start(struct harness *h, const char *pvnetd_exe);
+/* The same with pvnetd --tx-mode @tx_mode ("map" or "copy"; NULL: pvnetd's default). */
+int h_start_mode(struct harness *h, const char *pvnetd_exe, const char *tx_mode);
 int h_stop(struct harness *h);
 
 /* Toolstack: write both device directories with libxl's keys and permissions. */

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/* ctrl.c - netfront's control ring: Toeplitz algorithm, flags, key and mapping table */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include "front/front.h"
+
+/*
+ * Theory of Operation
+ *
+ * When the application asks for it (cfg.ctrl_ring) and the backend offers
+ * feature-ctrl-ring, connect sets up, before the keys are written:
+ *
+ *   ring page   rw   a xen_netif_ctrl ring (SHARED_RING_INIT); requests
+ *                    and req_prod/rsp_event are ours, responses and
+ *                    rsp_prod/req_event the backend's
+ *   data page   ro   the key or mapping table of the request in progress
+ *   channel          event-channel-ctrl, both directions
+ *
+ * and writes ctrl-ring-ref and event-channel-ctrl in the same transaction
+ * as the queues' keys (reference §2).  Both pages stay granted until the
+ * vif is torn down, like every other page of the vif.
+ *
+ * Requests are synchronous: one on the ring at a time, pushed with the
+ * notify check, then the response is awaited (poll on the channel, bounded
+ * by timeout_ms; rsp_event re-armed before each sleep).  The response is
+ * copied once; its id must be the request's, else the backend is broken.
+ * These are control calls: the caller serialises them (pvnet.h).
+ */
+
+/* The status codes of the control ring as errno values. */
+static int status2errno(uint32_t st)
+{
+	switch (st) {
+	case XEN_NETIF_CTRL_STATUS_SUCCESS:
+		return 0;
+	case XEN_NETIF_CTRL_STATUS_NOT_SUPPORTED:
+		return -EOPNOTSUPP;
+	case XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW:
+		return -ENOSPC;
+	default:
+		return -EINVAL;
+	}
+}
+
+_Static_assert(PVNET_HASH_ALG_TOEPLITZ == XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ &&
+		   PVNET_HASH_IPV4 == XEN_NETIF_CTRL_HASH_TYPE_IPV4 &&
+		   PVNET_HASH_IPV4_TCP == XEN_NETIF_CTRL_HASH_TYPE_IPV4_TCP &&
+		   PVNET_HASH_IPV6 == XEN_NETIF_CTRL_HASH_TYPE_IPV6 &&
+		   PVNET_HASH_IPV6_TCP == XEN_NETIF_CTRL_HASH_TYPE_IPV6_TCP,
+	       "hash constants are Xen's");
+
+/**
+ * front_ctrl_setup() - grant the ring and data pages, allocate the channel
+ * @vif: the vif (control thread), before the keys are written
+ *
+ * On failure the state is left for front_ctrl_teardown().
+ *
+ * Return: 0, -ENOMEM, -ENOSPC or -errno
+ */
+int front_ctrl_setup(struct pvnet_vif *vif)
+{
+	struct front_ctrl *c = &vif->ctrl;
+	xen_netif_ctrl_sring_t *s;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc =
+	    front_domain_grant_page(vif->dom, vif->backend_id, false, &c->ring_frame, &c->ring_ref);
+	if (rc < 0)
+		return rc;
+	c->ring_granted = true;
+	s = pvnet_domain_page(vif->dom, c->ring_frame);
+	SHARED_RING_INIT(s);
+	FRONT_RING_INIT(&c->ring, s, PVNET_PAGE_SIZE);
+	rc = front_domain_grant_page(vif->dom, vif->backend_id, true, &c->data_frame, &c->data_ref);
+	if (rc < 0)
+		return rc;
+	c->data_granted = true;
+	rc = pvnet_evtchn_alloc(vif->dom, vif->backend_id, &c->ev);
+	if (rc < 0)
+		return rc;
+	c->active = true;
+	return 0;
+}
+
+/**
+ * front_ctrl_teardown() - close the channel and end both grants (idempotent)
+ * @vif: the vif, once the backend has disconnected
+ */
+void front_ctrl_teardown(struct pvnet_vif *vif)
+{
+	struct front_ctrl *c = &vif->ctrl;
+
+	if (c->ev.port)
+		pvnet_evtchn_close(vif->dom, &c->ev);
+	if (c->data_granted)
+		front_domain_ungrant_page(vif->dom, c->data_frame, c->data_ref);
+	if (c->ring_granted)
+		front_domain_ungrant_page(vif->dom, c->ring_frame, c->ring_ref);
+	memset(c, 0, sizeof(*c));
+}
+
+bool pvnet_vif_has_ctrl_ring(const struct pvnet_vif *vif)
+{
+	return vif->ctrl.active;
+}
+
+int64_t pvnet_vif_ctrl_page_ref(struct pvnet_vif *vif, void **page)
+{
+	if (!vif->ctrl.active)
+		return -EOPNOTSUPP;
+	*page = pvnet_domain_page(vif->dom, vif->ctrl.data_frame);
+	return vif->ctrl.data_ref;
+}
+
+static int64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for the response to the one request in flight; 0, -ETIMEDOUT, -EIO. */
+static int wait_response(struct pvnet_vif *vif, uint16_t id, struct xen_netif_ctrl_response *rsp)
+{
+	struct front_ctrl *c = &vif->ctrl;
+	int64_t end = ms_now() + vif->cfg.timeout_ms;
+	int more;
+
+	for (;;) {
+		RING_IDX prod = __atomic_load_n(&c->ring.sring->rsp_prod, __ATOMIC_ACQUIRE);
+
+		if (prod - c->ring.rsp_cons > c->ring.req_prod_pvt - c->ring.rsp_cons) {
+			front_vif_broken(vif, "ctrl: response producer %u beyond requests %u", prod,
+					 c->ring.req_prod_pvt);
+			return -EIO;
+		}
+		if (prod != c->ring.rsp_cons) {
+			RING_COPY_RESPONSE(&c->ring, c->ring.rsp_cons, rsp);
+			c->ring.rsp_cons++;
+			if (rsp->id != id) {
+				front_vif_broken(vif, "ctrl: response id %u, expected %u", rsp->id,
+						 id);
+				return -EIO;
+			}
+			return 0;
+		}
+		RING_FINAL_CHECK_FOR_RESPONSES(&c->ring, more);
+		if (more)
+			continue;
+		int64_t left = end - ms_now();
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd pfd = {.fd = c->ev.fd, .events = POLLIN};
+
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+		pvnet_evtchn_pending(&c->ev);
+	}
+}
+
+int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_t data1,
+		   uint32_t data2, uint32_t *out)
+{
+	struct front_ctrl *c = &vif->ctrl;
+	struct xen_netif_ctrl_response rsp = {0};
+	struct xen_netif_ctrl_request *req;
+	int st = atomic_load_explicit(&vif->status, memory_order_acquire);
+	uint16_t id;
+	int notify, rc;
+
+	if (st)
+		return st;
+	if (!c->active)
+		return -EOPNOTSUPP;
+	id = c->next_id++;
+	req = RING_GET_REQUEST(&c->ring, c->ring.req_prod_pvt);
+	*req =
+	    (struct xen_netif_ctrl_request){.id = id, .type = type, .data = {data0, data1, data2}};
+	c->ring.req_prod_pvt++;
+	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&c->ring, notify);
+	if (notify)
+		pvnet_evtchn_notify(&c->ev);
+	rc = wait_response(vif, id, &rsp);
+	if (rc < 0)
+		return rc;
+	if (out)
+		*out = rsp.data;
+	return (int)(rsp.status > INT32_MAX ? INT32_MAX : rsp.status);
+}
+
+/* A request whose status becomes 0 or -errno. */
+static int ctrl_call(struct pvnet_vif *vif, uint16_t type, uint32_t d0, uint32_t d1, uint32_t d2,
+		     uint32_t *out)
+{
+	int rc = pvnet_vif_ctrl(vif, type, d0, d1, d2, out);
+
+	return rc < 0 ? rc : status2errno((uint32_t)rc);
+}
+
+int pvnet_vif_set_hash_algorithm(struct pvnet_vif *vif, uint32_t alg)
+{
+	return ctrl_call(vif, XEN_NETIF_CTRL_TYPE_SET_HASH_ALGORITHM, alg, 0, 0, NULL);
+}
+
+int pvnet_vif_get_hash_flags(struct pvnet_vif *vif, uint32_t *flags)
+{
+	return ctrl_call(vif, XEN_NETIF_CTRL_TYPE_GET_HASH_FLAGS, 0, 0, 0, flags);
+}
+
+int pvnet_vif_set_hash_flags(struct pvnet_vif *vif, uint32_t flags)
+{
+	return ctrl_call(vif, XEN_NETIF_CTRL_TYPE_SET_HASH_FLAGS, flags, 0, 0, NULL);
+}
+
+int pvnet_vif_set_hash_key(struct pvnet_vif *vif, const uint8_t *key, uint32_t len)
+{
+	void *page;
+	int64_t ref = pvnet_vif_ctrl_page_ref(vif, &page);
+
+	if (ref < 0)
+		return (int)ref;
+	if (len > PVNET_PAGE_SIZE)
+		return -EINVAL;
+	if (len)
+		memcpy(page, key, len);
+	return ctrl_call(vif, XEN_NETIF_CTRL_TYPE_SET_HASH_KEY, (uint32_t)ref, len, 0, NULL);
+}
+
+int pvnet_vif_get_hash_mapping_size(struct pvnet_vif *vif, uint32_t *size)
+{
+	return ctrl_call(vif, XEN_NETIF_CTRL_TYPE_GET_HASH_MAPPING_SIZE, 0, 0, 0, size);
+}
+
+int pvnet_vif_set_hash_mapping(struct pvnet_vif *vif, const uint32_t *table, uint32_t n)
+{
+	void *page;
+	int64_t ref = pvnet_vif_ctrl_page_ref(vif, &page);
+	int rc;
+
+	if (ref < 0)
+		return (int)ref;
+	if (n > PVNET_PAGE_SIZE / sizeof(uint32_t))
+		return -EINVAL;
+	rc = ctrl_call(vif, XEN_NETIF_CTRL_TYPE_SET_HASH_MAPPING_SIZE, n, 0, 0, NULL);
+	if (rc < 0 || n == 0)
+		return rc;
+	memcpy(page, table, n * sizeof(uint32_t));
+	return ctrl_call(vif, XEN_NETIF_CTRL_TYPE_SET_HASH_MAPPING, (uint32_t)ref, n, 0, NULL);
+}
