@@ -45,6 +45,7 @@ struct hv;
 struct loop;
 struct store;
 struct sw;
+struct sw_port;
 
 /**
  * enum back_tx_mode - how a guest's TX payload reaches the switch
@@ -199,6 +200,15 @@ const char *back_vif_error(const struct back_vif *vif);
  * Return: the state last written to the backend directory
  */
 enum xenbus_state back_vif_state(const struct back_vif *vif);
+
+/**
+ * back_vif_port() - the switch port of a vif
+ * @vif: the vif
+ *
+ * Return: the port while the vif is connected, else NULL; valid on the loop
+ * thread until the vif disconnects (for reading its counters)
+ */
+struct sw_port *back_vif_port(const struct back_vif *vif);
 
 /**
  * back_vif_num_queues() - queues of the current connection

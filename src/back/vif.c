@@ -294,3 +294,8 @@ unsigned int back_vif_num_queues(const struct back_vif *vif)
 {
 	return vif->nq;
 }
+
+struct sw_port *back_vif_port(const struct back_vif *vif)
+{
+	return vif->port;
+}

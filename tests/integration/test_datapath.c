@@ -359,6 +359,14 @@ static void test_sender_killed_mid_stream(void **state)
 			e_got += got;
 		d_drops = vif_counter(d.name, "rx_dropped") + vif_counter(d.name, "rx_queue_full") -
 			  d_drops;
+		if ((long long)e_got + d_drops + e_drops != 500) {
+			json_t *js = status();
+
+			fprintf(stderr, "# E: got %u, dropped at D %lld, at E %lld; vifs:\n", e_got,
+				d_drops, e_drops);
+			json_dumpf(json_object_get(js, "vifs"), stderr, JSON_INDENT(1));
+			json_decref(js);
+		}
 		assert_true(e_got > 0);
 		assert_int_equal((long long)e_got + d_drops + e_drops, 500);
 	}

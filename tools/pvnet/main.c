@@ -117,6 +117,16 @@ static int cmd_show(int argc, char **argv)
 		       json_string_value(json_object_get(vif, "state")), json_array_size(queues),
 		       json_array_size(queues) == 1 ? "" : "s", error ? ", disabled: " : "",
 		       error ? error : "");
+		if (json_object_size(json_object_get(vif, "switch"))) {
+			const char *key;
+			json_t *v;
+
+			printf("  switch port:\n");
+			json_object_foreach(json_object_get(vif, "switch"), key, v)
+			{
+				printf("     %s: %lld\n", key, (long long)json_integer_value(v));
+			}
+		}
 		json_array_foreach(queues, qi, q)
 		{
 			const char *key;

@@ -17,6 +17,7 @@
 #include "back/back.h"
 #include "hv/hv.h"
 #include "store/store.h"
+#include "switch/switch.h"
 #include "pvnetd.h"
 
 /*
@@ -299,6 +300,26 @@ static const char *const xenbus_state_names[] = {
     "Closing", "Closed",       "Reconfiguring", "Reconfigured",
 };
 
+/* The counters the switch keeps for a vif's port (empty while it is not connected). */
+static json_t *port2json(const struct back_vif *vif)
+{
+	const struct sw_port *p = back_vif_port(vif);
+	const struct sw_stat_desc *names;
+	json_t *o = json_object();
+	uint64_t vals[64];
+	unsigned int n;
+
+	if (!p)
+		return o;
+	names = sw_port_stats_names(&n);
+	if (n > sizeof(vals) / sizeof(vals[0]))
+		n = sizeof(vals) / sizeof(vals[0]);
+	sw_port_stats_get(p, vals);
+	for (unsigned int i = 0; i < n; i++)
+		json_object_set_new(o, names[i].name, json_integer((json_int_t)vals[i]));
+	return o;
+}
+
 /* One vif as `pvnet show` prints it: state, reason, and every queue's counters. */
 static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vif)
 {
@@ -322,13 +343,13 @@ static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vi
 		json_array_append_new(queues, o);
 	}
 	snprintf(name, sizeof(name), "vif%u.%u", domid, devid);
-	return json_pack("{s:s, s:i, s:i, s:s, s:s?, s:o}", "name", name, "domid", domid, "devid",
-			 devid, "state",
+	return json_pack("{s:s, s:i, s:i, s:s, s:s?, s:o, s:o}", "name", name, "domid", domid,
+			 "devid", devid, "state",
 			 (unsigned int)st <
 				 sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
 			     ? xenbus_state_names[st]
 			     : "?",
-			 "error", back_vif_error(vif), "queues", queues);
+			 "error", back_vif_error(vif), "queues", queues, "switch", port2json(vif));
 }
 
 static json_t *op_status(struct ctl *c)
@@ -348,9 +369,10 @@ static json_t *op_status(struct ctl *c)
 				    vifs, vif2json(cc->domid, cc->vif_devid[i], cc->vifs[i]));
 	}
 	return json_pack(
-	    "{s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
-	    "version", PVNET_VERSION, "domains", doms, "vifs", vifs, "hv", "domains",
-	    (json_int_t)st.domains, "zombies", (json_int_t)st.zombies, "maps_in_use",
+	    "{s:s, s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, "
+	    "s:I}}",
+	    "version", PVNET_VERSION, "tx_mode", c->d->tx_mode, "domains", doms, "vifs", vifs, "hv",
+	    "domains", (json_int_t)st.domains, "zombies", (json_int_t)st.zombies, "maps_in_use",
 	    (json_int_t)st.maps_in_use, "evtchns_open", (json_int_t)st.evtchns_open,
 	    "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops", (json_int_t)st.map_ops,
 	    "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches", (json_int_t)st.batches,

@@ -33,6 +33,11 @@ static void usage(FILE *f)
 		"  -u, --uplink tap:NAME[@NETNS]\n"
 		"                         add a TAP uplink port NAME (in namespace NETNS) to the\n"
 		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
+		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
+		"                         1..16, default 8\n"
+		"  -p, --poll-us US       how long an idle netback worker polls before it\n"
+		"                         sleeps on its event channel, 0..1000 µs, default 20\n"
+		"                         (0: sleep at once)\n"
 		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n");
@@ -46,6 +51,22 @@ static void on_signal(struct loop_watch *w, uint32_t events)
 	if (read(w->fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 		info("signal %u: shutting down", si.ssi_signo);
 	loop_stop(d->loop);
+}
+
+/* A decimal number 0..@max, nothing else. */
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = (unsigned int)v;
+	return 0;
 }
 
 static int make_run_dir(const char *dir)
@@ -69,6 +90,8 @@ int main(int argc, char **argv)
 	    {"tx-mode", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"uplink", required_argument, NULL, 'u'},
+	    {"max-queues", required_argument, NULL, 'q'},
+	    {"poll-us", required_argument, NULL, 'p'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
@@ -79,12 +102,13 @@ int main(int argc, char **argv)
 	struct back_config bcfg;
 	struct hv_config hcfg;
 	char path[PATH_MAX];
+	unsigned int v;
 	sigset_t mask;
 	int c, rc;
 
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
 	back_config_default(&bcfg);
-	while ((c = getopt_long(argc, argv, "d:l:t:u:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -105,6 +129,17 @@ int main(int argc, char **argv)
 				bcfg.tx_mode = BACK_TX_COPY;
 			else
 				die("--tx-mode: '%s' is not map or copy", optarg);
+			break;
+		case 'q':
+			if (parse_uint(optarg, BACK_MAX_QUEUES_LIMIT, &v) < 0 || v == 0)
+				die("--max-queues: '%s' is not 1..%u", optarg,
+				    BACK_MAX_QUEUES_LIMIT);
+			bcfg.max_queues = v;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 1000, &v) < 0)
+				die("--poll-us: '%s' is not 0..1000", optarg);
+			bcfg.poll_us = v;
 			break;
 		case 'u':
 			if (uplink_tap_spec_parse(optarg, up_name, up_ns) < 0)
@@ -165,6 +200,7 @@ int main(int argc, char **argv)
 			die("uplink tap:%s: %s", up_name, strerror(-rc));
 	}
 	bcfg.loop = d.loop;
+	d.tx_mode = bcfg.tx_mode == BACK_TX_MAP ? "map" : "copy";
 	d.back = back_create(&bcfg, d.hv, d.store, d.sw);
 	if (!d.back)
 		die("netback: %s", strerror(errno));

@@ -22,6 +22,7 @@ struct sw;
  * @store: xenstore-protocol server
  * @sw: the learning switch every vif and uplink is a port of
  * @back: netback: vifs, their xenbus state machines and queue workers
+ * @tx_mode: "map" or "copy", as --tx-mode chose
  * @ctl: control socket server (domains, event channels, vifs, status)
  * @sig: signalfd for SIGTERM/SIGINT
  */
@@ -32,6 +33,7 @@ struct pvnetd {
 	struct store *store;
 	struct sw *sw;
 	struct back *back;
+	const char *tx_mode;
 	struct ctl *ctl;
 	struct loop_watch sig;
 };
