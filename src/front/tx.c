@@ -266,6 +266,14 @@ int front_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 		b->next = NULL;
 		bufs[i] = b;
 	}
+	/*
+	 * Out of buffers is out of room, as a full ring is for a send: arm the
+	 * TX completion event so that pvnet_queue_fd() wakes the application
+	 * when buffers come back (otherwise a zero-copy sender would sleep
+	 * until its timeout).
+	 */
+	if (i == 0 && n > 0)
+		return stop(q, 0);
 	return (int)i;
 }
 
