@@ -23,6 +23,7 @@
 #include <pvnet/pvnet.h>
 
 #include "common/ctlmsg.h"
+#include "itest.h"
 
 /*
  * Every frontend here is a process of its own, as a guest is: senders are
@@ -33,8 +34,8 @@
  */
 
 static const char *pvnetd_path;
-static char run_dir[PATH_MAX / 2];
-static pid_t pvnetd_pid;
+static struct itest T;
+#define run_dir T.run_dir
 
 static uint64_t now_ms(void)
 {
@@ -46,27 +47,12 @@ static uint64_t now_ms(void)
 
 static json_t *status(void)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	json_t *req = json_pack("{s:s}", "op", "status"), *reply = NULL;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	assert_true(strlen(run_dir) + sizeof("/pvnetd.sock") <= sizeof(sa.sun_path));
-	memcpy(sa.sun_path, run_dir, strlen(run_dir));
-	strcat(sa.sun_path, "/pvnetd.sock");
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
-	json_decref(req);
-	close(fd);
-	return reply;
+	return itest_status(&T);
 }
 
 static long long status_get(const char *a, const char *b)
 {
-	json_t *s = status();
-	long long v = json_integer_value(json_object_get(json_object_get(s, a), b));
-
-	json_decref(s);
-	return v;
+	return itest_status_get(&T, a, b);
 }
 
 /* Sum counter @name over every queue of the vif named @vif ("vif3.0"); -1 if no such vif. */
@@ -428,46 +414,12 @@ static void test_accounting_slow_receiver(void **state)
 
 static int group_setup(void **state)
 {
-	char logpath[PATH_MAX];
-
-	snprintf(run_dir, sizeof(run_dir), "/tmp/pvnet-test-datapath-XXXXXX");
-	if (!mkdtemp(run_dir))
-		return -1;
-	snprintf(logpath, sizeof(logpath), "%s.log", run_dir);
-	pvnetd_pid = fork();
-	if (pvnetd_pid == 0) {
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(fd, 2);
-		execl(pvnetd_path, "pvnetd", "--run-dir", run_dir, "--log-level", "info", NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500; i++) {
-		char p[PATH_MAX];
-
-		snprintf(p, sizeof(p), "%s/pvnetd.sock", run_dir);
-		if (access(p, F_OK) == 0)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
+	return itest_start(&T, pvnetd_path, "datapath", "--log-level", "info", NULL);
 }
 
 static int group_teardown(void **state)
 {
-	char logpath[PATH_MAX];
-	int st = 0;
-
-	kill(pvnetd_pid, SIGTERM);
-	waitpid(pvnetd_pid, &st, 0);
-	snprintf(logpath, sizeof(logpath), "%s.log", run_dir);
-	rmdir(run_dir);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "pvnetd exited badly (status %#x); log in %s\n", st, logpath);
-		return -1;
-	}
-	unlink(logpath);
-	return 0;
+	return itest_stop(&T);
 }
 
 int main(int argc, char **argv)

@@ -24,6 +24,7 @@
 #include <pvnet/pvnet.h>
 
 #include "common/ctlmsg.h"
+#include "itest.h"
 
 /*
  * One pvnetd for the whole file, started in a fresh run directory; each
@@ -32,40 +33,17 @@
  */
 
 static const char *pvnetd_path;
-static char run_dir[PATH_MAX];
-static pid_t pvnetd_pid;
+static struct itest T;
+#define run_dir T.run_dir
 
 static int ctl_open(void)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	assert_true(strlen(run_dir) + sizeof("/pvnetd.sock") <= sizeof(sa.sun_path));
-	memcpy(sa.sun_path, run_dir, strlen(run_dir));
-	strcat(sa.sun_path, "/pvnetd.sock");
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	return fd;
-}
-
-static json_t *status(void)
-{
-	json_t *req = json_pack("{s:s}", "op", "status"), *reply = NULL;
-	int fd = ctl_open();
-
-	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
-	json_decref(req);
-	close(fd);
-	return reply;
+	return itest_ctl_open(&T);
 }
 
 static long long stat_get(const char *a, const char *b)
 {
-	json_t *s = status();
-	long long v = json_integer_value(json_object_get(json_object_get(s, a), b));
-
-	json_decref(s);
-	return v;
+	return itest_status_get(&T, a, b);
 }
 
 /* Wait (bounded) until pvnetd has destroyed @n domains in total. */
@@ -91,46 +69,12 @@ static struct xs_handle *xs_as(const char *sock)
 
 static int group_setup(void **state)
 {
-	char logpath[PATH_MAX + 8];
-
-	snprintf(run_dir, sizeof(run_dir), "/tmp/pvnet-test-domain-XXXXXX");
-	if (!mkdtemp(run_dir))
-		return -1;
-	snprintf(logpath, sizeof(logpath), "%s.log", run_dir);
-	pvnetd_pid = fork();
-	if (pvnetd_pid == 0) {
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(fd, 2);
-		execl(pvnetd_path, "pvnetd", "--run-dir", run_dir, "--log-level", "debug", NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500; i++) {
-		char p[PATH_MAX + 16];
-
-		snprintf(p, sizeof(p), "%s/pvnetd.sock", run_dir);
-		if (access(p, F_OK) == 0)
-			return 0;
-		usleep(10000);
-	}
-	return -1;
+	return itest_start(&T, pvnetd_path, "domain", NULL);
 }
 
 static int group_teardown(void **state)
 {
-	int st = 0;
-	char logpath[PATH_MAX + 8];
-
-	kill(pvnetd_pid, SIGTERM);
-	waitpid(pvnetd_pid, &st, 0);
-	snprintf(logpath, sizeof(logpath), "%s.log", run_dir);
-	rmdir(run_dir);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "pvnetd exited badly (status %#x); log in %s\n", st, logpath);
-		return -1;
-	}
-	unlink(logpath);
-	return 0;
+	return itest_stop(&T);
 }
 
 static void test_create_and_store_access(void **state)
@@ -295,10 +239,10 @@ static void test_bad_control_requests(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_create_and_store_access),
-		cmocka_unit_test(test_grants_and_evtchn),
-		cmocka_unit_test(test_killed_frontend_is_released),
-		cmocka_unit_test(test_bad_control_requests),
+	    cmocka_unit_test(test_create_and_store_access),
+	    cmocka_unit_test(test_grants_and_evtchn),
+	    cmocka_unit_test(test_killed_frontend_is_released),
+	    cmocka_unit_test(test_bad_control_requests),
 	};
 
 	if (argc != 2) {
