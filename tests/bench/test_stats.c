@@ -112,6 +112,7 @@ static void sample(struct bench_result *r)
 	r->back_end.reason[4] = 7;
 	r->a_end.front_tx_errors = 3;
 	r->learn_seen = true;
+	r->steering = BENCH_STEER_QUEUE;
 }
 
 static void test_figures(void **state)
@@ -196,6 +197,18 @@ static void test_result_json(void **state)
 	    3);
 	assert_true(strstr(json_string_value(json_object_get(o, "cpu_method")), "rusage+procstat"));
 	assert_null(json_object_get(o, "error"));
+	assert_string_equal(json_string_value(json_object_get(o, "steering")), "queue");
+	assert_non_null(json_object_get(json_object_get(o, "run_totals"), "out_of_order"));
+	assert_true(json_is_false(json_object_get(o, "migrate")));
+	json_decref(o);
+	r.steering = BENCH_STEER_XPS_SAFE;
+	r.migrate = true;
+	o = bench_result2json(&r);
+	assert_non_null(o);
+	assert_string_equal(json_string_value(json_object_get(o, "steering")), "xps-safe");
+	assert_true(json_is_true(json_object_get(o, "migrate")));
+	r.steering = BENCH_STEER_QUEUE;
+	r.migrate = false;
 
 	machine = json_pack("{s:s, s:i, s:s}", "cpu", "x", "cores", 2, "kernel", "6");
 	doc = bench_doc2json(machine, "pvnet bench", json_pack("[o]", o));
@@ -232,9 +245,49 @@ static void test_table(void **state)
 	assert_non_null(strstr(line, "1000"));
 	assert_non_null(strstr(line, "4.000"));
 	assert_non_null(strstr(line, "map"));
+	assert_non_null(strstr(line, " queue "));
+	assert_non_null(strstr(line, " no"));
+	r.steering = BENCH_STEER_HASH;
+	r.migrate = true;
+	bench_table_row(&r, line, sizeof(line));
+	assert_non_null(strstr(line, " hash "));
+	assert_non_null(strstr(line, " yes"));
+	bench_table_header(line, sizeof(line));
+	assert_non_null(strstr(line, "steering"));
+	assert_non_null(strstr(line, "mig"));
 	snprintf(r.error, sizeof(r.error), "boom");
 	bench_table_row(&r, line, sizeof(line));
 	assert_non_null(strstr(line, "failed: boom"));
+	assert_non_null(strstr(line, "hash migrate"));
+}
+
+static void test_parse_steering(void **state)
+{
+	int st[BENCH_MAX_LIST];
+	char err[256];
+
+	assert_int_equal(bench_parse_steering("xps,hash,xps-safe", st, BENCH_MAX_LIST, err, 256),
+			 3);
+	assert_int_equal(st[0], BENCH_STEER_XPS);
+	assert_int_equal(st[1], BENCH_STEER_HASH);
+	assert_int_equal(st[2], BENCH_STEER_XPS_SAFE);
+	assert_int_equal(bench_parse_steering("queue", st, BENCH_MAX_LIST, err, 256), 1);
+	assert_int_equal(st[0], BENCH_STEER_QUEUE);
+	assert_int_equal(bench_parse_steering("rss", st, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_non_null(strstr(err, "rss"));
+	assert_int_equal(bench_parse_steering("hash,hash", st, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_non_null(strstr(err, "twice"));
+	assert_int_equal(bench_parse_steering("xps-saf", st, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_steering("hash,", st, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_steering("", st, BENCH_MAX_LIST, err, 256), -EINVAL);
+	assert_int_equal(bench_parse_steering("hash,xps", st, 1, err, 256), -E2BIG);
+	/* Same numbers as enum pvnet_steering, and names that pvnet_steering_parse() takes. */
+	assert_string_equal(bench_steering_name(BENCH_STEER_HASH), "hash");
+	assert_string_equal(bench_steering_name(BENCH_STEER_XPS), "xps");
+	assert_string_equal(bench_steering_name(BENCH_STEER_XPS_SAFE), "xps-safe");
+	assert_string_equal(bench_steering_name(BENCH_STEER_QUEUE), "queue");
+	assert_string_equal(bench_steering_name(7), "unknown");
+	assert_string_equal(bench_steering_name(-2), "unknown");
 }
 
 static void test_parse_sizes(void **state)
@@ -345,6 +398,7 @@ int main(void)
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_parse_sizes),
 	    cmocka_unit_test(test_parse_other),
+	    cmocka_unit_test(test_parse_steering),
 	    cmocka_unit_test(test_procstat),
 	    cmocka_unit_test(test_back_from_status),
 	};

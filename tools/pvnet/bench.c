@@ -84,6 +84,9 @@ struct bench {
 	const char *ext_run_dir;
 	bool zerocopy;
 	enum bench_verify verify;
+	int steering[BENCH_MAX_LIST]; /* BENCH_STEER_QUEUE or policies */
+	unsigned int nsteering;
+	bool migrate;
 	/* state */
 	int sfd;
 	sigset_t oldmask;
@@ -127,12 +130,16 @@ static void usage(FILE *f)
 		"                        (pvnet_send/recv)\n"
 		"      --verify MODE     sampled (default: headers, 1 KiB stamps, tail) or full\n"
 		"                        (every payload byte written and checked)\n"
+		"      --steering LIST   hash,xps,xps-safe: the sender vif's TX steering policy;\n"
+		"                        each sender thread sends its flow with pvnet_send_flow()\n"
+		"                        (default queue: thread q sends on queue q)\n"
+		"      --migrate         sender threads hop to the next CPU every %u ms\n"
 		"  -j, --json FILE       write every figure as JSON\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"Exit status: 0 all runs passed, 1 a run failed, 2 usage, 3 the vifs never\n"
 		"connected, 130 interrupted.\n",
-		WARMUP_S);
+		WARMUP_S, BENCH_MIGRATE_US / 1000u);
 }
 
 /* Remove the temporary directory and what pvnetd left in it. */
@@ -237,7 +244,7 @@ static int cmd(struct bench *b, struct child *ch, const char *who, uint32_t op, 
 
 /* Fork one frontend process; it answers READY on its own. */
 static int spawn(struct bench *b, const struct bench_pvnetd *pd, struct child *ch, bool sender,
-		 unsigned int queues, uint32_t size)
+		 unsigned int queues, uint32_t size, int steering)
 {
 	struct bench_guest_cfg cfg = {
 	    .run_dir = pd->run_dir,
@@ -246,6 +253,8 @@ static int spawn(struct bench *b, const struct bench_pvnetd *pd, struct child *c
 	    .frame_size = size,
 	    .verify = b->verify,
 	    .zerocopy = b->zerocopy,
+	    .steering = steering,
+	    .migrate = b->migrate,
 	    .ctl_fd = 3,
 	    /* Whatever happens, gone 60 s after the run should have ended. */
 	    .lifetime_s = (unsigned int)(b->warmup + b->duration) + 60,
@@ -409,7 +418,7 @@ static const char *mode_from_counters(const struct bench_result *r)
 }
 
 static void run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, unsigned int queues,
-		    uint32_t size, struct bench_result *r)
+		    uint32_t size, int steering, struct bench_result *r)
 {
 	struct child A = {.fd = -1}, B = {.fd = -1};
 	const char *inferred;
@@ -421,6 +430,8 @@ static void run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, 
 	r->queues = queues;
 	r->verify = b->verify;
 	r->api = b->zerocopy ? "zerocopy" : "copy";
+	r->steering = steering;
+	r->migrate = b->migrate;
 	r->pvnetd_cpu_us = -1;
 	r->sys_busy_us = r->sys_steal_us = -1;
 	snprintf(r->tx_mode, sizeof(r->tx_mode), "%s", mode);
@@ -430,9 +441,9 @@ static void run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, 
 		snprintf(r->error, sizeof(r->error), "pvnetd (%s) is not running", mode);
 		return;
 	}
-	rc = spawn(b, pd, &A, true, queues, size);
+	rc = spawn(b, pd, &A, true, queues, size, steering);
 	if (!rc)
-		rc = spawn(b, pd, &B, false, queues, size);
+		rc = spawn(b, pd, &B, false, queues, size, BENCH_STEER_QUEUE);
 	if (rc) {
 		snprintf(r->error, sizeof(r->error), "fork: %s", strerror(-rc));
 		goto out;
@@ -466,26 +477,32 @@ out:
 		snprintf(r->error, sizeof(r->error), "pvnetd exited (%s) during the run", why);
 }
 
-/* Every run: queues, then frame size, then tx mode innermost, so that the copy and map
- * runs of one size are adjacent in time on a machine whose speed drifts. */
+/* Every run: queues, then frame size, then tx mode, then steering innermost, so that the
+ * copy and map runs of one size, and the policies of one mode, are adjacent in time on a
+ * machine whose speed drifts. */
 static void sweep(struct bench *b, unsigned int npd)
 {
-	unsigned int done = 0, total = b->nqueues * b->nsizes * npd;
+	unsigned int done = 0, total = b->nqueues * b->nsizes * npd * b->nsteering;
 	char row[512];
 
 	for (unsigned int qi = 0; qi < b->nqueues; qi++)
 		for (unsigned int si = 0; si < b->nsizes; si++)
-			for (unsigned int m = 0; m < npd; m++) {
+			for (unsigned int n = 0; n < npd * b->nsteering; n++) {
+				unsigned int m = n / b->nsteering;
+				int steer = b->steering[n % b->nsteering];
 				const char *mode = b->ext_run_dir ? b->ext_mode : b->modes[m];
 				struct bench_result r;
 
 				if (b->interrupted)
 					return;
 				if (b->progress)
-					fprintf(stderr, "[%u/%u] %s, %u queue%s, %u bytes ...\n",
+					fprintf(stderr,
+						"[%u/%u] %s, %u queue%s, %u bytes, %s%s ...\n",
 						++done, total, mode, b->queues[qi],
-						b->queues[qi] == 1 ? "" : "s", b->sizes[si]);
-				run_one(b, &b->pd[m], mode, b->queues[qi], b->sizes[si], &r);
+						b->queues[qi] == 1 ? "" : "s", b->sizes[si],
+						bench_steering_name(steer),
+						b->migrate ? ", migrating" : "");
+				run_one(b, &b->pd[m], mode, b->queues[qi], b->sizes[si], steer, &r);
 				if (b->interrupted)
 					return;
 				if (r.error[0])
@@ -512,6 +529,8 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 	    {"pvnetd", required_argument, NULL, 'p'},
 	    {"api", required_argument, NULL, 'a'},
 	    {"verify", required_argument, NULL, 'v'},
+	    {"steering", required_argument, NULL, 'S'},
+	    {"migrate", no_argument, NULL, 'M'},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -574,6 +593,18 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 			}
 			b->verify =
 			    !strcmp(optarg, "full") ? BENCH_VERIFY_FULL : BENCH_VERIFY_SAMPLED;
+			break;
+		case 'S':
+			n = bench_parse_steering(optarg, b->steering, BENCH_MAX_LIST, err,
+						 sizeof(err));
+			if (n < 0) {
+				fprintf(stderr, "pvnet bench: --steering: %s\n", err);
+				return -1;
+			}
+			b->nsteering = (unsigned int)n;
+			break;
+		case 'M':
+			b->migrate = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -638,6 +669,8 @@ int bench_main(int argc, char **argv, const char *run_dir)
 	    .duration = 2.0,
 	    .warmup = WARMUP_S,
 	    .zerocopy = true,
+	    .steering = {BENCH_STEER_QUEUE},
+	    .nsteering = 1,
 	    .ext_run_dir = run_dir,
 	    .sfd = -1,
 	};

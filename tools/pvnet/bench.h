@@ -20,6 +20,19 @@
 #define BENCH_MAX_LIST 32u
 /* Most flows (= sender queues) a run can have: PVNET_MAX_QUEUES. */
 #define BENCH_MAX_FLOWS 16u
+/*
+ * --steering: how the sender picks a frame's TX queue.  BENCH_STEER_QUEUE
+ * (the default, "queue") is one sender thread per queue, each on its own
+ * queue; the others are the library's policies (enum pvnet_steering, same
+ * numbers, by name): the vif gets pvnet_vif_set_steering() and every sender
+ * thread sends its flow with pvnet_send_flow().
+ */
+#define BENCH_STEER_QUEUE    (-1)
+#define BENCH_STEER_HASH     0
+#define BENCH_STEER_XPS	     1
+#define BENCH_STEER_XPS_SAFE 2
+/* --migrate: a sender thread moves to the next online CPU this often. */
+#define BENCH_MIGRATE_US 2000u
 
 /*
  * Frame layout (all multi-byte fields big endian except the bench header):
@@ -156,6 +169,8 @@ struct bench_back {
  * @sys_busy_us: CPU time all CPUs spent busy in the window (/proc/stat), or -1 if unknown
  * @sys_steal_us: CPU time the hypervisor stole from this VM in the window, or -1
  * @learn_seen: A received B's learning broadcast before sending
+ * @steering: BENCH_STEER_QUEUE or a policy (BENCH_STEER_*)
+ * @migrate: sender threads hopped between CPUs (--migrate)
  * @error: why the run failed, or "" when it did not
  */
 struct bench_result {
@@ -172,6 +187,8 @@ struct bench_result {
 	int64_t pvnetd_cpu_us;
 	int64_t sys_busy_us, sys_steal_us;
 	bool learn_seen;
+	int steering;
+	bool migrate;
 	char error[256];
 };
 
@@ -205,6 +222,8 @@ int bench_parse_queues(const char *s, unsigned int *out, unsigned int max, char 
 		       size_t errlen);
 int bench_parse_modes(const char *s, char (*out)[8], unsigned int max, char *err, size_t errlen);
 int bench_parse_seconds(const char *s, double *out);
+int bench_parse_steering(const char *s, int *out, unsigned int max, char *err, size_t errlen);
+const char *bench_steering_name(int steering);
 int bench_procstat_ticks(const char *text, uint64_t *ticks);
 int bench_procstat_cpu(const char *text, uint64_t *busy, uint64_t *steal);
 void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned int domid_b,
@@ -281,6 +300,9 @@ struct bench_reply {
  * @frame_size: bytes per frame
  * @verify: how much payload to write / check
  * @zerocopy: use pvnet_tx_alloc/submit and pvnet_rx_burst/release, else pvnet_send/recv
+ * @steering: sender: BENCH_STEER_QUEUE (thread q sends on queue q) or a policy
+ *	(pvnet_vif_set_steering(), every thread sends its flow with pvnet_send_flow())
+ * @migrate: sender: every thread moves to the next online CPU every BENCH_MIGRATE_US
  * @ctl_fd: this process's end of the socketpair
  * @lifetime_s: the process kills itself (SIGALRM) after this long, whatever happens
  */
@@ -291,6 +313,8 @@ struct bench_guest_cfg {
 	uint32_t frame_size;
 	enum bench_verify verify;
 	bool zerocopy;
+	int steering;
+	bool migrate;
 	int ctl_fd;
 	unsigned int lifetime_s;
 };

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,6 +40,21 @@
  * library requires.  A thread that ended (error or stop) publishes its
  * last snap and done instead.
  *
+ * Steering (--steering POLICY, sender only).  The vif gets
+ * pvnet_vif_set_steering() and thread q still sends flow q, but through
+ * pvnet_send_flow(), so the library picks each frame's queue by the
+ * policy; any thread may then send on any queue.  The library's queue
+ * counters are written under its queue locks, which the bench cannot take,
+ * so a steered sender reads them (pvnet_queue_stats()) only after every
+ * sender thread has been joined: snapshots carry zeros for the netfront
+ * TX counters, the final counters the real ones.
+ *
+ * Migration (--migrate, sender only).  Every thread moves itself to the
+ * next online CPU of the process's affinity mask every BENCH_MIGRATE_US
+ * (sched_setaffinity() on itself, checked between bursts), starting at CPU
+ * q modulo their count, so that threads do not move in lockstep onto one
+ * CPU.
+ *
  * Bounds: every poll() has a timeout, the vif calls are bounded by the
  * vif's timeout_ms, the process dies with its parent (PR_SET_PDEATHSIG,
  * set by the parent before calling us) and by SIGALRM after lifetime_s.
@@ -52,6 +68,12 @@
 #define IDLE_POLL_MS 50
 /* How long the sender waits for the receiver's learning broadcast. */
 #define LEARN_WAIT_MS 2000
+/* Wait of a steered sender on a full queue: others may consume its event, so poll briefly. */
+#define STEER_WAIT_MS 1
+
+_Static_assert(BENCH_STEER_HASH == PVNET_STEER_HASH && BENCH_STEER_XPS == PVNET_STEER_XPS &&
+		   BENCH_STEER_XPS_SAFE == PVNET_STEER_XPS_SAFE,
+	       "bench.h steering numbers are enum pvnet_steering's");
 
 struct guest;
 
@@ -59,13 +81,17 @@ struct worker {
 	struct guest *g;
 	unsigned int q;
 	pthread_t th;
-	bool created; /* the thread ran: its snap is meaningful */
-	bool started; /* the thread is joinable */
+	bool created;	/* the thread ran: its snap is meaningful */
+	bool started;	/* the thread is joinable */
+	bool stats_due; /* steered: joined, final lacks the queue counters */
 	/* Owned by the thread. */
 	struct bench_counts c;
 	uint64_t seq;
 	struct bench_flow flows[BENCH_MAX_FLOWS];
 	unsigned int snap_seen;
+	/* --migrate: index into guest.cpus of the CPU now, and when to move on. */
+	unsigned int cpu_i;
+	uint64_t hop_ns;
 	/*
 	 * Published by the thread: snap for main once snap_ack equals the
 	 * generation main asked for (acquire), final once done is set (acquire).
@@ -85,6 +111,10 @@ struct guest {
 	unsigned int nq;
 	unsigned int nflows;
 	uint8_t mac[6], peer[6];
+	bool steered; /* sender with a --steering policy: pvnet_send_flow() */
+	/* --migrate: the online CPUs of the process's affinity mask. */
+	unsigned int ncpus;
+	int cpus[CPU_SETSIZE];
 	struct bench_tmpl tmpl[BENCH_MAX_FLOWS];
 	int wake_fd;
 	_Atomic bool stop;
@@ -138,7 +168,8 @@ static void worker_snap(struct worker *w)
 	if (gen == w->snap_seen)
 		return;
 	w->snap = w->c;
-	queue_stats(w->g, w->q, &w->snap);
+	if (!w->g->steered)
+		queue_stats(w->g, w->q, &w->snap);
 	w->snap_seen = gen;
 	atomic_store_explicit(&w->snap_ack, gen, memory_order_release);
 }
@@ -147,7 +178,8 @@ static void worker_snap(struct worker *w)
 static void worker_end(struct worker *w)
 {
 	w->final = w->c;
-	queue_stats(w->g, w->q, &w->final);
+	if (!w->g->steered)
+		queue_stats(w->g, w->q, &w->final); /* steered: after every join, stop_workers() */
 	atomic_store_explicit(&w->done, true, memory_order_release);
 }
 
@@ -172,6 +204,25 @@ static void worker_wait(struct worker *w)
 static bool stopping(struct worker *w)
 {
 	return atomic_load_explicit(&w->g->stop, memory_order_acquire);
+}
+
+/* --migrate: move the calling thread to its next CPU when its time has come. */
+static void maybe_migrate(struct worker *w)
+{
+	struct guest *g = w->g;
+	uint64_t now;
+	cpu_set_t set;
+
+	if (!g->cfg->migrate || g->ncpus < 2)
+		return;
+	now = mono_ns();
+	if (w->hop_ns && now < w->hop_ns)
+		return;
+	w->cpu_i = w->hop_ns ? (w->cpu_i + 1) % g->ncpus : w->q % g->ncpus;
+	w->hop_ns = now + BENCH_MIGRATE_US * 1000ull;
+	CPU_ZERO(&set);
+	CPU_SET(g->cpus[w->cpu_i], &set);
+	sched_setaffinity(0, sizeof(set), &set); /* a CPU gone offline: stay, try the next */
 }
 
 /* Point @iov at the pages of a TX chain, filling each page from its start. */
@@ -234,6 +285,7 @@ static void *sender_zerocopy(void *arg)
 	}
 	while (!stopping(w)) {
 		worker_snap(w);
+		maybe_migrate(w);
 		if (nheld < burst) {
 			int got = pvnet_tx_alloc(g->vif, w->q, pages, (burst - nheld) * per);
 			unsigned int whole;
@@ -312,6 +364,7 @@ static void *sender_copy(void *arg)
 		int rc;
 
 		worker_snap(w);
+		maybe_migrate(w);
 		/* Frames keep their slot in @frames until sent: refill only the free tail. */
 		for (; nheld < burst; nheld++) {
 			uint8_t *f = frames + (size_t)((w->seq) % burst) * len;
@@ -332,6 +385,65 @@ static void *sender_copy(void *arg)
 		nheld -= (unsigned int)rc;
 		if (nheld)
 			worker_wait(w); /* stopped: pvnet_send armed the wakeup */
+	}
+out:
+	free(frames);
+	worker_end(w);
+	return NULL;
+}
+
+/*
+ * Steered sender: flow q through pvnet_send_flow(), whatever queue the
+ * policy picks.  On a full queue, wait briefly on the fd of the queue the
+ * next frame would take (another thread may consume that queue's event).
+ */
+static void *sender_steered(void *arg)
+{
+	struct worker *w = arg;
+	struct guest *g = w->g;
+	uint32_t len = g->cfg->frame_size;
+	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
+	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
+	struct pvnet_pkt pkts[BURST];
+	unsigned int nheld = 0;
+	uint8_t *frames = malloc((size_t)burst * len);
+
+	if (!frames) {
+		worker_fail(w, "sender buffer", -ENOMEM);
+		goto out;
+	}
+	while (!stopping(w)) {
+		int rc;
+
+		worker_snap(w);
+		maybe_migrate(w);
+		for (; nheld < burst; nheld++) {
+			uint8_t *f = frames + (size_t)((w->seq) % burst) * len;
+			struct iovec iov = {.iov_base = f, .iov_len = len};
+
+			bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq++, len,
+					 g->cfg->verify);
+			pkts[nheld] = (struct pvnet_pkt){.data = f, .len = len};
+		}
+		rc = pvnet_send_flow(g->vif, pkts, nheld);
+		if (rc < 0) {
+			worker_fail(w, "pvnet_send_flow", rc);
+			break;
+		}
+		w->c.frames += (unsigned int)rc;
+		w->c.bytes += (uint64_t)rc * len;
+		memmove(pkts, pkts + rc, (nheld - (unsigned int)rc) * sizeof(pkts[0]));
+		nheld -= (unsigned int)rc;
+		if (nheld) {
+			int q = pvnet_vif_pick_queue(g->vif, pkts[0].data, pkts[0].len);
+			struct pollfd pf[2] = {
+			    {.fd = q < 0 ? -1 : pvnet_queue_fd(g->vif, (unsigned int)q),
+			     .events = POLLIN},
+			    {.fd = g->wake_fd, .events = POLLIN},
+			};
+
+			poll(pf, 2, STEER_WAIT_MS);
+		}
 	}
 out:
 	free(frames);
@@ -494,12 +606,20 @@ static void stop_workers(struct guest *g)
 		if (g->w[q].started) {
 			pthread_join(g->w[q].th, NULL);
 			g->w[q].started = false;
+			g->w[q].stats_due = g->steered;
+		}
+	/* Steered: every sender is joined, so the queue counters are still now. */
+	for (unsigned int q = 0; q < g->nq; q++)
+		if (g->w[q].stats_due) {
+			queue_stats(g, q, &g->w[q].final);
+			g->w[q].stats_due = false;
 		}
 }
 
 static int start_workers(struct guest *g, const struct bench_cmd *cmd, char *err, size_t errlen)
 {
 	void *(*fn)(void *) = !g->cfg->sender	 ? receiver
+			      : g->steered	 ? sender_steered
 			      : g->cfg->zerocopy ? sender_zerocopy
 						 : sender_copy;
 
@@ -619,6 +739,31 @@ static int guest_up(struct guest *g, struct bench_reply *r)
 			 "frames of %u bytes need feature-sg, which the backend did not offer",
 			 g->cfg->frame_size);
 		return -EOPNOTSUPP;
+	}
+	if (g->cfg->sender && g->cfg->steering != BENCH_STEER_QUEUE) {
+		const char *name = bench_steering_name(g->cfg->steering);
+		int policy = pvnet_steering_parse(name);
+
+		rc = policy < 0 ? policy : pvnet_vif_set_steering(g->vif, policy);
+		if (rc < 0) {
+			snprintf(r->error, sizeof(r->error), "steering %s: %s", name,
+				 strerror(-rc));
+			return rc;
+		}
+		g->steered = true;
+	}
+	if (g->cfg->sender && g->cfg->migrate) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set) < 0) {
+			rc = -errno;
+			snprintf(r->error, sizeof(r->error), "sched_getaffinity: %s",
+				 strerror(-rc));
+			return rc;
+		}
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				g->cpus[g->ncpus++] = c;
 	}
 	return 0;
 }

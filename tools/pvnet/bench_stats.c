@@ -254,11 +254,14 @@ json_t *bench_result2json(const struct bench_result *r)
 	json_object_set_new(o, "tx_copy_fallback",
 			    jint(sub(r->a1.tx_copy_fallback, r->a0.tx_copy_fallback)));
 	json_object_set_new(o, "run_totals",
-			    json_pack("{s:o, s:o, s:o, s:o}", "tx_frames", jint(r->a_end.frames),
-				      "rx_frames", jint(r->b_end.frames), "corrupt",
-				      jint(r->b_end.corrupt), "unaccounted",
+			    json_pack("{s:o, s:o, s:o, s:o, s:o}", "tx_frames",
+				      jint(r->a_end.frames), "rx_frames", jint(r->b_end.frames),
+				      "corrupt", jint(r->b_end.corrupt), "out_of_order",
+				      jint(r->b_end.out_of_order), "unaccounted",
 				      json_integer((json_int_t)f.unaccounted)));
 	json_object_set_new(o, "learn_frame_seen", json_boolean(r->learn_seen));
+	json_object_set_new(o, "steering", json_string(bench_steering_name(r->steering)));
+	json_object_set_new(o, "migrate", json_boolean(r->migrate));
 	if (r->error[0])
 		json_object_set_new(o, "error", json_string(r->error));
 	return o;
@@ -285,9 +288,9 @@ json_t *bench_doc2json(json_t *machine, const char *command, json_t *results)
  */
 void bench_table_header(char *buf, size_t len)
 {
-	snprintf(buf, len, "%6s %2s %-4s %-8s %10s %10s %8s %7s %8s %8s %7s %7s %5s", "frame", "q",
-		 "tx", "api", "tx_frames", "rx_frames", "Gbit/s", "Mpps", "us/KB", "ntf/1k",
-		 "dropped", "corrupt", "ooo");
+	snprintf(buf, len, "%6s %2s %-4s %-8s %10s %10s %8s %7s %8s %8s %7s %7s %5s %-8s %3s",
+		 "frame", "q", "tx", "api", "tx_frames", "rx_frames", "Gbit/s", "Mpps", "us/KB",
+		 "ntf/1k", "dropped", "corrupt", "ooo", "steering", "mig");
 }
 
 static void fmt_real(char *b, size_t n, double v, int prec)
@@ -310,7 +313,8 @@ void bench_table_row(const struct bench_result *r, char *buf, size_t len)
 	char sd[24], ntf[24];
 
 	if (r->error[0]) {
-		snprintf(buf, len, "%6u %2u %-4s failed: %s", r->frame_size, r->queues, r->tx_mode,
+		snprintf(buf, len, "%6u %2u %-4s %s%s failed: %s", r->frame_size, r->queues,
+			 r->tx_mode, bench_steering_name(r->steering), r->migrate ? " migrate" : "",
 			 r->error);
 		return;
 	}
@@ -319,9 +323,10 @@ void bench_table_row(const struct bench_result *r, char *buf, size_t len)
 	fmt_real(ntf, sizeof(ntf), f.notifications_per_1000, 2);
 	snprintf(buf, len,
 		 "%6u %2u %-4s %-8s %10" PRIu64 " %10" PRIu64 " %8.3f %7.3f %8s %8s %7" PRIu64
-		 " %7" PRIu64 " %5" PRIu64,
+		 " %7" PRIu64 " %5" PRIu64 " %-8s %3s",
 		 r->frame_size, r->queues, r->tx_mode, r->api ? r->api : "-", f.tx_frames,
-		 f.rx_frames, f.gbit_s, f.mpps, sd, ntf, f.dropped, f.corrupt, f.out_of_order);
+		 f.rx_frames, f.gbit_s, f.mpps, sd, ntf, f.dropped, f.corrupt, f.out_of_order,
+		 bench_steering_name(r->steering), r->migrate ? "yes" : "no");
 }
 
 /* Split @s at commas; call @one on every item; count them.  Empty items are errors. */
@@ -416,6 +421,58 @@ static int one_mode(const char *item, unsigned int i, void *ctx, char *err, size
 	}
 	snprintf(((char(*)[8])ctx)[i], 8, "%s", item);
 	return 0;
+}
+
+/* Names of BENCH_STEER_QUEUE (index 0) and the policies (index policy + 1). */
+static const char *const steer_names[] = {"queue", "hash", "xps", "xps-safe"};
+
+/**
+ * bench_steering_name() - the name of a --steering value
+ * @steering: BENCH_STEER_QUEUE or a BENCH_STEER_* policy
+ *
+ * Return: "queue", "hash", "xps", "xps-safe", or "unknown"
+ */
+const char *bench_steering_name(int steering)
+{
+	if (steering < BENCH_STEER_QUEUE || steering > BENCH_STEER_XPS_SAFE)
+		return "unknown";
+	return steer_names[steering + 1];
+}
+
+static int one_steering(const char *item, unsigned int i, void *ctx, char *err, size_t errlen)
+{
+	int *out = ctx;
+
+	for (int v = BENCH_STEER_QUEUE; v <= BENCH_STEER_XPS_SAFE; v++) {
+		if (strcmp(item, steer_names[v + 1]))
+			continue;
+		for (unsigned int j = 0; j < i; j++)
+			if (out[j] == v) {
+				snprintf(err, errlen, "steering '%s' given twice", item);
+				return -EINVAL;
+			}
+		out[i] = v;
+		return 0;
+	}
+	snprintf(err, errlen, "steering '%s' is not hash, xps, xps-safe or queue", item);
+	return -EINVAL;
+}
+
+/**
+ * bench_parse_steering() - parse --steering: comma-separated "hash", "xps", "xps-safe", "queue"
+ * @s: the list
+ * @out: receives BENCH_STEER_* values ("queue": BENCH_STEER_QUEUE, the default's name)
+ * @max: room in @out
+ * @err: receives a message for people on failure
+ * @errlen: size of @err
+ *
+ * A name given twice is refused: it would measure nothing new.
+ *
+ * Return: the number of values, or -errno
+ */
+int bench_parse_steering(const char *s, int *out, unsigned int max, char *err, size_t errlen)
+{
+	return parse_list(s, max, err, errlen, out, one_steering);
 }
 
 /**
