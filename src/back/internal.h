@@ -152,6 +152,24 @@ struct back_tx_pending {
 };
 
 /**
+ * struct back_hold_pool - private memory for frames copied out of a sender
+ * @base: @size bytes, allocated at the queue's first copy-out
+ * @size: room for a full RX queue of copies (see rx.c)
+ * @head: bytes ever released (offset modulo @size of the oldest copy)
+ * @tail: bytes ever taken
+ *
+ * A FIFO allocator: copies are made in queue order and released in queue
+ * order (delivered, expired or dropped at the head), so a ring of bytes
+ * serves them with no allocation per frame.  Worker-private.
+ */
+struct back_hold_pool {
+	uint8_t *base;
+	uint64_t size;
+	uint64_t head;
+	uint64_t tail;
+};
+
+/**
  * struct back_queue - one queue of a connected vif
  *
  * Set up and torn down by the loop thread (xenbus.c) while no worker runs;
@@ -207,6 +225,7 @@ struct back_queue {
 	/* Charged by xmit() on any thread: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t rxq_bytes;
 	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan;
+	struct back_hold_pool hold;
 	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
 	uint16_t rx_copy_slot[BACK_RX_COPY_OPS];
 	netif_rx_response_t rx_rsp[BACK_RX_RING_SIZE];

@@ -112,6 +112,70 @@ int back_rx_init(struct back_queue *q)
 void back_rx_fini(struct back_queue *q)
 {
 	back_mpsc_fini(&q->rxq);
+	free(q->hold.base);
+	q->hold = (struct back_hold_pool){0};
+}
+
+/* What precedes each copy in the hold pool: how to release it. */
+struct hold_hdr {
+	uint32_t skip;	/* bytes left unused at the end of the pool before it */
+	uint32_t total; /* this header, the rx_held and the frame, 8-byte aligned */
+};
+
+/*
+ * Take room for a copy of @len bytes, or NULL.  The pool holds a full RX
+ * queue of copies: queued frames never exceed rx_queue_max_bytes (xmit()
+ * refuses past it), each copy costs its headers and up to 7 bytes of
+ * alignment, there are at most BACK_RXQ_CAP of them, and wrapping wastes
+ * at most one largest copy.  So NULL means "not yet", and the copy-out is
+ * retried next round, as for a failed allocation.
+ */
+static struct rx_held *hold_alloc(struct back_queue *q, uint32_t len)
+{
+	struct back_hold_pool *h = &q->hold;
+	uint64_t total = (sizeof(struct hold_hdr) + sizeof(struct rx_held) + len + 7) & ~7ULL;
+	uint64_t pos, skip = 0;
+	struct hold_hdr *hdr;
+
+	if (!h->base) {
+		uint64_t size = (uint64_t)q->b->cfg.rx_queue_max_bytes +
+				(uint64_t)BACK_RXQ_CAP *
+				    (sizeof(struct hold_hdr) + sizeof(struct rx_held) + 7) +
+				2 * (uint64_t)(XEN_NETIF_MAX_TX_SIZE + 64);
+
+		h->base = malloc(size);
+		if (!h->base)
+			return NULL;
+		h->size = size;
+		h->head = h->tail = 0;
+	}
+	if (total > h->size)
+		return NULL;
+	pos = h->tail % h->size;
+	if (pos + total > h->size)
+		skip = h->size - pos;
+	if (h->tail + skip + total - h->head > h->size)
+		return NULL;
+	hdr = (struct hold_hdr *)(h->base + (pos + skip) % h->size);
+	hdr->skip = (uint32_t)skip;
+	hdr->total = (uint32_t)total;
+	h->tail += skip + total;
+	return (struct rx_held *)(hdr + 1);
+}
+
+/* Release the oldest copy, @held (copies are released in the order they were taken). */
+static void hold_free(struct back_queue *q, struct rx_held *held)
+{
+	struct hold_hdr *hdr = (struct hold_hdr *)held - 1;
+	struct back_hold_pool *h = &q->hold;
+
+	/* Our own invariant, not guest input: copies leave in the order they came. */
+	if ((uint8_t *)hdr != h->base + (h->head + hdr->skip) % h->size) {
+		err("vif%u.%u q%u: hold pool released out of order", q->vif->domid, q->vif->devid,
+		    q->id);
+		abort();
+	}
+	h->head += hdr->skip + hdr->total;
 }
 
 static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, unsigned int n)
@@ -198,7 +262,8 @@ static uint32_t item_len(const struct back_mpsc_item *it)
 static void item_release(struct back_queue *q, struct back_mpsc_item *it)
 {
 	atomic_fetch_sub_explicit(&q->rxq_bytes, item_len(it), memory_order_relaxed);
-	free(it->aux);
+	if (it->aux)
+		hold_free(q, it->aux);
 	if (it->ptr)
 		sw_pkt_put(it->ptr);
 	it->ptr = it->aux = NULL;
@@ -230,7 +295,7 @@ static int rx_copy_out(struct back_queue *q, struct back_mpsc_item *it)
 
 	if (n == 0)
 		return 0; /* malformed: dropped when it reaches the head */
-	held = malloc(sizeof(*held) + pkt->len);
+	held = hold_alloc(q, pkt->len);
 	if (!held) {
 		back_stat_add(&q->stats->rx_nomem, 1);
 		return -ENOMEM;

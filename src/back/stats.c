@@ -48,7 +48,7 @@ static const struct back_stat_desc back_stats[] = {
     STAT(rx_oversize),	   /* needs more slots / GSO / sg the guest lacks */
     STAT(rx_malformed),	   /* descriptor whose pieces do not add up to its length */
     STAT(rx_held_copied),  /* held payloads copied out to free the sender */
-    STAT(rx_nomem),	   /* copy-out failed for lack of memory (retried later) */
+    STAT(rx_nomem),	   /* copy-out found its pool full or unallocatable (retried later) */
     STAT(rx_waits),	   /* times the head frame waited for RX buffers */
     STAT(notifications),   /* event channel notifications sent to the guest */
     STAT(wakeups),	   /* worker wake-ups */
