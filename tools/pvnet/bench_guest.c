@@ -353,6 +353,12 @@ out:
 	return NULL;
 }
 
+/*
+ * Copying sender: flow q through pvnet_send() on queue q, or, when the vif
+ * is steered, through pvnet_send_flow() on whatever queue the policy picks.
+ * On a full queue a steered sender waits briefly on the fd of the queue the
+ * next frame would take (another thread may consume that queue's event).
+ */
 static void *sender_copy(void *arg)
 {
 	struct worker *w = arg;
@@ -382,67 +388,19 @@ static void *sender_copy(void *arg)
 					 g->cfg->verify);
 			pkts[nheld] = (struct pvnet_pkt){.data = f, .len = len};
 		}
-		rc = pvnet_send(g->vif, w->q, pkts, nheld);
+		rc = g->steered ? pvnet_send_flow(g->vif, pkts, nheld)
+				: pvnet_send(g->vif, w->q, pkts, nheld);
 		if (rc < 0) {
-			worker_fail(w, "pvnet_send", rc);
+			worker_fail(w, g->steered ? "pvnet_send_flow" : "pvnet_send", rc);
 			break;
 		}
 		w->c.frames += (unsigned int)rc;
 		w->c.bytes += (uint64_t)rc * len;
 		memmove(pkts, pkts + rc, (nheld - (unsigned int)rc) * sizeof(pkts[0]));
 		nheld -= (unsigned int)rc;
-		if (nheld)
+		if (nheld && !g->steered) {
 			worker_wait(w); /* stopped: pvnet_send armed the wakeup */
-	}
-out:
-	free(frames);
-	worker_end(w);
-	return NULL;
-}
-
-/*
- * Steered sender: flow q through pvnet_send_flow(), whatever queue the
- * policy picks.  On a full queue, wait briefly on the fd of the queue the
- * next frame would take (another thread may consume that queue's event).
- */
-static void *sender_steered(void *arg)
-{
-	struct worker *w = arg;
-	struct guest *g = w->g;
-	uint32_t len = g->cfg->frame_size;
-	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
-	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
-	struct pvnet_pkt pkts[BURST];
-	unsigned int nheld = 0;
-	uint8_t *frames = malloc((size_t)burst * len);
-
-	if (!frames) {
-		worker_fail(w, "sender buffer", -ENOMEM);
-		goto out;
-	}
-	while (!stopping(w)) {
-		int rc;
-
-		worker_snap(w);
-		maybe_migrate(w);
-		for (; nheld < burst; nheld++) {
-			uint8_t *f = frames + (size_t)((w->seq) % burst) * len;
-			struct iovec iov = {.iov_base = f, .iov_len = len};
-
-			bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq++, len,
-					 g->cfg->verify);
-			pkts[nheld] = (struct pvnet_pkt){.data = f, .len = len};
-		}
-		rc = pvnet_send_flow(g->vif, pkts, nheld);
-		if (rc < 0) {
-			worker_fail(w, "pvnet_send_flow", rc);
-			break;
-		}
-		w->c.frames += (unsigned int)rc;
-		w->c.bytes += (uint64_t)rc * len;
-		memmove(pkts, pkts + rc, (nheld - (unsigned int)rc) * sizeof(pkts[0]));
-		nheld -= (unsigned int)rc;
-		if (nheld) {
+		} else if (nheld) {
 			int q = pvnet_vif_pick_queue(g->vif, pkts[0].data, pkts[0].len);
 			struct pollfd pf[2] = {
 			    {.fd = q < 0 ? -1 : pvnet_queue_fd(g->vif, (unsigned int)q),
@@ -627,7 +585,7 @@ static void stop_workers(struct guest *g)
 static int start_workers(struct guest *g, const struct bench_cmd *cmd, char *err, size_t errlen)
 {
 	void *(*fn)(void *) = !g->cfg->sender	 ? receiver
-			      : g->steered	 ? sender_steered
+			      : g->steered	 ? sender_copy /* pvnet_send_flow() copies */
 			      : g->cfg->zerocopy ? sender_zerocopy
 						 : sender_copy;
 
