@@ -245,6 +245,26 @@ static int take_msg(struct front_xs *xs, long size, struct xsd_sockmsg *h, char 
 	return 0;
 }
 
+/*
+ * Wait (until @deadline) for the next complete message and take it: 0 for
+ * a watch event (queued), 1 for a reply (in @h and @body), or -errno.
+ */
+static int next_msg(struct front_xs *xs, int64_t deadline, struct xsd_sockmsg *h, char *body)
+{
+	for (;;) {
+		long size = have_msg(xs);
+		int rc;
+
+		if (size < 0)
+			return (int)size;
+		if (size > 0)
+			return take_msg(xs, size, h, body);
+		rc = fill(xs, deadline, true);
+		if (rc < 0)
+			return rc;
+	}
+}
+
 /**
  * front_xs_poll_events() - read whatever the socket holds, never blocking
  * @xs: the client
@@ -291,24 +311,14 @@ int front_xs_wait_event(struct front_xs *xs, const char *token, int timeout_ms)
 	int64_t deadline = now_ms() + timeout_ms;
 	struct xsd_sockmsg h;
 	char body[XENSTORE_PAYLOAD_MAX + 1];
-	long size;
 	int rc;
 
 	while (!front_xs_take_event(xs, token)) {
-		size = have_msg(xs);
-		if (size < 0)
-			return (int)size;
-		if (size == 0) {
-			rc = fill(xs, deadline, true);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		rc = take_msg(xs, size, &h, body);
+		rc = next_msg(xs, deadline, &h, body);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
-			return -EPROTO;
+			return -EPROTO; /* a reply nobody asked for */
 	}
 	return 0;
 }
@@ -360,7 +370,6 @@ static int call(struct front_xs *xs, uint32_t type, uint32_t txn, const struct i
 	struct xsd_sockmsg h = {.type = type, .req_id = xs->next_req_id++, .tx_id = txn};
 	char body[XENSTORE_PAYLOAD_MAX + 1];
 	struct xsd_sockmsg r;
-	long size;
 	int rc;
 
 	for (unsigned int i = 0; i < nparts; i++)
@@ -372,22 +381,11 @@ static int call(struct front_xs *xs, uint32_t type, uint32_t txn, const struct i
 		rc = send_all(xs, parts[i].iov_base, parts[i].iov_len, deadline);
 	if (rc < 0)
 		return rc;
-	for (;;) {
-		size = have_msg(xs);
-		if (size < 0)
-			return (int)size;
-		if (size == 0) {
-			rc = fill(xs, deadline, true);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		rc = take_msg(xs, size, &r, body);
+	do {
+		rc = next_msg(xs, deadline, &r, body);
 		if (rc < 0)
 			return rc;
-		if (rc > 0)
-			break;
-	}
+	} while (rc == 0); /* watch events are queued; go on until the reply */
 	if (r.req_id != h.req_id || (r.type != type && r.type != XS_ERROR))
 		return -EPROTO;
 	if (r.type == XS_ERROR)
