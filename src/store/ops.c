@@ -73,15 +73,22 @@ static int node_path(const struct store_conn *c, const char *in, char *out)
 	return store_path_canon(c->domid, in, out, XENSTORE_ABS_PATH_MAX + 1);
 }
 
-static int do_read(struct store_conn *c, struct req *r)
+/* The node the request's one path argument names, as the requester may read it. */
+static int lookup(struct store_conn *c, struct req *r, const struct store_node **node)
 {
 	char path[XENSTORE_ABS_PATH_MAX + 1];
-	const struct store_node *node;
 	int e = node_path(c, onearg(r), path);
 
 	if (e)
 		return e;
-	e = store_op_read(c->s, &r->actor, path, &node);
+	return store_op_read(c->s, &r->actor, path, node);
+}
+
+static int do_read(struct store_conn *c, struct req *r)
+{
+	const struct store_node *node;
+	int e = lookup(c, r, &node);
+
 	if (e)
 		return e;
 	return reply(c, r, node->data, node->datalen);
@@ -89,13 +96,9 @@ static int do_read(struct store_conn *c, struct req *r)
 
 static int do_directory(struct store_conn *c, struct req *r)
 {
-	char path[XENSTORE_ABS_PATH_MAX + 1];
 	const struct store_node *node;
-	int e = node_path(c, onearg(r), path);
+	int e = lookup(c, r, &node);
 
-	if (e)
-		return e;
-	e = store_op_read(c->s, &r->actor, path, &node);
 	if (e)
 		return e;
 	return reply(c, r, node->children, node->childlen);
@@ -103,14 +106,10 @@ static int do_directory(struct store_conn *c, struct req *r)
 
 static int do_get_perms(struct store_conn *c, struct req *r)
 {
-	char path[XENSTORE_ABS_PATH_MAX + 1];
 	char buf[XENSTORE_PAYLOAD_MAX];
 	const struct store_node *node;
-	int e = node_path(c, onearg(r), path);
+	int e = lookup(c, r, &node);
 
-	if (e)
-		return e;
-	e = store_op_read(c->s, &r->actor, path, &node);
 	if (e)
 		return e;
 	e = store_perms_format(node->perms, node->nperms, buf, sizeof(buf));
