@@ -53,11 +53,19 @@ struct sw_port;
  *	unmap wait until every consumer is done with the packet
  * @BACK_TX_COPY: grant-copy the payload into pvnetd's own pages and answer
  *	the guest at once
+ * @BACK_TX_PERSISTENT: offer feature-persistent (docs/persistent-grants.md);
+ *	a frontend that accepts it has every buffer page mapped once, at first
+ *	use, and kept mapped until it disconnects: no grant operation per
+ *	packet, TX and RX.  A frontend that does not gets BACK_TX_MAP.
  */
 enum back_tx_mode {
 	BACK_TX_MAP = 0,
 	BACK_TX_COPY = 1,
+	BACK_TX_PERSISTENT = 2,
 };
+
+/* The names of the modes, as pvnetd --tx-mode and the status show them. */
+const char *back_tx_mode_name(enum back_tx_mode m);
 
 /**
  * struct back_config - netback settings; back_config_default() fills them
@@ -81,6 +89,9 @@ enum back_tx_mode {
  *	(sched_yield) after every empty round, before it sleeps on its event
  *	channel; 0 disables polling.  Default BACK_POLL_US_DEFAULT (see worker.c
  *	for why that value)
+ * @persistent_max_grants: in BACK_TX_PERSISTENT mode, the most pages one
+ *	queue of a frontend may use in its requests (persistent-max-grants);
+ *	default BACK_PERSISTENT_MAX_DEFAULT
  * @backend_id: our domain id (0: pvnetd is dom0)
  */
 struct back_config {
@@ -92,8 +103,19 @@ struct back_config {
 	uint32_t rx_drain_timeout_nonotify_ms;
 	uint32_t tx_hold_max_us;
 	uint32_t poll_us;
+	uint32_t persistent_max_grants;
 	domid_t backend_id;
 };
+
+/*
+ * Default persistent-max-grants: a pvnet frontend's largest pool, 256 TX
+ * pages plus 4096 RX pages per queue (pvnet_vif_config), so that every
+ * frontend libpvnet can configure fits.  Each mapped page costs a cache
+ * entry (32 bytes) and a mapping, both released at disconnect.
+ */
+#define BACK_PERSISTENT_MAX_DEFAULT 4352u
+/* Largest persistent-max-grants accepted. */
+#define BACK_PERSISTENT_MAX_LIMIT 65536u
 
 /*
  * Default poll window.  A guest sending back-to-back bursts refills its
@@ -218,6 +240,15 @@ struct sw_port *back_vif_port(const struct back_vif *vif);
  * Return: the number of queues while Connected, else 0
  */
 unsigned int back_vif_num_queues(const struct back_vif *vif);
+
+/**
+ * back_vif_tx_mode() - how the current connection moves guest pages
+ * @vif: the vif
+ *
+ * Return: the backend's mode, except BACK_TX_MAP for a frontend that did
+ * not accept feature-persistent from a BACK_TX_PERSISTENT backend
+ */
+enum back_tx_mode back_vif_tx_mode(const struct back_vif *vif);
 
 /**
  * struct back_stat_desc - one per-queue counter

@@ -104,6 +104,11 @@ struct back_queue_stats {
 	_Atomic uint64_t fatal;
 	_Atomic uint64_t ctrl_requests;
 	_Atomic uint64_t poll_rounds;
+	_Atomic uint64_t grant_copy_ops;
+	_Atomic uint64_t grant_map_ops;
+	_Atomic uint64_t grant_unmap_ops;
+	_Atomic uint64_t grant_batches;
+	_Atomic uint64_t persistent_overflow;
 };
 
 /* Single-writer counter update: no atomic read-modify-write. */
@@ -170,6 +175,47 @@ struct back_hold_pool {
 };
 
 /**
+ * struct back_pgnt_ent - one persistently mapped guest page (gnt.c)
+ * @ref: the guest's grant reference (the key)
+ * @state: empty, pending (a miss of the batch being resolved), mapped, or
+ *	failed (its map failed; deleted at the end of the batch)
+ * @writable: mapped writable (RX buffers), else read-only (TX buffers)
+ * @status: failed: the map's GNTST_* status
+ * @handle: mapped: the grant handle
+ * @addr: mapped: the host address
+ */
+struct back_pgnt_ent {
+	grant_ref_t ref;
+	uint8_t state;
+	bool writable;
+	int16_t status;
+	grant_handle_t handle;
+	uint64_t addr;
+};
+
+/* Most misses one batch maps: a TX or RX copy batch, or a TX map batch. */
+#define BACK_PGNT_MISS_MAX BACK_TX_COPY_OPS
+
+/**
+ * struct back_pgnt - a queue's persistent-grant cache (gnt.c; worker-private)
+ * @tab: open-addressing table of @mask + 1 entries, at most half full
+ * @mask: table size - 1 (a power of two)
+ * @cap: most entries: the frontend's persistent-grants
+ * @n: entries in use
+ * @key: the keyed hash's key (the guest chooses references: it must not
+ *	be able to choose collisions)
+ * @miss: map ops of one batch's misses
+ */
+struct back_pgnt {
+	struct back_pgnt_ent *tab;
+	uint32_t mask;
+	uint32_t cap;
+	uint32_t n;
+	uint8_t key[16];
+	struct gnttab_map_grant_ref miss[BACK_PGNT_MISS_MAX];
+};
+
+/**
  * struct back_queue - one queue of a connected vif
  *
  * Set up and torn down by the loop thread (xenbus.c) while no worker runs;
@@ -184,6 +230,8 @@ struct back_queue {
 	unsigned int id;
 	struct back_queue_stats *stats;
 	struct hv_gnttab *gt;
+	enum back_tx_mode mode; /* the vif's: MAP, COPY or PERSISTENT */
+	struct back_pgnt *pgnt; /* PERSISTENT only */
 
 	/* Rings (guest pages mapped writable) and event channels. */
 	netif_tx_back_ring_t tx;
@@ -264,6 +312,8 @@ struct back_frontend {
  * @fe_state: last frontend state seen
  * @watching: the frontend-state watch is registered
  * @fe: negotiated features (read by workers, written while none runs)
+ * @mode: how this connection moves guest pages (enum back_tx_mode)
+ * @persistent_grants: PERSISTENT: pages per queue the frontend declared
  * @nq: queues of the current connection, 0 when not connected
  * @nq_stats: queues whose counters are valid (last connection)
  * @q: the queues
@@ -289,6 +339,8 @@ struct back_vif {
 	enum xenbus_state fe_state;
 	bool watching;
 	struct back_frontend fe;
+	enum back_tx_mode mode;
+	uint32_t persistent_grants;
 	unsigned int nq;
 	unsigned int nq_stats;
 	struct back_queue *q[BACK_MAX_QUEUES_LIMIT];
@@ -472,6 +524,58 @@ int back_ctrl_connect(struct back_vif *vif, grant_ref_t ref, evtchn_port_t evtch
 void back_ctrl_disconnect(struct back_vif *vif);
 bool back_ctrl_poll(struct back_queue *q);
 bool back_ctrl_has_work(struct back_queue *q);
+
+/* gnt.c -- grant operations of a queue's worker: counted, batched, cached */
+
+/**
+ * back_gnt_init() - set up the persistent-grant cache of a PERSISTENT queue
+ * @q: the queue (q->mode set; no-op in the other modes)
+ * @cap: most pages the frontend may use in this queue's requests
+ *
+ * Return: 0, -ENOMEM
+ */
+int back_gnt_init(struct back_queue *q, uint32_t cap);
+
+/**
+ * back_gnt_fini() - unmap every cached page (one batch) and free the cache
+ * @q: the queue; its worker is stopped and no TX frame is in flight
+ */
+void back_gnt_fini(struct back_queue *q);
+
+/**
+ * back_gnt_copy() - one batch of grant copies (GNTTABOP_copy)
+ * @q: the queue
+ * @n: ops
+ * @segs: the ops; each gets its status
+ *
+ * PERSISTENT: the foreign side of each op is looked up in the cache (the
+ * misses mapped in one batch) and the copy is a memcpy.  Return: 0, or a
+ * negative errno when the whole call failed (every status then set to
+ * GNTST_general_error).
+ */
+int back_gnt_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segment_t *segs);
+
+/**
+ * back_gnt_map() - one batch of grant maps (GNTTABOP_map_grant_ref)
+ * @q: the queue
+ * @n: ops
+ * @ops: the ops; each gets status, handle and host_addr
+ *
+ * PERSISTENT: answered from the cache (misses mapped in one batch, with
+ * the access the op asks for); the mappings belong to the cache and must
+ * not be unmapped by the caller.  Return: as back_gnt_copy()
+ */
+int back_gnt_map(struct back_queue *q, uint32_t n, struct gnttab_map_grant_ref *ops);
+
+/**
+ * back_gnt_unmap() - one batch of grant unmaps (GNTTABOP_unmap_grant_ref)
+ * @q: the queue
+ * @n: ops
+ * @ops: the ops
+ *
+ * Return: 0 or a negative errno
+ */
+int back_gnt_unmap(struct back_queue *q, uint32_t n, struct gnttab_unmap_grant_ref *ops);
 
 /* rx.c */
 

@@ -30,7 +30,8 @@
  *      enough are there (full barrier, re-check); a frontend without
  *      feature-rx-notify never notifies, so we poll it every millisecond
  *      while blocked;
- *   4. one grant-copy call for the batch (sources are plain pointers: the
+ *   4. one grant-copy call for the batch (gnt.c: a memcpy into the mapped
+ *      buffers with persistent grants; sources are plain pointers: the
  *      private header, mapped pages, pool pages; destinations the guest's
  *      grefs), responses written at the index of the request each consumed
  *      (netfront relies on it), statuses of failed copies patched to
@@ -502,9 +503,8 @@ static void rx_flush(struct back_queue *q, struct rx_ent *ents, unsigned int nen
 {
 	RING_IDX old, new;
 
-	if (ncopy && hv_gnttab_grant_copy(q->gt, ncopy, q->rx_copy) < 0)
-		for (unsigned int i = 0; i < ncopy; i++)
-			q->rx_copy[i].status = GNTST_general_error;
+	if (ncopy)
+		back_gnt_copy(q, ncopy, q->rx_copy);
 	for (unsigned int i = 0; i < ncopy; i++)
 		if (q->rx_copy[i].status != GNTST_okay)
 			q->rx_rsp[q->rx_copy_slot[i]].status = NETIF_RSP_ERROR;

@@ -56,6 +56,11 @@ static const struct back_stat_desc back_stats[] = {
     STAT(fatal),	   /* fatal errors (queue 0 only) */
     STAT(ctrl_requests),   /* control-ring requests answered (queue 0 only) */
     STAT(poll_rounds),	   /* empty rounds spent polling inside the poll window */
+    STAT(grant_copy_ops),  /* grant copy ops issued to the hypervisor (gnt.c) */
+    STAT(grant_map_ops),   /* grant map ops, persistent first-time maps included */
+    STAT(grant_unmap_ops), /* grant unmap ops */
+    STAT(grant_batches),   /* grant hypercalls: batches of the ops above */
+    STAT(persistent_overflow), /* references past the frontend's persistent-grants */
 };
 
 const struct back_stat_desc *back_stats_names(unsigned int *n)

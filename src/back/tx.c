@@ -21,7 +21,9 @@
  *      is bounded by the 19 data slots, XSA-423/432), the rest of each slot
  *      is grant-MAPPED read-only (map mode) or grant-COPIED into a private
  *      pool page (copy mode);
- *   5. one grant-copy call and one map call for the whole batch; each op's
+ *   5. one grant-copy call and one map call for the whole batch (gnt.c;
+ *      with persistent grants both are served from the queue's cache and
+ *      reach the hypervisor only for pages seen the first time); each op's
  *      status is checked, and a packet with any failed op is dropped with
  *      an error response (its successful maps are undone), never a crash;
  *   6. sw_forward() of the batch, then the responses pushed with
@@ -35,7 +37,7 @@
  * any thread: it only pushes the pending index onto q->compl (a bounded
  * MPSC ring that cannot overflow: it has a cell per pending slot) and wakes
  * the worker if it sleeps.  back_tx_complete() then unmaps the batch with
- * one call, writes the responses (first slot, a NULL response per extra,
+ * one call (nothing to unmap with persistent grants), writes the responses (first slot, a NULL response per extra,
  * then each data slot) and frees the slots.  Copy mode answers in step 6
  * and only frees pool pages at completion.
  */
@@ -82,7 +84,7 @@ int back_tx_init(struct back_queue *q)
 	rc = back_mpsc_init(&q->compl, BACK_PENDING);
 	if (rc < 0)
 		return rc;
-	if (q->b->cfg.tx_mode == BACK_TX_COPY) {
+	if (q->mode == BACK_TX_COPY) {
 		q->pool = aligned_alloc(BACK_PAGE_SIZE, (size_t)BACK_PENDING * BACK_PAGE_SIZE);
 		q->pool_free = calloc(BACK_PENDING, sizeof(*q->pool_free));
 		if (!q->pool || !q->pool_free)
@@ -195,7 +197,7 @@ bool back_tx_complete(struct back_queue *q)
 	struct back_tx_pending *done[BACK_PENDING];
 	struct back_mpsc_item *it;
 	unsigned int n = 0, nunmap = 0;
-	bool map = q->b->cfg.tx_mode == BACK_TX_MAP;
+	bool map = q->mode != BACK_TX_COPY;
 
 	while (n < BACK_PENDING && (it = back_mpsc_peek(&q->compl, 0)) != NULL) {
 		done[n++] = &q->pending[it->u64 % BACK_PENDING];
@@ -207,7 +209,7 @@ bool back_tx_complete(struct back_queue *q)
 		for (unsigned int j = 0; j < done[i]->nmaps; j++)
 			q->tx_unmap[nunmap++] = (struct gnttab_unmap_grant_ref){
 			    .handle = done[i]->handles[j], .host_addr = done[i]->addrs[j]};
-	if (nunmap && hv_gnttab_unmap_grant_refs(q->gt, nunmap, q->tx_unmap) < 0)
+	if (nunmap && back_gnt_unmap(q, nunmap, q->tx_unmap) < 0)
 		err("vif%u.%u q%u: unmap batch refused", q->vif->domid, q->vif->devid, q->id);
 	for (unsigned int i = 0; i < n; i++) {
 		struct back_tx_pending *p = done[i];
@@ -263,7 +265,7 @@ static void tx_plan_pkt(struct back_queue *q, const netif_tx_request_t *slots,
 	struct back_tx_pending *p = pl->p;
 	uint32_t hdr_len = pp->len < BACK_TX_HDR_LEN ? pp->len : BACK_TX_HDR_LEN, got = 0;
 	domid_t dom = q->vif->domid;
-	bool map = q->b->cfg.tx_mode == BACK_TX_MAP;
+	bool map = q->mode != BACK_TX_COPY;
 
 	pl->copy0 = (uint16_t)*ncopy;
 	pl->map0 = (uint16_t)*nmap;
@@ -335,8 +337,10 @@ static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *
 			ok = false;
 			continue;
 		}
-		p->handles[p->nmaps] = m->handle;
-		p->addrs[p->nmaps++] = m->host_addr;
+		if (q->mode == BACK_TX_MAP) { /* persistent mappings belong to the cache */
+			p->handles[p->nmaps] = m->handle;
+			p->addrs[p->nmaps++] = m->host_addr;
+		}
 		p->pkt.frag[i].base = (const uint8_t *)(uintptr_t)m->host_addr + pl->frag_off[i];
 	}
 	if (ok)
@@ -359,7 +363,7 @@ bool back_tx_poll(struct back_queue *q)
 	struct sw_pkt *fwd[BACK_BATCH];
 	struct back_tx_parse pp;
 	unsigned int avail, pos = 0, npl = 0, ncopy = 0, nmap = 0, nunmap = 0, nfwd = 0, i;
-	bool map = q->b->cfg.tx_mode == BACK_TX_MAP, progress = false;
+	bool map = q->mode != BACK_TX_COPY, progress = false;
 	RING_IDX prod;
 	int rc;
 
@@ -405,13 +409,11 @@ bool back_tx_poll(struct back_queue *q)
 		q->tx.req_cons += pp.nslots;
 	}
 
-	/* One grant-copy and one map call for the whole batch. */
-	if (ncopy && hv_gnttab_grant_copy(q->gt, ncopy, q->tx_copy) < 0)
-		for (i = 0; i < ncopy; i++)
-			q->tx_copy[i].status = GNTST_general_error;
-	if (nmap && hv_gnttab_map_grant_refs(q->gt, nmap, q->tx_map) < 0)
-		for (i = 0; i < nmap; i++)
-			q->tx_map[i].status = GNTST_general_error;
+	/* One grant-copy and one map call for the whole batch (gnt.c: none when persistent). */
+	if (ncopy)
+		back_gnt_copy(q, ncopy, q->tx_copy);
+	if (nmap)
+		back_gnt_map(q, nmap, q->tx_map);
 
 	for (i = 0; i < npl; i++) {
 		struct back_tx_pending *p = plan[i].p;
@@ -430,7 +432,7 @@ bool back_tx_poll(struct back_queue *q)
 		back_stat_add(&q->stats->tx_bytes, p->pkt.len);
 		fwd[nfwd++] = &p->pkt;
 	}
-	if (nunmap && hv_gnttab_unmap_grant_refs(q->gt, nunmap, q->tx_unmap) < 0)
+	if (nunmap && back_gnt_unmap(q, nunmap, q->tx_unmap) < 0)
 		err("vif%u.%u q%u: unmap batch refused", q->vif->domid, q->vif->devid, q->id);
 	if (nfwd) {
 		atomic_fetch_add_explicit(&q->inflight, nfwd, memory_order_seq_cst);

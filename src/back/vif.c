@@ -67,7 +67,21 @@ void back_config_default(struct back_config *cfg)
 	cfg->rx_drain_timeout_nonotify_ms = 30;
 	cfg->tx_hold_max_us = 2000;
 	cfg->poll_us = BACK_POLL_US_DEFAULT;
+	cfg->persistent_max_grants = BACK_PERSISTENT_MAX_DEFAULT;
 	cfg->backend_id = 0;
+}
+
+const char *back_tx_mode_name(enum back_tx_mode m)
+{
+	switch (m) {
+	case BACK_TX_MAP:
+		return "map";
+	case BACK_TX_COPY:
+		return "copy";
+	case BACK_TX_PERSISTENT:
+		return "persistent";
+	}
+	return "?";
 }
 
 /* A worker reported a broken vif: disable it here, on the loop thread. */
@@ -104,7 +118,9 @@ struct back *back_create(const struct back_config *cfg, struct hv *hv, struct st
 	int rc;
 
 	if (!cfg || !cfg->loop || !hv || !store || !sw || cfg->max_queues == 0 ||
-	    cfg->max_queues > BACK_MAX_QUEUES_LIMIT || cfg->tx_mode > BACK_TX_COPY ||
+	    cfg->max_queues > BACK_MAX_QUEUES_LIMIT || cfg->tx_mode > BACK_TX_PERSISTENT ||
+	    cfg->persistent_max_grants == 0 ||
+	    cfg->persistent_max_grants > BACK_PERSISTENT_MAX_LIMIT ||
 	    cfg->rx_queue_max_bytes < 2 * 65536 || cfg->poll_us > BACK_POLL_US_MAX) {
 		errno = EINVAL;
 		return NULL;
@@ -306,6 +322,11 @@ enum xenbus_state back_vif_state(const struct back_vif *vif)
 unsigned int back_vif_num_queues(const struct back_vif *vif)
 {
 	return vif->nq;
+}
+
+enum back_tx_mode back_vif_tx_mode(const struct back_vif *vif)
+{
+	return vif->mode;
 }
 
 struct sw_port *back_vif_port(const struct back_vif *vif)

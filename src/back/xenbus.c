@@ -29,7 +29,8 @@
  * request-rx-copy, validates multi-queue-num-queues against our maximum,
  * maps both rings of every queue writable with one batched map call,
  * rejects a ring whose req_prod is more than a ring ahead of rsp_prod, binds
- * the event channel(s), maps and binds the control ring when the frontend
+ * the event channel(s), sets up the persistent-grant cache when the
+ * frontend accepted feature-persistent (gnt.c), maps and binds the control ring when the frontend
  * wrote ctrl-ring-ref and event-channel-ctrl (ctrl.c; served by queue 0's
  * worker), adds the vif to the switch and starts one worker per queue.  Any failure is fatal for this vif (back_vif_fatal(): reason in
  * the backend's "error" key, state Closing).
@@ -38,7 +39,8 @@
  * waits until no other thread is inside our xmit()), drops the packets
  * queued for the guest, waits until every packet this vif sent has been
  * completed by its consumers (each holds it at most tx_hold_max_us before
- * copying it out), and only then unmaps the rings and closes the ports.
+ * copying it out), and only then unmaps the persistent grants and the
+ * rings and closes the ports.
  */
 
 #include <errno.h>
@@ -153,7 +155,43 @@ static int write_features(struct back_vif *vif)
 		rc = xs_write_uint(vif, "multi-queue-max-queues", vif->b->cfg.max_queues);
 	if (rc == 0)
 		rc = xs_write_str(vif, "feature-ctrl-ring", "1");
+	if (rc == 0 && vif->b->cfg.tx_mode == BACK_TX_PERSISTENT)
+		rc = xs_write_str(vif, "feature-persistent", "1");
+	if (rc == 0 && vif->b->cfg.tx_mode == BACK_TX_PERSISTENT)
+		rc = xs_write_uint(vif, "persistent-max-grants", vif->b->cfg.persistent_max_grants);
 	return rc;
+}
+
+/*
+ * pvnet's extension (docs/persistent-grants.md): a frontend that accepts
+ * feature-persistent declares persistent-grants, the pages per queue its
+ * requests will ever name, at most our persistent-max-grants.
+ */
+static int read_persistent(struct back_vif *vif)
+{
+	struct back *b = vif->b;
+	unsigned long n;
+	int rc;
+
+	vif->mode = b->cfg.tx_mode;
+	vif->persistent_grants = 0;
+	if (b->cfg.tx_mode != BACK_TX_PERSISTENT)
+		return 0;
+	if (!fe_feature(vif, "feature-persistent", false)) {
+		vif->mode = BACK_TX_MAP;
+		return 0;
+	}
+	rc = fe_read_uint(vif, vif->fe_path, "persistent-grants", UINT32_MAX, &n);
+	if (rc < 0 || n == 0 || n > b->cfg.persistent_max_grants) {
+		back_vif_fatal(vif, "persistent-grants %s: must be 1..%u (persistent-max-grants)",
+			       rc == -ENOENT ? "missing"
+			       : rc < 0	     ? "malformed"
+					     : "out of range",
+			       b->cfg.persistent_max_grants);
+		return -EINVAL;
+	}
+	vif->persistent_grants = (uint32_t)n;
+	return 0;
 }
 
 /* Tear one queue down; the worker is stopped.  Returns false if leaked. */
@@ -176,6 +214,8 @@ static bool queue_destroy(struct back_queue *q)
 		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
 	}
 
+	/* No frame of ours is in flight: the persistent mappings are ours alone. */
+	back_gnt_fini(q);
 	if (q->tx_ring_mapped || q->rx_ring_mapped) {
 		struct gnttab_unmap_grant_ref ops[2];
 		uint32_t n = 0;
@@ -240,10 +280,12 @@ static struct back_queue *queue_create(struct back_vif *vif, unsigned int id)
 	q->b = vif->b;
 	q->id = id;
 	q->stats = &vif->stats[id];
+	q->mode = vif->mode;
 	q->fd_tx = q->fd_rx = -1;
 	q->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	q->gt = hv_gnttab_open(vif->b->hv, vif->b->cfg.backend_id);
-	if (q->wake_fd < 0 || !q->gt || back_tx_init(q) < 0 || back_rx_init(q) < 0)
+	if (q->wake_fd < 0 || !q->gt || back_tx_init(q) < 0 || back_rx_init(q) < 0 ||
+	    back_gnt_init(q, vif->persistent_grants) < 0)
 		goto fail;
 	return q;
 fail:
@@ -389,6 +431,10 @@ static int back_xenbus_connect(struct back_vif *vif)
 		return -EINVAL;
 	}
 
+	rc = read_persistent(vif);
+	if (rc < 0)
+		return rc;
+
 	memset(vif->stats, 0, sizeof(vif->stats));
 	atomic_store(&vif->broken, 0);
 	vif->nq_stats = (unsigned int)nq;
@@ -427,8 +473,7 @@ static int back_xenbus_connect(struct back_vif *vif)
 	}
 	back_xenbus_switch_state(vif, XenbusStateConnected);
 	info("vif%u.%u: connected, %lu queue(s), %s event channels, tx %s", vif->domid, vif->devid,
-	     nq, vif->q[0]->split ? "split" : "single",
-	     b->cfg.tx_mode == BACK_TX_MAP ? "map" : "copy");
+	     nq, vif->q[0]->split ? "split" : "single", back_tx_mode_name(vif->mode));
 	return 0;
 }
 

@@ -185,6 +185,12 @@ int ff_connect(struct ff *f, const struct ff_opts *o)
 		fe_write(f, f->fe_path, "feature-rx-notify", 1);
 	if (o->ipv6_csum)
 		fe_write(f, f->fe_path, "feature-ipv6-csum-offload", 1);
+	if (o->persistent) {
+		fe_write(f, f->fe_path, "feature-persistent", 1);
+		if (o->persistent_grants >= 0)
+			fe_write(f, f->fe_path, "persistent-grants",
+				 (unsigned long)o->persistent_grants);
+	}
 	ff_set_state(f, XenbusStateConnected);
 	return 0;
 }

@@ -65,9 +65,14 @@ struct ff_opts {
 	bool split;	 /* event-channel-tx/-rx instead of event-channel */
 	bool no_rx_copy; /* omit request-rx-copy */
 	bool sg, gso4, gso6, rx_notify, ipv6_csum;
-	unsigned int write_nq; /* if not 0, the multi-queue-num-queues value */
-	bool omit_tx_ring_ref; /* leave tx-ring-ref out */
+	unsigned int write_nq;	/* if not 0, the multi-queue-num-queues value */
+	bool omit_tx_ring_ref;	/* leave tx-ring-ref out */
+	bool persistent;	/* write feature-persistent = 1 (whatever the backend offers) */
+	long persistent_grants; /* with it: persistent-grants, -1 leaves the key out */
 };
+
+/* The fake's pool per queue: every TX and RX buffer page. */
+#define FF_POOL (2 * FF_RING)
 
 /* The test's world: hypervisor, store, switch, loop, backend. */
 struct world {

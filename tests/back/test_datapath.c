@@ -12,177 +12,7 @@
 
 #include <cmocka.h>
 
-#include "back/internal.h"
-#include "fake_front.h"
-
-static const uint8_t mac_a[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0a};
-static const uint8_t mac_b[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0b};
-static const uint8_t mac_c[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0c};
-
-/* Bound of every wait in this file: the suite must finish, pass or fail. */
-#define WAIT_MS 10000
-
-/* Bytes a sender keeps in flight: half the default RX queue bound (512 KiB). */
-#define MAX_INFLIGHT (256 * 1024)
-
-/* A: sender (sometimes hostile), B: receiver, C: an innocent second sender. */
-struct fx {
-	struct world w;
-	struct ff a, b, c;
-	struct back_vif *va, *vb, *vc;
-	uint8_t buf[65536], rbuf[65536];
-};
-
-static struct fx *fx_new(enum back_tx_mode mode, const struct back_config *cfg,
-			 const struct ff_opts *oa, const struct ff_opts *ob)
-{
-	struct fx *x = calloc(1, sizeof(*x));
-	struct ff_opts def = {.nq = 1, .sg = true, .gso4 = true, .gso6 = true, .rx_notify = true};
-
-	assert_non_null(x);
-	assert_int_equal(world_create(&x->w, mode, cfg), 0);
-	assert_int_equal(ff_create(&x->a, &x->w, 0), 0);
-	assert_int_equal(ff_create(&x->b, &x->w, 0), 0);
-	assert_int_equal(ff_create(&x->c, &x->w, 0), 0);
-	assert_int_equal(back_vif_create(x->w.back, x->a.domid, 0, mac_a, &x->va), 0);
-	assert_int_equal(back_vif_create(x->w.back, x->b.domid, 0, mac_b, &x->vb), 0);
-	assert_int_equal(back_vif_create(x->w.back, x->c.domid, 0, mac_c, &x->vc), 0);
-	assert_int_equal(ff_connect(&x->a, oa ? oa : &def), 0);
-	assert_int_equal(ff_connect(&x->b, ob ? ob : &def), 0);
-	assert_int_equal(ff_connect(&x->c, &def), 0);
-	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
-	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
-	assert_int_equal(back_vif_state(x->vc), XenbusStateConnected);
-	return x;
-}
-
-static void fx_free(struct fx *x)
-{
-	struct hv_leak leak;
-	struct hv_stats st;
-
-	back_vif_destroy(x->va);
-	back_vif_destroy(x->vb);
-	back_vif_destroy(x->vc);
-	hv_stats(x->w.hv, &st);
-	assert_int_equal(st.maps_in_use, 0);
-	ff_destroy(&x->a, &leak);
-	assert_int_equal(leak.maps_in_use, 0);
-	ff_destroy(&x->b, &leak);
-	assert_int_equal(leak.maps_in_use, 0);
-	ff_destroy(&x->c, &leak);
-	assert_int_equal(leak.maps_in_use, 0);
-	hv_stats(x->w.hv, &st);
-	assert_int_equal(st.evtchns_open, 0);
-	world_destroy(&x->w);
-	free(x);
-}
-
-static uint32_t len_of(uint32_t i, uint32_t min, uint32_t max)
-{
-	return min + (uint32_t)((i * 2654435761u) % (max - min + 1));
-}
-
-static void dump(struct fx *x, unsigned int recvd, uint32_t want, int got)
-{
-	unsigned int ns;
-	const struct back_stat_desc *d = back_stats_names(&ns);
-
-	print_message("frame %u: want %u got %d\n", recvd, want, got);
-	for (unsigned int k = 0; k < ns; k++)
-		print_message("%-20s a %6lu b %6lu c %6lu\n", d[k].name,
-			      (unsigned long)back_vif_stat(x->va, 0, d[k].name),
-			      (unsigned long)back_vif_stat(x->vb, 0, d[k].name),
-			      (unsigned long)back_vif_stat(x->vc, 0, d[k].name));
-	print_message("A tx: pvt %u prod %u rsp %u cons %u | B rx: pvt %u prod %u rsp %u cons %u\n",
-		      x->a.q[0].tx.req_prod_pvt, x->a.q[0].tx.sring->req_prod,
-		      x->a.q[0].tx.sring->rsp_prod, x->a.q[0].tx.rsp_cons,
-		      x->b.q[0].rx.req_prod_pvt, x->b.q[0].rx.sring->req_prod,
-		      x->b.q[0].rx.sring->rsp_prod, x->b.q[0].rx.rsp_cons);
-}
-
-/*
- * Send @count frames from @tx to @rx (queue 0 each) and check every one
- * arrives bit-exact, in order, with the right GSO/checksum information;
- * every TX request is answered OKAY.  Returns frames received.
- */
-static unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, struct ff *rx,
-			     const uint8_t *dst, unsigned int count, uint32_t min, uint32_t max,
-			     const struct ff_txopt *opt, uint32_t seed0)
-{
-	unsigned int sent = 0, recvd = 0;
-	uint64_t end = test_now_ms() + WAIT_MS;
-	struct ff_rxinfo info;
-	uint32_t ok0, err0, inflight = 0;
-
-	ff_tx_reap(tx, 0);
-	ok0 = tx->q[0].tx_rsp_okay;
-	err0 = tx->q[0].tx_rsp_error;
-	while ((recvd < count || tx->q[0].tx.rsp_cons != tx->q[0].tx.req_prod_pvt) &&
-	       test_now_ms() < end) {
-		bool progress = false;
-		int n;
-
-		ff_tx_reap(tx, 0);
-		while (sent < count) {
-			uint32_t len = len_of(seed0 + sent, min, max);
-
-			/*
-			 * The switch has no backpressure: keep what is in flight
-			 * below the receiver's RX queue bound, or frames are
-			 * (rightly) dropped as rx_queue_full.
-			 */
-			if (inflight + len > MAX_INFLIGHT && sent > recvd)
-				break;
-			inflight += len;
-
-			make_frame(x->buf, len, dst, src, seed0 + sent);
-			if (ff_tx_frame(tx, 0, x->buf, len, opt) < 0)
-				break;
-			sent++;
-			progress = true;
-		}
-		ff_tx_push(tx, 0);
-		ff_rx_post(rx, 0, FF_RING);
-		while ((n = ff_rx_recv(rx, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN) {
-			uint32_t len = len_of(seed0 + recvd, min, max);
-
-			if (n != (int)len)
-				dump(x, recvd, len, n);
-			assert_int_equal(n, (int)len);
-			make_frame(x->buf, len, dst, src, seed0 + recvd);
-			if (memcmp(x->buf, x->rbuf, len) != 0) {
-				uint32_t d = 0;
-
-				while (x->buf[d] == x->rbuf[d])
-					d++;
-				fail_msg("frame %u (%u bytes, %u slots) corrupt at %u", recvd, len,
-					 info.slots, d);
-			}
-			if (opt && opt->gso_type) {
-				assert_int_equal(info.gso_type, opt->gso_type);
-				assert_int_equal(info.gso_size, opt->gso_size);
-			}
-			if (opt && (opt->flags & NETTXF_csum_blank))
-				assert_int_equal(info.flags &
-						     (NETRXF_csum_blank | NETRXF_data_validated),
-						 NETRXF_csum_blank | NETRXF_data_validated);
-			inflight -= len;
-			recvd++;
-			progress = true;
-		}
-		if (!progress)
-			loop_run_once(x->w.loop, 1);
-	}
-	ff_tx_reap(tx, 0);
-	if (recvd != count)
-		dump(x, recvd, 0, 0);
-	assert_int_equal(recvd, count);
-	assert_int_equal(tx->q[0].tx_rsp_error - err0, 0);
-	assert_true(tx->q[0].tx_rsp_okay - ok0 >= sent);
-	assert_int_equal(tx->q[0].tx.rsp_cons, tx->q[0].tx.req_prod_pvt);
-	return recvd;
-}
+#include "fx.h"
 
 static void basic(enum back_tx_mode mode)
 {
@@ -193,7 +23,7 @@ static void basic(enum back_tx_mode mode)
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 300);
 	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 0);
-	if (mode == BACK_TX_MAP)
+	if (mode != BACK_TX_COPY)
 		assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_sent"), 300);
 	else
 		assert_int_equal(back_vif_stat(x->va, 0, "tx_copied"), 300);
@@ -210,6 +40,11 @@ static void test_basic_map(void **state)
 static void test_basic_copy(void **state)
 {
 	basic(BACK_TX_COPY);
+}
+
+static void test_basic_persistent(void **state)
+{
+	basic(BACK_TX_PERSISTENT);
 }
 
 static void big(enum back_tx_mode mode)
@@ -248,6 +83,11 @@ static void test_big_copy(void **state)
 	big(BACK_TX_COPY);
 }
 
+static void test_big_persistent(void **state)
+{
+	big(BACK_TX_PERSISTENT);
+}
+
 /* More than 256 * 10 packets: both rings wrap many times. */
 static void wrap(enum back_tx_mode mode)
 {
@@ -271,22 +111,12 @@ static void test_wrap_copy(void **state)
 	wrap(BACK_TX_COPY);
 }
 
-/* Send @n frames from A without receiving; returns once pushed. */
-static void send_only(struct fx *x, struct ff *tx, const uint8_t *src, const uint8_t *dst,
-		      unsigned int n, uint32_t len, uint32_t seed0)
+static void test_wrap_persistent(void **state)
 {
-	for (unsigned int i = 0; i < n; i++) {
-		make_frame(x->buf, len, dst, src, seed0 + i);
-		assert_int_equal(ff_tx_frame(tx, 0, x->buf, len, NULL), 0);
-	}
-	ff_tx_push(tx, 0);
+	wrap(BACK_TX_PERSISTENT);
 }
 
-static unsigned int answered(struct ff *f)
-{
-	ff_tx_reap(f, 0);
-	return f->q[0].tx_rsp_okay + f->q[0].tx_rsp_error;
-}
+/* Send @n frames from A without receiving; returns once pushed. */
 
 /* B posts late: frames wait, the sender's pages are released meanwhile. */
 static void test_slow_receiver(void **state)
@@ -621,6 +451,11 @@ static void test_hostile_tx_gref_copy(void **state)
 	hostile_tx_gref(BACK_TX_COPY);
 }
 
+static void test_hostile_tx_gref_persistent(void **state)
+{
+	hostile_tx_gref(BACK_TX_PERSISTENT);
+}
+
 static void test_hostile_rx_gref(void **state)
 {
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
@@ -800,10 +635,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_basic_map),
 	    cmocka_unit_test(test_basic_copy),
+	    cmocka_unit_test(test_basic_persistent),
 	    cmocka_unit_test(test_big_map),
 	    cmocka_unit_test(test_big_copy),
+	    cmocka_unit_test(test_big_persistent),
 	    cmocka_unit_test(test_wrap_map),
 	    cmocka_unit_test(test_wrap_copy),
+	    cmocka_unit_test(test_wrap_persistent),
 	    cmocka_unit_test(test_slow_receiver),
 	    cmocka_unit_test(test_wait_for_slots),
 	    cmocka_unit_test(test_receiver_never_posts),
@@ -817,6 +655,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_endless_extras),
 	    cmocka_unit_test(test_hostile_tx_gref_map),
 	    cmocka_unit_test(test_hostile_tx_gref_copy),
+	    cmocka_unit_test(test_hostile_tx_gref_persistent),
 	    cmocka_unit_test(test_hostile_rx_gref),
 	    cmocka_unit_test(test_hostile_rewrite),
 	    cmocka_unit_test(test_event_storm),

@@ -29,7 +29,10 @@ static void usage(FILE *f)
 		"                         DIR/xenstore.sock (domain 0, mode 0600),\n"
 		"                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock\n"
 		"  -t, --tx-mode MODE     how guest TX payloads reach the switch: map (grant-map,\n"
-		"                         zero copy; default) or copy (grant-copy)\n"
+		"                         zero copy; default), copy (grant-copy) or persistent\n"
+		"                         (offer feature-persistent: pages mapped once and kept,\n"
+		"                         no grant operation per packet; frontends that do not\n"
+		"                         accept it get map; docs/persistent-grants.md)\n"
 		"  -u, --uplink tap:NAME[@NETNS]\n"
 		"                         add a TAP uplink port NAME (in namespace NETNS) to the\n"
 		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
@@ -127,8 +130,10 @@ int main(int argc, char **argv)
 				bcfg.tx_mode = BACK_TX_MAP;
 			else if (!strcmp(optarg, "copy"))
 				bcfg.tx_mode = BACK_TX_COPY;
+			else if (!strcmp(optarg, "persistent"))
+				bcfg.tx_mode = BACK_TX_PERSISTENT;
 			else
-				die("--tx-mode: '%s' is not map or copy", optarg);
+				die("--tx-mode: '%s' is not map, copy or persistent", optarg);
 			break;
 		case 'q':
 			if (parse_uint(optarg, BACK_MAX_QUEUES_LIMIT, &v) < 0 || v == 0)
@@ -200,7 +205,7 @@ int main(int argc, char **argv)
 			die("uplink tap:%s: %s", up_name, strerror(-rc));
 	}
 	bcfg.loop = d.loop;
-	d.tx_mode = bcfg.tx_mode == BACK_TX_MAP ? "map" : "copy";
+	d.tx_mode = back_tx_mode_name(bcfg.tx_mode);
 	d.back = back_create(&bcfg, d.hv, d.store, d.sw);
 	if (!d.back)
 		die("netback: %s", strerror(errno));
@@ -214,7 +219,7 @@ int main(int argc, char **argv)
 		die("control socket in %s failed", d.run_dir);
 
 	info("pvnetd %s: store at %s, control at %s/%s, tx mode %s", PVNET_VERSION, path, d.run_dir,
-	     PVNETD_CTL_SOCK, bcfg.tx_mode == BACK_TX_MAP ? "map" : "copy");
+	     PVNETD_CTL_SOCK, d.tx_mode);
 	rc = loop_run(d.loop);
 	if (rc < 0)
 		err("event loop: %s", strerror(-rc));

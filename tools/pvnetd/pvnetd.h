@@ -22,7 +22,7 @@ struct sw;
  * @store: xenstore-protocol server
  * @sw: the learning switch every vif and uplink is a port of
  * @back: netback: vifs, their xenbus state machines and queue workers
- * @tx_mode: "map" or "copy", as --tx-mode chose
+ * @tx_mode: "map", "copy" or "persistent", as --tx-mode chose
  * @ctl: control socket server (domains, event channels, vifs, status)
  * @sig: signalfd for SIGTERM/SIGINT
  */

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+// test_persistent.c - persistent grants: no grant op per packet, cache bounds, release at disconnect
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fx.h"
+
+#define WAIT_MS 10000
+
+static uint64_t stat_of(struct back_vif *vif, const char *name)
+{
+	return back_vif_stat(vif, 0, name);
+}
+
+static uint64_t maps_in_use(struct fx *x)
+{
+	struct hv_stats st;
+
+	hv_stats(x->w.hv, &st);
+	return st.maps_in_use;
+}
+
+/* Post buffers on @rx and take frames until @want arrived (or the wait ends); returns the count. */
+static unsigned int recv_count(struct fx *x, struct ff *rx, unsigned int want)
+{
+	uint64_t end = test_now_ms() + WAIT_MS;
+	struct ff_rxinfo info;
+	unsigned int got = 0;
+
+	while (got < want && test_now_ms() < end) {
+		ff_rx_post(rx, 0, FF_RING);
+		if (ff_rx_recv(rx, 0, x->rbuf, sizeof(x->rbuf), &info) >= 0)
+			got++;
+		else
+			loop_run_once(x->w.loop, 1);
+	}
+	return got;
+}
+
+/*
+ * Both directions: no grant copy and no unmap ever, each page of the pool
+ * mapped at most once however many frames pass; the mappings stay until
+ * the vifs go away (fx_free checks that none is left).
+ */
+static void test_steady_state(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+	struct ff_txopt multi = {.slot_max = 4096};
+	struct ff_txopt gso4 = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+				.gso_size = 1448,
+				.flags = NETTXF_csum_blank | NETTXF_data_validated};
+	uint64_t maps_a, maps_b, batches;
+
+	assert_int_equal(back_vif_tx_mode(x->va), BACK_TX_PERSISTENT);
+	assert_int_equal(back_vif_tx_mode(x->vb), BACK_TX_PERSISTENT);
+	/* Warm-up: all 256 TX ids of A at once, all 256 RX slots of B. */
+	send_only(x, &x->a, mac_a, mac_b, FF_RING, 60, 0);
+	assert_int_equal(recv_count(x, &x->b, FF_RING), FF_RING);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == FF_RING, WAIT_MS));
+	maps_a = stat_of(x->va, "grant_map_ops");
+	maps_b = stat_of(x->vb, "grant_map_ops");
+	batches = stat_of(x->va, "grant_batches") + stat_of(x->vb, "grant_batches");
+	assert_int_equal(maps_a, FF_RING);
+	assert_int_equal(maps_b, FF_RING);
+
+	/* Steady state: A to B maps nothing more, whatever the sizes. */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 2000, 60, 1514, NULL, 0);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 60, 1515, 65535, &multi, 3000);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60000, 65535, &gso4, 4000);
+	assert_int_equal(stat_of(x->va, "grant_map_ops"), maps_a);
+	assert_int_equal(stat_of(x->vb, "grant_map_ops"), maps_b);
+	assert_int_equal(stat_of(x->va, "grant_batches") + stat_of(x->vb, "grant_batches"),
+			 batches);
+
+	/* The other way: B's TX pages and A's RX pages, each mapped at most once. */
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 500, 60, 9000, &multi, 5000);
+	maps_a = stat_of(x->va, "grant_map_ops");
+	maps_b = stat_of(x->vb, "grant_map_ops");
+	assert_true(maps_a > 0 && maps_a <= FF_POOL);
+	assert_true(maps_b > 0 && maps_b <= FF_POOL);
+	assert_int_equal(stat_of(x->va, "grant_copy_ops"), 0);
+	assert_int_equal(stat_of(x->vb, "grant_copy_ops"), 0);
+	assert_int_equal(stat_of(x->va, "grant_unmap_ops"), 0);
+	assert_int_equal(stat_of(x->vb, "grant_unmap_ops"), 0);
+	batches = stat_of(x->va, "grant_batches") + stat_of(x->vb, "grant_batches");
+	assert_true(batches <= maps_a + maps_b);
+	assert_int_equal(stat_of(x->va, "tx_dropped"), 0);
+	assert_int_equal(stat_of(x->vb, "rx_dropped"), 0);
+	/* Every mapping is held: the 6 ring pages plus one per page seen. */
+	assert_int_equal(maps_in_use(x), 6 + maps_a + maps_b);
+
+	fx_free(x);
+}
+
+/* A frontend that does not accept feature-persistent gets map mode, unchanged. */
+static void test_not_accepted(void **state)
+{
+	struct ff_opts plain = {.nq = 1, .sg = true, .rx_notify = true};
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, &plain, NULL);
+
+	assert_int_equal(back_vif_tx_mode(x->va), BACK_TX_MAP);
+	assert_int_equal(back_vif_tx_mode(x->vb), BACK_TX_PERSISTENT);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 300, 1000, 1514, NULL, 0);
+	/* A: a header copy and a map per frame, an unmap at completion */
+	assert_true(stat_of(x->va, "grant_map_ops") >= 300);
+	assert_int_equal(stat_of(x->va, "grant_unmap_ops"), stat_of(x->va, "grant_map_ops"));
+	assert_true(stat_of(x->va, "grant_copy_ops") >= 300);
+	/* and still batched: fewer hypercalls than frames */
+	assert_true(stat_of(x->va, "grant_batches") < 3 * 300);
+	assert_int_equal(stat_of(x->vb, "grant_copy_ops"), 0);
+	assert_int_equal(stat_of(x->vb, "grant_unmap_ops"), 0);
+	fx_free(x);
+}
+
+/* A pool of 20 pages: the 21st distinct reference is outside it and its packet is dropped. */
+static void test_cache_bound(void **state)
+{
+	struct ff_opts small = {
+	    .nq = 1, .sg = true, .rx_notify = true, .persistent = true, .persistent_grants = 20};
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, &small, NULL);
+	struct ff_queue *q = &x->a.q[0];
+
+	assert_int_equal(back_vif_tx_mode(x->va), BACK_TX_PERSISTENT);
+	/* 64 frames at once: 64 TX ids, 64 distinct pages */
+	send_only(x, &x->a, mac_a, mac_b, 64, 100, 0);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 64, WAIT_MS));
+	assert_int_equal(q->tx_rsp_okay, 20);
+	assert_int_equal(q->tx_rsp_error, 44);
+	assert_int_equal(stat_of(x->va, "persistent_overflow"), 44);
+	assert_int_equal(stat_of(x->va, "tx_bad_gref"), 44);
+	assert_int_equal(stat_of(x->va, "grant_map_ops"), 20);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+
+	/* The same 64 pages again: the 20 cached ones work, nothing more is mapped. */
+	send_only(x, &x->a, mac_a, mac_b, 64, 100, 100);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 128, WAIT_MS));
+	assert_int_equal(q->tx_rsp_okay, 40);
+	assert_int_equal(stat_of(x->va, "grant_map_ops"), 20);
+	assert_int_equal(stat_of(x->va, "grant_unmap_ops"), 0);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	/* B receives exactly the frames that were answered OKAY */
+	assert_int_equal(recv_count(x, &x->b, 40), 40);
+	assert_int_equal(stat_of(x->vb, "rx_packets"), 40);
+	fx_free(x);
+}
+
+/* Bad references are dropped as in map mode, and never enter the cache. */
+static void test_bad_refs(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+	struct ff_queue *q = &x->a.q[0];
+	netif_tx_request_t r = {.gref = 999999, .id = 1, .size = 60};
+	grant_ref_t ro;
+	struct ff_rxinfo info;
+	int n = -EAGAIN;
+
+	make_frame(ff_tx_page(&x->a, 0, q->tx.req_prod_pvt), 60, mac_b, mac_a, 0);
+	ff_tx_raw(&x->a, 0, &r, 1);
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 1, WAIT_MS));
+	assert_int_equal(q->tx_rsp_error, 1);
+	assert_int_equal(stat_of(x->va, "tx_bad_gref"), 1);
+	assert_int_equal(stat_of(x->va, "persistent_overflow"), 0);
+
+	/* RX: a read-only grant cannot be a receive buffer, even from the pool's domain */
+	assert_int_equal(hv_gntshr_alloc_ref(&x->b.gs, &ro), 0);
+	assert_int_equal(hv_gntshr_grant_access(&x->b.gs, ro, 0, x->b.q[0].rx_buf0, true), 0);
+	ff_rx_post_gref(&x->b, 0, ro);
+	send_only(x, &x->a, mac_a, mac_b, 1, 300, 0);
+	assert_true(WAIT_UNTIL(
+	    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+	    WAIT_MS));
+	assert_int_equal(n, -EIO);
+	assert_int_equal(stat_of(x->vb, "rx_bad_gref"), 1);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	/* only the good pages are mapped */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 1514, NULL, 10);
+	assert_int_equal(maps_in_use(x),
+			 6 + stat_of(x->va, "grant_map_ops") + stat_of(x->vb, "grant_map_ops") - 2);
+	fx_free(x);
+}
+
+/* The frontend tries to revoke a page the backend keeps mapped: Xen's -EBUSY, the vif carries on. */
+static void test_end_access_of_mapped_page(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 100, 60, 1514, NULL, 0);
+	assert_int_equal(hv_gntshr_end_access(&x->a.gs, x->a.q[0].tx_gref[0]), -EBUSY);
+	assert_int_equal(hv_gntshr_end_access(&x->b.gs, x->b.q[0].rx_gref[0]), -EBUSY);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 100, 60, 1514, NULL, 100);
+	fx_free(x);
+}
+
+/* persistent-grants missing or above persistent-max-grants: the vif is disabled with a reason. */
+static void test_bad_pool_size(void **state)
+{
+	const long sizes[] = {-1, 0, BACK_PERSISTENT_MAX_DEFAULT + 1};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct ff_opts o = {
+		    .nq = 1, .rx_notify = true, .persistent = true, .persistent_grants = sizes[i]};
+		struct world w;
+		struct back_vif *vif;
+		struct hv_leak leak;
+		struct ff f;
+
+		assert_int_equal(world_create(&w, BACK_TX_PERSISTENT, NULL), 0);
+		assert_int_equal(ff_create(&f, &w, 0), 0);
+		assert_int_equal(back_vif_create(w.back, f.domid, 0, mac_a, &vif), 0);
+		assert_int_equal(ff_connect(&f, &o), 0);
+		assert_int_equal(back_vif_state(vif), XenbusStateClosing);
+		assert_non_null(strstr(back_vif_error(vif), "persistent-grants"));
+		back_vif_destroy(vif);
+		ff_teardown(&f);
+		ff_destroy(&f, &leak);
+		assert_int_equal(leak.maps_in_use, 0);
+		world_destroy(&w);
+	}
+}
+
+/*
+ * Disconnect with every mapping held releases them all; a reconnect with
+ * a new pool maps the new pages and works bit-exact.
+ */
+static void test_disconnect_reconnect(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+	struct ff_opts o = {.nq = 1,
+			    .sg = true,
+			    .gso4 = true,
+			    .rx_notify = true,
+			    .persistent = true,
+			    .persistent_grants = FF_POOL};
+	uint64_t before, held_a;
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 500, 60, 1514, NULL, 0);
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 500, 60, 1514, NULL, 0);
+	held_a = stat_of(x->va, "grant_map_ops");
+	before = maps_in_use(x);
+	assert_true(held_a > 2);
+
+	ff_set_state(&x->a, XenbusStateClosing);
+	assert_int_equal(back_vif_state(x->va), XenbusStateClosing);
+	/* A's two rings and every page of its pool are unmapped */
+	assert_int_equal(maps_in_use(x), before - 2 - held_a);
+	assert_int_equal(stat_of(x->va, "grant_unmap_ops"), held_a);
+	ff_set_state(&x->a, XenbusStateClosed);
+	assert_int_equal(back_vif_state(x->va), XenbusStateClosed);
+	/* nothing is mapped any more: the frontend can revoke its pages */
+	assert_int_equal(hv_gntshr_end_access(&x->a.gs, x->a.q[0].tx_gref[0]), 0);
+	assert_int_equal(hv_gntshr_end_access(&x->a.gs, x->a.q[0].rx_gref[0]), 0);
+	ff_teardown(&x->a);
+
+	/* reconnect with freshly granted pages */
+	ff_set_state(&x->a, XenbusStateInitialising);
+	assert_int_equal(back_vif_state(x->va), XenbusStateInitWait);
+	assert_int_equal(ff_connect(&x->a, &o), 0);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	assert_int_equal(back_vif_tx_mode(x->va), BACK_TX_PERSISTENT);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 500, 60, 1514, NULL, 900);
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 500, 60, 1514, NULL, 900);
+	assert_true(stat_of(x->va, "grant_map_ops") > 2);
+	assert_int_equal(stat_of(x->va, "grant_copy_ops"), 0);
+	fx_free(x);
+}
+
+/* The frontend's domain dies with its pages mapped: the backend lets go, nothing leaks. */
+static void test_frontend_dies(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+	struct hv_leak leak;
+	struct hv_stats st;
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 300, 60, 1514, NULL, 0);
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 300, 60, 1514, NULL, 0);
+	/* A dies: its memory lives on as a zombie while the backend maps it */
+	assert_int_equal(hv_domain_destroy(x->w.hv, x->a.domid, &leak), 0);
+	assert_true(leak.maps_in_use > 2);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.zombies, 1);
+	/* the toolstack releases its store nodes and removes the vif: every mapping goes */
+	ff_destroy(&x->a, NULL);
+	back_vif_destroy(x->va);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.zombies, 0);
+	/* B and C carry on */
+	transfer(x, &x->c, mac_c, &x->b, mac_b, 100, 60, 1514, NULL, 0);
+	back_vif_destroy(x->vb);
+	back_vif_destroy(x->vc);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 0);
+	ff_destroy(&x->b, &leak);
+	ff_destroy(&x->c, &leak);
+	world_destroy(&x->w);
+	free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_steady_state),
+	    cmocka_unit_test(test_not_accepted),
+	    cmocka_unit_test(test_cache_bound),
+	    cmocka_unit_test(test_bad_refs),
+	    cmocka_unit_test(test_end_access_of_mapped_page),
+	    cmocka_unit_test(test_bad_pool_size),
+	    cmocka_unit_test(test_disconnect_reconnect),
+	    cmocka_unit_test(test_frontend_dies),
+	};
+
+	log_set_level(LOG_ERR);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
