@@ -219,7 +219,14 @@ struct pvnet_vif;
 #define PVNET_F_IPV6_CSUM    (1u << 4) /* feature-ipv6-csum-offload */
 #define PVNET_F_RX_NOTIFY    (1u << 5) /* feature-rx-notify: we kick the backend on new RX buffers */
 #define PVNET_F_SPLIT_EVTCHN (1u << 6) /* separate TX and RX event channels per queue */
-#define PVNET_F_ALL	     0x7fu
+/*
+ * feature-persistent (pvnet's extension, docs/persistent-grants.md): the
+ * backend maps our buffer pages once and keeps them mapped, so no grant
+ * operation is needed per packet.  Negotiated when the backend offers it
+ * and tx_buffers + rx_buffers is within its persistent-max-grants.
+ */
+#define PVNET_F_PERSISTENT (1u << 7)
+#define PVNET_F_ALL	   0xffu
 
 /* Most queues a vif may have (Linux netback's default max_queues is at most 8; 16 leaves room). */
 #define PVNET_MAX_QUEUES 16u

@@ -217,6 +217,21 @@ static int negotiate(struct pvnet_vif *vif, bool *num_queues_key)
 	if (rc < 0)
 		return rc;
 	vif->ctrl_offered = v != 0;
+	/*
+	 * Persistent grants (docs/persistent-grants.md): our buffers are
+	 * granted once per queue and are the only pages our requests name, so
+	 * we can accept whenever the pool fits the backend's bound.
+	 */
+	rc = read_be_feature(vif, "feature-persistent", &v);
+	if (rc < 0)
+		return rc;
+	if (v && (vif->cfg.features & PVNET_F_PERSISTENT)) {
+		rc = read_be_feature(vif, "persistent-max-grants", &v);
+		if (rc < 0)
+			return rc;
+		if (vif->cfg.tx_buffers + vif->cfg.rx_buffers <= v)
+			vif->features |= PVNET_F_PERSISTENT;
+	}
 	rc = read_be_feature(vif, "multi-queue-max-queues", &v);
 	if (rc < 0)
 		return rc;
@@ -283,6 +298,12 @@ static void remove_stale_keys(struct pvnet_vif *vif, uint32_t txn, bool num_queu
 		snprintf(path, sizeof(path), "%s/multi-queue-num-queues", vif->fe_path);
 		front_xs_rm(vif->xs, txn, path);
 	}
+	if (!(vif->features & PVNET_F_PERSISTENT)) {
+		snprintf(path, sizeof(path), "%s/feature-persistent", vif->fe_path);
+		front_xs_rm(vif->xs, txn, path);
+		snprintf(path, sizeof(path), "%s/persistent-grants", vif->fe_path);
+		front_xs_rm(vif->xs, txn, path);
+	}
 	if (!vif->ctrl.active) {
 		snprintf(path, sizeof(path), "%s/ctrl-ring-ref", vif->fe_path);
 		front_xs_rm(vif->xs, txn, path);
@@ -332,6 +353,17 @@ static int write_keys_once(struct pvnet_vif *vif, uint32_t txn, bool num_queues_
 	rc = front_xs_write(vif->xs, txn, path, "1");
 	if (rc < 0)
 		return rc;
+	if (vif->features & PVNET_F_PERSISTENT) {
+		snprintf(path, sizeof(path), "%s/persistent-grants", vif->fe_path);
+		rc = front_xs_printf(vif->xs, txn, path, "%u",
+				     vif->cfg.tx_buffers + vif->cfg.rx_buffers);
+		if (rc < 0)
+			return rc;
+		snprintf(path, sizeof(path), "%s/feature-persistent", vif->fe_path);
+		rc = front_xs_write(vif->xs, txn, path, "1");
+		if (rc < 0)
+			return rc;
+	}
 	/* What we can receive is ours to say, whatever the backend can take from us. */
 	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
 		if (!(vif->cfg.features & ours[i].bit))

@@ -179,6 +179,10 @@ void fb_toolstack(struct fake_be *fb, struct harness *h, uint16_t domid, uint32_
 	wr(h->dom0, fb->be, "feature-split-event-channels", "%d", opts->split);
 	if (opts->max_queues)
 		wr(h->dom0, fb->be, "multi-queue-max-queues", "%u", opts->max_queues);
+	if (opts->persistent_max) {
+		wr(h->dom0, fb->be, "feature-persistent", "1");
+		wr(h->dom0, fb->be, "persistent-max-grants", "%u", opts->persistent_max);
+	}
 }
 
 void fb_set_state(struct fake_be *fb, int state)

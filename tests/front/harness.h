@@ -31,11 +31,12 @@ struct harness {
 
 /* What the fake backend offers and how it behaves. */
 struct fake_be_opts {
-	bool no_rx_copy;	 /* omit feature-rx-copy */
-	bool split;		 /* feature-split-event-channels = 1 */
-	unsigned int max_queues; /* multi-queue-max-queues, 0: key absent */
-	bool no_initwait;	 /* never leave Initialising */
-	bool no_connect;	 /* never answer Connected */
+	bool no_rx_copy;	     /* omit feature-rx-copy */
+	bool split;		     /* feature-split-event-channels = 1 */
+	unsigned int max_queues;     /* multi-queue-max-queues, 0: key absent */
+	bool no_initwait;	     /* never leave Initialising */
+	bool no_connect;	     /* never answer Connected */
+	unsigned int persistent_max; /* feature-persistent + persistent-max-grants, 0: absent */
 };
 
 struct fake_be {

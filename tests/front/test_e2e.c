@@ -266,9 +266,34 @@ static void test_reconnect(void **state)
 	pair_close(&p);
 }
 
+/* pvnetd --tx-mode persistent: both vifs accept feature-persistent. */
+static void test_persistent_negotiated(void **state)
+{
+	struct pvnet_pkt pkt, r;
+	uint8_t f[1514], out[2048];
+	struct pair p;
+
+	assert_int_equal(pair_open(&p, 1), 0);
+	assert_true(pvnet_vif_features(p.a) & PVNET_F_PERSISTENT);
+	assert_true(pvnet_vif_features(p.b) & PVNET_F_PERSISTENT);
+	pkt = (struct pvnet_pkt){.data = f, .len = sizeof(f)};
+	for (uint32_t i = 0; i < 100; i++) {
+		make_frame(f, sizeof(f), p.a, i);
+		assert_int_equal(pvnet_send(p.a, 0, &pkt, 1), 1);
+		assert_int_equal(recv_all(p.b, &r, 1, out, sizeof(out)), 1);
+		assert_memory_equal(r.data, f, sizeof(f));
+	}
+	pair_close(&p);
+}
+
 static int group_setup(void **state)
 {
 	return h_start(&H, pvnetd_exe);
+}
+
+static int group_setup_persistent(void **state)
+{
+	return h_start_mode(&H, pvnetd_exe, "persistent");
 }
 
 static int group_teardown(void **state)
@@ -283,11 +308,20 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_zero_copy), cmocka_unit_test(test_multi_queue),
 	    cmocka_unit_test(test_reconnect),
 	};
+	/* The same through persistent grants, and the negotiation itself. */
+	const struct CMUnitTest persistent[] = {
+	    cmocka_unit_test(test_persistent_negotiated), cmocka_unit_test(test_sizes),
+	    cmocka_unit_test(test_bursts_in_order),	  cmocka_unit_test(test_zero_copy),
+	    cmocka_unit_test(test_multi_queue),		  cmocka_unit_test(test_reconnect),
+	};
+	int rc;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s PVNETD\n", argv[0]);
 		return 2;
 	}
 	pvnetd_exe = argv[1];
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	rc = cmocka_run_group_tests_name("map", tests, group_setup, group_teardown);
+	return rc | cmocka_run_group_tests_name("persistent", persistent, group_setup_persistent,
+						group_teardown);
 }

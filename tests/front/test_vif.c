@@ -71,8 +71,11 @@ static void test_connect_single_queue(void **state)
 	assert_int_equal(pvnet_vif_backend_state(vif), XenbusStateConnected);
 	assert_int_equal(h_read_int(&H, "%s/state", fe), XenbusStateConnected);
 	assert_int_equal(pvnet_vif_queues(vif), 1);
-	/* Backend offers sg, gso v4/v6, ipv6 csum; no split channels. */
-	assert_int_equal(pvnet_vif_features(vif), PVNET_F_ALL & ~PVNET_F_SPLIT_EVTCHN);
+	/* Backend offers sg, gso v4/v6, ipv6 csum; no split channels, no persistent grants. */
+	assert_int_equal(pvnet_vif_features(vif),
+			 PVNET_F_ALL & ~(PVNET_F_SPLIT_EVTCHN | PVNET_F_PERSISTENT));
+	assert_false(h_exists(&H, "%s/feature-persistent", c.fb.fe));
+	assert_false(h_exists(&H, "%s/persistent-grants", c.fb.fe));
 	pvnet_vif_mac(vif, mac);
 	assert_int_equal(mac[0], 0x00);
 	assert_int_equal(mac[2], 0x3e);
@@ -162,6 +165,41 @@ static void test_features_not_wanted(void **state)
 	assert_true(h_exists(&H, "%s/tx-ring-ref", c.fb.fe));
 	assert_false(h_exists(&H, "%s/feature-sg", c.fb.fe));
 	assert_int_equal(h_read_int(&H, "%s/feature-no-csum-offload", c.fb.fe), 1);
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+}
+
+/*
+ * feature-persistent: accepted, with the pool size, when the pool fits the
+ * backend's bound; not accepted when it does not, or when not wanted.
+ */
+static void test_persistent_negotiation(void **state)
+{
+	struct fake_be_opts fits = {.persistent_max = 4352}, small = {.persistent_max = 90};
+	struct pvnet_vif *vif;
+	struct ctx c;
+
+	ctx_init(&c, 9, &fits);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_true(pvnet_vif_features(vif) & PVNET_F_PERSISTENT);
+	assert_int_equal(h_read_int(&H, "%s/feature-persistent", c.fb.fe), 1);
+	assert_int_equal(h_read_int(&H, "%s/persistent-grants", c.fb.fe),
+			 (int)(c.cfg.tx_buffers + c.cfg.rx_buffers));
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+
+	ctx_init(&c, 10, &small);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_false(pvnet_vif_features(vif) & PVNET_F_PERSISTENT);
+	assert_false(h_exists(&H, "%s/feature-persistent", c.fb.fe));
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+
+	ctx_init(&c, 11, &fits);
+	c.cfg.features = PVNET_F_ALL & ~PVNET_F_PERSISTENT;
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_false(pvnet_vif_features(vif) & PVNET_F_PERSISTENT);
+	assert_false(h_exists(&H, "%s/feature-persistent", c.fb.fe));
 	pvnet_vif_destroy(vif);
 	ctx_fini(&c);
 }
@@ -349,6 +387,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_connect_single_queue),
 	    cmocka_unit_test(test_multi_queue_split),
 	    cmocka_unit_test(test_features_not_wanted),
+	    cmocka_unit_test(test_persistent_negotiation),
 	    cmocka_unit_test(test_backend_without_rx_copy),
 	    cmocka_unit_test(test_backend_silent),
 	    cmocka_unit_test(test_no_device),
