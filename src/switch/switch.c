@@ -102,6 +102,15 @@ struct fwd_batch {
 	unsigned int nflood;
 	struct sw_learn learn[SW_BATCH_MAX];
 	unsigned int nlearn;
+	/*
+	 * The last source learned and the last destination looked up in this
+	 * batch (a bulk flow repeats both): frames that repeat them skip the
+	 * keyed hash and the table probe.  A result a few frames old is as
+	 * good as a fresh one: the table may change under any lookup.
+	 */
+	uint64_t memo_src, memo_dst;
+	int memo_dst_num; /* port number, or -1: not in the table */
+	bool memo_src_ok, memo_dst_ok;
 	struct {
 		uint64_t rx_bytes, rx_dropped, rx_length_errors, rx_src_invalid, rx_link_local;
 		uint64_t same_port, flood, learn_limit, learn_full;
@@ -337,12 +346,23 @@ static void fwd_classify(struct sw *sw, struct sw_port *in, struct fwd_batch *b,
 		b->c.rx_link_local++;
 		goto drop;
 	}
-	fwd_learn_src(sw, in, b, h + SW_ETH_ALEN, src, now_s);
+	if (!b->memo_src_ok || b->memo_src != src) {
+		fwd_learn_src(sw, in, b, h + SW_ETH_ALEN, src, now_s);
+		b->memo_src = src;
+		b->memo_src_ok = true;
+	}
 
 	if (h[0] & 1)
 		goto flood;
-	if (sw_fdb_find(sw, dst, sw_fdb_hash(sw, h), &num) < 0)
+	if (!b->memo_dst_ok || b->memo_dst != dst) {
+		b->memo_dst_num =
+		    sw_fdb_find(sw, dst, sw_fdb_hash(sw, h), &num) < 0 ? -1 : (int)num;
+		b->memo_dst = dst;
+		b->memo_dst_ok = true;
+	}
+	if (b->memo_dst_num < 0)
 		goto flood;
+	num = (unsigned int)b->memo_dst_num;
 	p = atomic_load(&sw->ports[num]); /* seq_cst: see epoch.c */
 	if (!p)
 		goto flood;
@@ -471,6 +491,7 @@ static unsigned int fwd_batch(struct sw *sw, struct sw_port *in, struct sw_pkt *
 	b.nout = 0;
 	b.nflood = 0;
 	b.nlearn = 0;
+	b.memo_src_ok = b.memo_dst_ok = false;
 	memset(b.out_map, 0, sizeof(b.out_map));
 	memset(&b.c, 0, sizeof(b.c));
 	memset(b.sent, 0, sizeof(b.sent));

@@ -394,6 +394,48 @@ static void test_order_per_port(void **state)
 	assert_int_equal(e->fp[1].calls, 1 + 1 + 3); /* one xmit per internal batch */
 }
 
+/*
+ * One batch whose frames repeat and change source and destination (the
+ * switch remembers the last of each within a batch): every frame still
+ * goes where its own addresses say, and both sources are learned.
+ */
+static void test_batch_repeats_and_changes(void **state)
+{
+	struct env *e = *state;
+	uint8_t a[6], b[6], c[6], d[6], u[6];
+	struct sw_pkt *p[7];
+	uint16_t num;
+
+	fake_mac(a, 1);
+	fake_mac(b, 2);
+	fake_mac(c, 3);
+	fake_mac(d, 4);
+	fake_mac(u, 99);
+	fake_send(e->sw, &e->fp[1], 1, bcast, b);
+	fake_send(e->sw, &e->fp[2], 2, bcast, c);
+	fake_nlog = 0;
+	p[0] = fake_frame(10, b, a, 60);
+	p[1] = fake_frame(11, b, a, 60);
+	p[2] = fake_frame(12, u, a, 60); /* unknown: flooded */
+	p[3] = fake_frame(13, b, a, 60);
+	p[4] = fake_frame(14, b, d, 60); /* a second source */
+	p[5] = fake_frame(15, b, d, 60);
+	p[6] = fake_frame(16, c, a, 60);
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, 7), 7);
+	for (unsigned int id = 10; id <= 15; id++)
+		assert_true(fake_delivered(1, id));
+	assert_true(fake_delivered(2, 12));
+	assert_true(fake_delivered(3, 12));
+	assert_true(fake_delivered(2, 16));
+	assert_false(fake_delivered(2, 10));
+	assert_false(fake_delivered(3, 16));
+	assert_int_equal(fake_nlog, 6 + 2 + 1);
+	assert_int_equal(sw_fdb_lookup(e->sw, a, &num), 0);
+	assert_int_equal(num, e->fp[0].port->num);
+	assert_int_equal(sw_fdb_lookup(e->sw, d, &num), 0);
+	assert_int_equal(num, e->fp[0].port->num);
+}
+
 static void test_port_del_removes_macs(void **state)
 {
 	struct env *e = *state;
@@ -530,6 +572,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_flood_refcount_deferred, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_xmit_partial, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_order_per_port, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_repeats_and_changes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_del_removes_macs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_add_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stats_table, setup, teardown),
