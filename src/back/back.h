@@ -81,9 +81,13 @@ const char *back_tx_mode_name(enum back_tx_mode m);
  * @rx_drain_timeout_nonotify_ms: the same for a frontend without
  *	feature-rx-notify, which we must poll; default 30, as Linux
  * @tx_hold_max_us: a mapped guest payload waiting in an RX queue longer than
- *	this is copied out and the sender's grant released; default 2000 (see
- *	rx.c: a receiver that keeps up drains its queue in microseconds, while
- *	a sender at 10 Gbit/s fills its 256-slot ring in about 1 ms)
+ *	this is copied out and the sender's grant released; default 20000.
+ *	Until then the waiting frames hold their sender's ring slots, which is
+ *	the backpressure that slows a sender to its receiver's pace.  The bound
+ *	is above a scheduler's usual latency on a busy host (a receiver that is
+ *	merely descheduled is not stuck): 2 ms copied out frames of receivers
+ *	that were only waiting for a CPU, and the senders thus released
+ *	overflowed the RX queue (docs/netback.md, Configuration)
  * @poll_us: adaptive waiting: a worker whose last round found work keeps
  *	polling its rings for up to this many microseconds, yielding the CPU
  *	(sched_yield) after every empty round, before it sleeps on its event

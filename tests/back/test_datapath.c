@@ -127,7 +127,7 @@ static void test_slow_receiver(void **state)
 	unsigned int got = 0;
 
 	send_only(x, &x->a, mac_a, mac_b, 20, 1000, 0);
-	/* held longer than tx_hold_max_us (2 ms): copied out, A answered */
+	/* held longer than tx_hold_max_us (20 ms): copied out, A answered */
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 20, WAIT_MS));
 	assert_int_equal(x->a.q[0].tx_rsp_okay, 20);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), 20);
