@@ -74,8 +74,8 @@ const char *back_tx_mode_name(enum back_tx_mode m);
  * @max_queues: multi-queue-max-queues; default 8 (Linux caps it at the
  *	online CPUs; see vif.c for why we do not)
  * @rx_queue_max_bytes: bytes one RX queue may hold waiting for the guest;
- *	default 2 MiB, two TX rings' worth of pages (see vif.c; Linux holds
- *	512 KiB but has a qdisc in front of it) (XSA-392)
+ *	default 8 MiB, eight senders' TX rings of pages (see vif.c; Linux
+ *	holds 512 KiB but has a qdisc in front of it) (XSA-392)
  * @rx_drain_timeout_ms: a packet waiting longer for RX buffers is dropped;
  *	default 10000, Linux's rx_drain_timeout_msecs
  * @rx_drain_timeout_nonotify_ms: the same for a frontend without

@@ -45,17 +45,22 @@
 #define BACK_DEFAULT_MAX_QUEUES 8
 
 /*
- * Bytes one RX queue may hold for its guest: two TX rings' worth of pages
- * (2 x 256 x 4 KiB = 2 MiB).  In map mode a sender's frames hold its TX
- * slots until they are delivered, so a queue that can take one full TX
- * ring of a sender (plus as much again for a second sender) never drops
- * while the sender's own ring throttles it: the sender stalls on ring
- * space instead of having frames thrown away here.  Measured with pvnet
- * bench (1 queue, map, 9000 and 65535 bytes): Linux's 512 KiB dropped 29 %
- * and 9 % of the frames, 2 MiB none, at the same throughput.  The bound
- * still caps what a guest that stops consuming can make us hold (XSA-392).
+ * Bytes one RX queue may hold for its guest: 8 MiB.  In map mode a
+ * sender's frames hold its TX slots until they are delivered, so a queue
+ * that can take what its senders have in flight never drops while their
+ * own rings throttle them: they stall on ring space instead of having
+ * frames thrown away here.  One sender queue has at most a ring of slots
+ * in flight (1 MiB of pages); 8 MiB takes eight flows hashed onto one
+ * receiver queue.  Measured with pvnet bench (map): Linux's 512 KiB
+ * dropped 29 % and 9 % of the frames at 9000 and 65535 bytes with one
+ * queue, 2 MiB none with one queue but 4600..25826 65535-byte frames per
+ * run with 8 queues, 8 MiB none (docs/netback.md, Configuration).  Queued
+ * frames are mostly the senders' mapped pages; pvnetd's own memory for
+ * them is the hold pool of this size, allocated only when a receiver
+ * stalls long enough for copy-outs.  The bound still caps what a guest
+ * that stops consuming can make us hold (XSA-392).
  */
-#define BACK_DEFAULT_RX_QUEUE_BYTES (2 * 256 * BACK_PAGE_SIZE)
+#define BACK_DEFAULT_RX_QUEUE_BYTES (8u << 20)
 
 void back_config_default(struct back_config *cfg)
 {
