@@ -30,7 +30,10 @@
  * TAP's own queue is a far better place for the excess.  Measured in
  * docs/tap.md: with netback's former 512 KiB bound, 256 pages lost ~4 % of
  * the TSO frames and 64 none; with the 2 MiB bound, 256 pages give 0
- * retransmits and TCPOFOQueue 0 with 1 and 4 streams.
+ * retransmits and TCPOFOQueue 0 with 1 and 4 streams.  Each queue gets
+ * ATTACH_READ_PAGES more for the stash its next readv() fills, which are
+ * never in flight (within the ring's 256: with one queue they come out of
+ * the budget).
  */
 #define ATTACH_TX_BUDGET 256u
 
@@ -150,6 +153,8 @@ static void print_stats(struct attach *a)
 			t.tap_rx_drops[r] += s->tap_rx_drops[r];
 		t.tap_rx_send_errors += s->tap_rx_send_errors;
 		t.tap_rx_sw_csum += s->tap_rx_sw_csum;
+		t.tap_rx_linearized += s->tap_rx_linearized;
+		t.tap_rx_held += s->tap_rx_held;
 		t.tap_tx_packets += s->tap_tx_packets;
 		t.tap_tx_bytes += s->tap_tx_bytes;
 		t.tap_tx_dropped += s->tap_tx_dropped;
@@ -161,8 +166,10 @@ static void print_stats(struct attach *a)
 	for (unsigned int r = 0; r < UPLINK_DROP_NR; r++)
 		printf("     tap_%s: %llu\n", uplink_drop_name((enum uplink_drop)r),
 		       (unsigned long long)t.tap_rx_drops[r]);
-	printf("     tap_rx_send_errors: %llu\n     tap_rx_sw_csum: %llu\n",
-	       (unsigned long long)t.tap_rx_send_errors, (unsigned long long)t.tap_rx_sw_csum);
+	printf("     tap_rx_send_errors: %llu\n     tap_rx_sw_csum: %llu\n"
+	       "     tap_rx_linearized: %llu\n     tap_rx_held: %llu\n",
+	       (unsigned long long)t.tap_rx_send_errors, (unsigned long long)t.tap_rx_sw_csum,
+	       (unsigned long long)t.tap_rx_linearized, (unsigned long long)t.tap_rx_held);
 	printf("     tap_tx_packets: %llu\n     tap_tx_bytes: %llu\n     tap_tx_dropped: %llu\n"
 	       "     tap_tx_bad_offload: %llu\n",
 	       (unsigned long long)t.tap_tx_packets, (unsigned long long)t.tap_tx_bytes,
@@ -362,8 +369,12 @@ int attach_main(int argc, char **argv, const char *run_dir)
 
 	pvnet_vif_config_default(&cfg);
 	cfg.queues = o.queues;
+	/* Each queue's budget in flight, plus the stash its next read fills (never in flight). */
 	cfg.tx_buffers = ATTACH_TX_BUDGET / o.queues > PVNET_MAX_FRAGS ? ATTACH_TX_BUDGET / o.queues
 								       : PVNET_MAX_FRAGS;
+	cfg.tx_buffers += ATTACH_READ_PAGES;
+	if (cfg.tx_buffers > PVNET_RING_SIZE)
+		cfg.tx_buffers = PVNET_RING_SIZE;
 	if (o.have_mac)
 		memcpy(cfg.mac, o.mac, sizeof(cfg.mac));
 	rc = pvnet_domain_create(
@@ -387,8 +398,8 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	}
 	pvnet_vif_mac(a->vif, mac);
 	for (unsigned int i = 0; i < a->nq; i++) {
-		a->q[i].slots = malloc((size_t)ATTACH_BATCH * ATTACH_SLOT);
-		if (!a->q[i].slots)
+		a->q[i].lin = malloc(UPLINK_MAX_FRAME);
+		if (!a->q[i].lin)
 			goto out_vif;
 	}
 	if (tap_setup(a, &o, mac) < 0)
@@ -410,6 +421,8 @@ out_threads:
 	threads_stop(a);
 	print_stats(a);
 	for (unsigned int i = 0; i < a->nq; i++)
+		attach_queue_release(&a->q[i]);
+	for (unsigned int i = 0; i < a->nq; i++)
 		uplink_tap_close(&a->q[i].tap_fd, 1); /* the last queue closed removes the TAP */
 out_vif:
 	pvnet_vif_destroy(a->vif);
@@ -417,7 +430,7 @@ out_dom:
 	pvnet_domain_destroy(dom);
 out_free:
 	for (unsigned int i = 0; i < PVNET_MAX_QUEUES; i++)
-		free(a->q[i].slots);
+		free(a->q[i].lin);
 	if (sig_fd >= 0)
 		close(sig_fd);
 	if (a->stop_fd >= 0)
