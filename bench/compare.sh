@@ -32,7 +32,7 @@ memif() { # memif SIZE FILE
 	"$HERE/memif-peer.sh" --frame-size "$1" --duration "$MEMIF_DURATION" --json "$2" | tail -n +2
 }
 pvnet() { # pvnet SIZE FILE
-	"$BUILD/tools/pvnet/pvnet" bench --frame-size "$1" --queues 1 --tx-mode copy,map \
+	"$BUILD/tools/pvnet/pvnet" bench --section stream --frame-size "$1" --queues 1 --tx-mode copy,map \
 		--duration "$PVNET_DURATION" --pvnetd "$BUILD/tools/pvnetd/pvnetd" --json "$2" |
 		tail -n +2
 }

@@ -4,23 +4,32 @@
 # the same iperf3 between two namespaces joined by a veth pair, in one run, on one machine.
 #
 # usage: bench/tcp-vs-veth.sh [BUILD_DIR] [SECONDS] [TX_MODE]   (root; iperf3, jq, ip)
+#        PVNETD=PATH PVNET=PATH override BUILD_DIR's binaries (`pvnet bench`'s tcp section
+#        runs this script so, with BUILD_DIR "-").
+#        ROUNDS=N (1..10, default 1) runs the four cases N times, with the ratios of each
+#        round (the machine's speed drifts: compare only figures of one round).
 #
 # Reports per case: receiver throughput (Gbit/s), CPU service demand (netperf's definition:
 # CPU microseconds per KB received; CPU = every CPU's busy time from /proc/stat around the
 # run, so pvnetd, the adapters, iperf3 and the kernel are all counted, "method S" in
-# netperf's terms), iperf3's own CPU figures, TCP retransmits, and TCPOFOQueue from the
-# receiving namespace's /proc/net/netstat.  Then pvnet/veth ratios.  Everything it creates
+# netperf's terms), iperf3's own CPU figures, TCP retransmits, TCPOFOQueue from the
+# receiving namespace's /proc/net/netstat, and for pvnet the CPU time of both `pvnet attach`
+# processes per GB received (their own utime + stime: other load on the machine is not in
+# it).  Then pvnet/veth ratios.  Everything it creates
 # (namespaces, processes, the run directory) is removed on exit.
 set -u
 BUILD=${1:-build}
 T=${2:-10}
 MODE=${3:-map}
-PVNETD=$BUILD/tools/pvnetd/pvnetd
-PVNET=$BUILD/tools/pvnet/pvnet
+PVNETD=${PVNETD:-$BUILD/tools/pvnetd/pvnetd}
+PVNET=${PVNET:-$BUILD/tools/pvnet/pvnet}
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 for t in iperf3 jq ip; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
-[ -x "$PVNETD" ] && [ -x "$PVNET" ] || { echo "build first: $PVNETD, $PVNET" >&2; exit 1; }
+command -v "$PVNETD" >/dev/null && command -v "$PVNET" >/dev/null ||
+	{ echo "build first: $PVNETD, $PVNET" >&2; exit 1; }
 [ "$T" -ge 1 ] && [ "$T" -le 10 ] || { echo "SECONDS must be 1..10" >&2; exit 1; }
+ROUNDS=${ROUNDS:-1}
+[ "$ROUNDS" -ge 1 ] && [ "$ROUNDS" -le 10 ] || { echo "ROUNDS must be 1..10" >&2; exit 1; }
 
 TMP=$(mktemp -d)
 RUN=$TMP/run
@@ -38,6 +47,8 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap: namespaces and processes are removed.
+trap 'exit 130' INT TERM HUP
 
 for n in "${NS[@]}"; do ip netns add "$n" && ip -n "$n" link set lo up || exit 1; done
 # veth pair: the reference.
@@ -74,43 +85,63 @@ stop_pvnet() {
 	ip -n "pvn-a$S" addr flush dev eth0 2>/dev/null
 }
 
+# CPU time (utime + stime, clock ticks) of the processes given, all their threads.
+proc_ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
 busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 ofo() { ip netns exec "$1" awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "TCPOFOQueue") c = i; h = 1 } else print $c }' /proc/net/netstat; }
 
-# run NAME CLIENT_NS SERVER_NS ADDR PARALLEL
+# run NAME CLIENT_NS SERVER_NS ADDR PARALLEL [ADAPTER_PIDS...]
 run() {
-	local name=$1 cns=$2 sns=$3 addr=$4 par=$5 j0 j1 o0 o1 port=$((5301 + RANDOM % 500))
+	local name=$1 cns=$2 sns=$3 addr=$4 par=$5 j0 j1 o0 o1 a0=0 a1=0 port=$((5301 + RANDOM % 500))
+	shift 5
 	timeout $((T + 20)) ip netns exec "$sns" iperf3 -s -1 -p $port >/dev/null 2>&1 &
 	local spid=$!
 	sleep 0.3
 	o0=$(ofo "$sns")
 	j0=$(busy_jiffies)
+	[ $# -gt 0 ] && a0=$(proc_ticks "$@")
+	# In the background and waited for, so that a signal's trap runs at once.
 	timeout $((T + 15)) ip netns exec "$cns" iperf3 -c "$addr" -p $port -t "$T" -P "$par" -J \
-		>"$TMP/$name.json" 2>&1
+		>"$TMP/$name.json" 2>&1 &
+	wait $!
 	j1=$(busy_jiffies)
+	[ $# -gt 0 ] && a1=$(proc_ticks "$@")
 	o1=$(ofo "$sns")
 	wait $spid 2>/dev/null
+	if ! jq -e '.end.sum_received.bytes > 0' "$TMP/$name.json" >/dev/null 2>&1; then
+		echo "# $name failed: $(jq -r '.error // "no result"' "$TMP/$name.json" 2>/dev/null ||
+			head -c 200 "$TMP/$name.json" | tr '\n' ' ')"
+		return 1
+	fi
 	jq -r --arg name "$name" --argjson cpu_us "$(((j1 - j0) * 1000000 / $(getconf CLK_TCK)))" \
-		--argjson ofo $((o1 - o0)) '
+		--argjson ofo $((o1 - o0)) --argjson ad $(($# ? (a1 - a0) * 1000 / $(getconf CLK_TCK) : -1)) '
 		.end.sum_received.bytes as $b |
 		[$name, (.end.sum_received.bits_per_second / 1e9 * 100 | round / 100),
 		 ($cpu_us / ($b / 1024) * 1000 | round / 1000),
 		 (.end.cpu_utilization_percent.host_total | round),
 		 (.end.cpu_utilization_percent.remote_total | round),
-		 .end.sum_sent.retransmits, $ofo] | @tsv' "$TMP/$name.json" | tee -a "$TMP/results"
+		 .end.sum_sent.retransmits, $ofo,
+		 (if $ad < 0 then "-" else ($ad / ($b / 1e9) | round) end)] | @tsv' "$TMP/$name.json" |
+		tee -a "$TMP/results.$ROUND"
 }
 
 echo "# $(nproc) CPUs, $(uname -r), $T s per case, pvnetd --tx-mode $MODE"
-printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' case Gbit/s SD_us/KB snd_cpu% rcv_cpu% retrans TCPOFOQueue
-run veth-1 "vth-a$S" "vth-b$S" 10.90.0.2 1
-start_pvnet 1
-run pvnet-1q-1 "pvn-a$S" "pvn-b$S" 10.91.0.2 1
-stop_pvnet
-run veth-4 "vth-a$S" "vth-b$S" 10.90.0.2 4
-start_pvnet 4
-run pvnet-4q-4 "pvn-a$S" "pvn-b$S" 10.91.0.2 4
-echo "# queues negotiated: $(sed -n 's/.*, \([0-9]*\) queues\{0,1\},.*/\1/p' "$TMP/attach-a.log")"
-stop_pvnet
-awk -F'\t' '{ g[$1] = $2; sd[$1] = $3 } END {
-	printf "# pvnet/veth throughput, 1 stream: %.0f %%; 4 streams: %.0f %%\n", 100 * g["pvnet-1q-1"] / g["veth-1"], 100 * g["pvnet-4q-4"] / g["veth-4"]
-	printf "# service demand pvnet/veth, 1 stream: %.1fx\n", sd["pvnet-1q-1"] / sd["veth-1"] }' "$TMP/results"
+echo "# namespaces: ${NS[*]}"
+printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' case Gbit/s SD_us/KB snd_cpu% rcv_cpu% retrans TCPOFOQueue \
+	adapters_ms/GB
+for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+	[ "$ROUNDS" -gt 1 ] && echo "# round $ROUND of $ROUNDS"
+	run veth-1 "vth-a$S" "vth-b$S" 10.90.0.2 1
+	start_pvnet 1
+	run pvnet-1q-1 "pvn-a$S" "pvn-b$S" 10.91.0.2 1 "$AP_a" "$AP_b"
+	stop_pvnet
+	run veth-4 "vth-a$S" "vth-b$S" 10.90.0.2 4
+	start_pvnet 4
+	run pvnet-4q-4 "pvn-a$S" "pvn-b$S" 10.91.0.2 4 "$AP_a" "$AP_b"
+	echo "# queues negotiated: $(sed -n 's/.*, \([0-9]*\) queues\{0,1\},.*/\1/p' "$TMP/attach-a.log")"
+	stop_pvnet
+	awk -F'\t' 'function pct(a, b) { return b > 0 ? sprintf("%.0f %%", 100 * a / b) : "n/a" }
+		{ g[$1] = $2; sd[$1] = $3 } END {
+		printf "# pvnet/veth throughput, 1 stream: %s; 4 streams: %s\n", pct(g["pvnet-1q-1"], g["veth-1"]), pct(g["pvnet-4q-4"], g["veth-4"])
+		if (sd["veth-1"] > 0) printf "# service demand pvnet/veth, 1 stream: %.1fx\n", sd["pvnet-1q-1"] / sd["veth-1"] }' "$TMP/results.$ROUND"
+done

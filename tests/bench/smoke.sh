@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: MIT
 # smoke.sh - a short `pvnet bench` through a real pvnetd: runs, stops everything, writes valid JSON
 #
+# First the plain sweep (--section stream) in its variants, then the sections of the
+# default run, shortened (the tcp section only as root, with 1 s cases), with the JSON
+# shape of `sections` checked, and a pvnetd that rejects --tx-mode persistent (an older
+# pvnetd) standing in for the real one.
+#
 # Usage: smoke.sh PVNET PVNETD
 # Skips (77) only when pvnet bench says the vifs never connected (exit 3).
 set -u
@@ -14,8 +19,8 @@ trap 'rm -rf "$TMP"' EXIT
 # benchmarks running on the machine do not confuse the checks below.
 mkdir "$TMP/tmp"
 # The run itself is bounded by pvnet bench; timeout only ends a hang (a bug).
-TMPDIR=$TMP/tmp timeout -s KILL 100 "$PVNET" bench --duration 0.3 --frame-size 64,9000 --queues 1 \
-	--tx-mode copy,map --json "$TMP/out.json" --pvnetd "$PVNETD" >"$TMP/out.txt" 2>"$TMP/err.txt"
+TMPDIR=$TMP/tmp timeout -s KILL 100 "$PVNET" bench --section stream --duration 0.3 \
+	--frame-size 64,9000 --queues 1 --tx-mode copy,map --json "$TMP/out.json" --pvnetd "$PVNETD" >"$TMP/out.txt" 2>"$TMP/err.txt"
 rc=$?
 cat "$TMP/out.txt"
 cat "$TMP/err.txt" >&2
@@ -65,8 +70,8 @@ print("ok: %d runs, JSON shape valid" % len(res))
 ' "$TMP/out.json" || exit 1
 
 # The other API, every payload byte checked, two queues (flows), one mode.
-TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --duration 0.2 --frame-size 1514,4097 --queues 2 \
-	--tx-mode map --api copy --verify full --json "$TMP/copy.json" --pvnetd "$PVNETD" ||
+TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.2 \
+	--frame-size 1514,4097 --queues 2 --tx-mode map --api copy --verify full --json "$TMP/copy.json" --pvnetd "$PVNETD" ||
 	{ echo "FAIL: pvnet bench --api copy --verify full"; exit 1; }
 python3 -c '
 import json, sys
@@ -82,8 +87,8 @@ print("ok: copying API, full verification, 2 queues")
 # Steering and migration: one short run per policy, 2 queues, senders hopping CPUs.
 # hash and xps-safe never move a flow while it has frames in flight: zero out of order.
 # (xps may reorder; that is what it demonstrates, so it is not checked here.)
-TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --duration 0.3 --frame-size 1514 --queues 2 \
-	--tx-mode map --steering hash,xps-safe --migrate --json "$TMP/steer.json" \
+TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.3 \
+	--frame-size 1514 --queues 2 --tx-mode map --steering hash,xps-safe --migrate --json "$TMP/steer.json" \
 	--pvnetd "$PVNETD" ||
 	{ echo "FAIL: pvnet bench --steering hash,xps-safe --migrate"; exit 1; }
 python3 -c '
@@ -99,3 +104,124 @@ for r in res:
     assert r["run_totals"]["corrupt"] == 0 and r["run_totals"]["out_of_order"] == 0, r
 print("ok: steering hash and xps-safe with migrating senders: zero out of order")
 ' "$TMP/steer.json" || exit 1
+
+# An older pvnetd: rejects --tx-mode persistent as pvnetd before issue 7 did.
+PVNETD_OLD=$TMP/pvnetd-old
+cat >"$PVNETD_OLD" <<EOF2
+#!/bin/bash
+for a in "\$@"; do
+	[ "\$a" = persistent ] && { echo "pvnetd: --tx-mode: 'persistent' is not map or copy" >&2; exit 1; }
+done
+exec "$PVNETD" "\$@"
+EOF2
+chmod +x "$PVNETD_OLD"
+
+# The sections, short: 0.2 s windows, two points each; tcp only as root (1 s iperf3 cases).
+secs=sizes,vcpus,tx_mode,steering
+TMPDIR=$TMP/tmp timeout -s KILL 120 "$PVNET" bench --section $secs --duration 0.2 --warmup 0.1 \
+	--frame-size 64,1024 --queues 1,2 --tx-mode copy,map,persistent --steering hash,xps \
+	--repeat 2 --tcp-duration 1 --json "$TMP/sec.json" --pvnetd "$PVNETD_OLD" >"$TMP/sec.txt" 2>&1 ||
+	{ cat "$TMP/sec.txt"; echo "FAIL: pvnet bench --section $secs"; exit 1; }
+cat "$TMP/sec.txt"
+python3 -c '
+import json, os, sys
+doc = json.load(open(sys.argv[1]))
+want = sys.argv[2].split(",")
+for k in ("machine", "command", "results", "sections"):
+    assert k in doc, "no top-level " + k
+for k in ("cpu", "cores", "kernel"):
+    assert k in doc["machine"], "machine lacks " + k
+sec = doc["sections"]
+assert sorted(sec) == sorted(want), sorted(sec)
+res = doc["results"]
+for r in res:
+    assert "error" not in r, r["error"]
+    for k in ("grant_ops_per_1000", "grant_batches_per_1000", "grant_map_per_1000",
+              "grant_unmap_per_1000", "gbit_s", "cpu_us_per_kb", "steering"):
+        assert k in r, "run lacks " + k
+for name, s in sec.items():
+    for k in ("title", "field_report", "runs", "verdict", "skipped"):
+        assert k in s, "%s lacks %s" % (name, k)
+    assert isinstance(s["verdict"], str) and s["verdict"], name
+    assert s["skipped"] is None, "%s skipped: %s" % (name, s["skipped"])
+    for p in s["runs"]:
+        assert p["repeats"] == 2 and p["failed"] == 0, p
+        assert len(p["results"]) == 2, p
+        for i in p["results"]:
+            assert res[i]["frame_size"] == p["frame_size"] and res[i]["tx_mode"] == p["tx_mode"]
+        assert p["min"]["gbit_s"] <= p["gbit_s"] <= p["max"]["gbit_s"], p
+        assert p["gbit_s"] > 0, p
+s = sec["sizes"]["runs"]
+assert [p["frame_size"] for p in s] == [64, 1024], s
+assert s[1]["field"] == 92083 and s[1]["ratio"] > 0, s[1]
+assert s[0]["field"] is None and "tx_kbyte_s" in s[0] and "rx_kbyte_s" in s[0]
+v = sec["vcpus"]["runs"]
+assert [p["queues"] for p in v] == [1, 2] and v[0]["ratio"] == 1.0, v
+assert "vCPUs" in sec["vcpus"]["verdict"] and "field report: 0.11x" in sec["vcpus"]["verdict"]
+t = sec["tx_mode"]["runs"]
+modes = sorted({p["tx_mode"] for p in t})
+assert modes == ["copy", "map"], "the old pvnetd rejects persistent: %r" % modes
+assert "persistent left out" in sec["tx_mode"]["note"], sec["tx_mode"]
+assert sorted({p["frame_size"] for p in t}) == [1514, 65535]
+st = sec["steering"]["runs"]
+assert [p["steering"] for p in st] == ["hash", "xps"] and all(p["migrate"] for p in st)
+assert st[0]["out_of_order"] == 0, st[0]
+assert len(res) == 2 * (2 + 2 + 4 + 2), len(res)
+print("ok: sections %s, JSON shape valid" % ",".join(sorted(sec)))
+' "$TMP/sec.json" "$secs" || exit 1
+grep -q "verdict: " "$TMP/sec.txt" || { echo "FAIL: no verdict line"; exit 1; }
+
+# The tcp section: skipped with its reason when not root; as root, iperf3 through pvnet
+# attach and veth (1 s cases; a case iperf3 could not run is a failure the note names,
+# tolerated here on a loaded machine), and none of its namespaces left behind.
+TMPDIR=$TMP/tmp timeout -s KILL 120 "$PVNET" bench --section tcp --tcp-duration 1 \
+	--json "$TMP/tcp.json" --pvnetd "$PVNETD" >"$TMP/tcp.txt" 2>&1
+rc=$?
+cat "$TMP/tcp.txt"
+[ $rc -eq 0 ] || [ $rc -eq 1 ] || { echo "FAIL: pvnet bench --section tcp exited $rc"; exit 1; }
+python3 -c '
+import json, os, sys, subprocess
+rc = int(sys.argv[2])
+s = json.load(open(sys.argv[1]))["sections"]["tcp"]
+for k in ("title", "field_report", "runs", "verdict", "skipped"):
+    assert k in s, "tcp lacks " + k
+if s["skipped"] is not None:
+    assert rc == 0 and s["verdict"] == "skipped: " + s["skipped"], s
+    assert os.geteuid() != 0 or "installed" in s["skipped"], s
+    print("ok: tcp skipped: %s" % s["skipped"])
+    sys.exit(0)
+assert os.geteuid() == 0, "tcp ran without root"
+# The namespaces the run created (named after its script'"'"'s pid) must all be gone.
+assert len(s["namespaces"]) == 4, s["namespaces"]
+have = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+left = [n for n in s["namespaces"] if n in have]
+assert not left, "namespaces left behind: %r" % left
+for c in s["runs"]:
+    for k in ("case", "path", "streams", "gbit_s", "service_demand_us_per_kb", "tcp_ofo_queue",
+              "retransmits"):
+        assert k in c, "tcp case lacks " + k
+if rc:
+    assert "failed" in s.get("note", ""), s
+    print("ok (loaded machine): tcp %d cases, %s" % (len(s["runs"]), s["note"]))
+else:
+    assert sorted(c["case"] for c in s["runs"]) == ["pvnet-1q-1", "pvnet-4q-4", "veth-1",
+                                                    "veth-4"], s["runs"]
+    assert "veth" in s["verdict"] and "TCPOFOQueue" in s["verdict"], s["verdict"]
+    print("ok: tcp 4 cases: %s" % s["verdict"])
+' "$TMP/tcp.json" $rc || exit 1
+
+# A pvnetd that rejects --tx-mode persistent fails that run of a plain sweep, and says why.
+TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.2 --frame-size 64 \
+	--tx-mode map,persistent --json "$TMP/old.json" --pvnetd "$PVNETD_OLD" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: a rejected --tx-mode persistent should fail its run (exit $rc)"; exit 1; }
+python3 -c '
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+assert [r["tx_mode"] for r in res] == ["map", "persistent"], res
+assert "error" not in res[0], res[0]
+assert "persistent" in res[1]["error"], res[1]
+print("ok: a pvnetd without persistent: its run failed with %r" % res[1]["error"])
+' "$TMP/old.json" || exit 1
+left=$(find "$TMP/tmp" -mindepth 1 -maxdepth 1)
+[ -z "$left" ] || { echo "FAIL: pvnet bench left its temporary directory: $left"; exit 1; }

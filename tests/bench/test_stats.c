@@ -211,7 +211,7 @@ static void test_result_json(void **state)
 	r.migrate = false;
 
 	machine = json_pack("{s:s, s:i, s:s}", "cpu", "x", "cores", 2, "kernel", "6");
-	doc = bench_doc2json(machine, "pvnet bench", json_pack("[o]", o));
+	doc = bench_doc2json(machine, "pvnet bench", json_pack("[o]", o), NULL);
 	assert_non_null(doc);
 	assert_true(json_is_object(json_object_get(doc, "machine")));
 	assert_string_equal(json_string_value(json_object_get(doc, "command")), "pvnet bench");
@@ -314,7 +314,7 @@ static void test_parse_sizes(void **state)
 static void test_parse_other(void **state)
 {
 	unsigned int q[BENCH_MAX_LIST];
-	char m[BENCH_MAX_LIST][8], err[256];
+	char m[BENCH_MAX_LIST][BENCH_MODE_LEN], err[256];
 	double d;
 
 	assert_int_equal(bench_parse_queues("1,2,4,8", q, BENCH_MAX_LIST, err, 256), 4);
@@ -326,6 +326,13 @@ static void test_parse_other(void **state)
 	assert_string_equal(m[1], "map");
 	assert_int_equal(bench_parse_modes("zero", m, BENCH_MAX_LIST, err, 256), -EINVAL);
 	assert_non_null(strstr(err, "zero"));
+	/* Issue 7's persistent grants: a third mode, passed to pvnetd like the others. */
+	assert_int_equal(bench_parse_modes("copy,map,persistent", m, BENCH_MAX_MODES, err, 256), 3);
+	assert_string_equal(m[2], "persistent");
+	assert_int_equal(bench_parse_modes("map,map", m, BENCH_MAX_MODES, err, 256), -EINVAL);
+	assert_non_null(strstr(err, "twice"));
+	assert_int_equal(
+	    bench_parse_modes("copy,map,persistent,copy", m, BENCH_MAX_MODES, err, 256), -E2BIG);
 	assert_int_equal(bench_parse_seconds("0.3", &d), 0);
 	assert_near(d, 0.3, 1e-12);
 	assert_int_equal(bench_parse_seconds("2", &d), 0);

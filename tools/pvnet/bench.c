@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* bench.c - pvnet bench: stream benchmark between two frontend domains through pvnetd */
+/* bench.c - pvnet bench: the conductor of one run (two frontend processes through pvnetd) */
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "bench_run.h"
 
 /*
  * Theory of Operation
@@ -52,16 +52,12 @@
  * move in shared memory, control over UNIX sockets.
  */
 
-/* Warm-up before the timed window: rings, caches and the switch's table settle. */
-#define WARMUP_S 0.2
 /* Control replies: vif set-up is bounded by the vif's 5 s timeout; sanitizers triple it. */
 #define READY_TIMEOUT_MS 20000
 #define CMD_TIMEOUT_MS	 5000
 /* Draining after the sender stopped: still for DRAIN_STILL_MS, at most DRAIN_MAX_MS. */
 #define DRAIN_STILL_MS 200
 #define DRAIN_MAX_MS   3000
-/* Exit status when the vifs never connected: the smoke test maps it to "skipped". */
-#define EXIT_NOT_CONNECTED 3
 
 struct child {
 	pid_t pid;
@@ -69,77 +65,17 @@ struct child {
 	struct bench_reply ready;
 };
 
-struct bench {
-	/* options */
-	uint32_t sizes[BENCH_MAX_LIST];
-	unsigned int nsizes;
-	unsigned int queues[BENCH_MAX_LIST];
-	unsigned int nqueues;
-	char modes[2][8]; /* copy and map at most: a mode twice would measure nothing new */
-	unsigned int nmodes;
-	bool modes_given;
-	double duration, warmup;
-	const char *json_path;
-	const char *pvnetd_opt;
-	const char *ext_run_dir;
-	bool zerocopy;
-	enum bench_verify verify;
-	int steering[BENCH_MAX_LIST]; /* BENCH_STEER_QUEUE or policies */
-	unsigned int nsteering;
-	bool migrate;
-	/* state */
-	int sfd;
-	sigset_t oldmask;
-	bool interrupted;
-	bool progress;
-	char pvnetd_path[PATH_MAX];
-	char tmpdir[64];	   /* $TMPDIR/pvnet-bench.XXXXXX: short, as socket paths must be */
-	struct bench_pvnetd pd[2]; /* one per mode, all running during the sweep */
-	char ext_mode[8];	   /* -d: the mode given with -m, or "unknown" */
-	bool never_connected;
-	unsigned int runs_ok, runs_failed;
-	json_t *results;
-};
-
-static double now_s(void)
+/**
+ * bench_now_s() - CLOCK_MONOTONIC in seconds
+ *
+ * Return: the time
+ */
+double bench_now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: pvnet bench [OPTIONS]\n"
-		"Stream frames from one frontend domain (A) to another (B) through pvnetd and\n"
-		"report throughput, frame rate, CPU service demand, notifications, drops,\n"
-		"corrupt and out-of-order frames.  One run per frame size x queues x tx mode.\n"
-		"\n"
-		"  -d, --run-dir DIR     use the pvnetd running there (only its tx mode)\n"
-		"      --pvnetd PATH     pvnetd to start (default: next to this pvnet in the\n"
-		"                        build tree, else pvnetd in PATH)\n"
-		"  -s, --frame-size LIST bytes per frame, 60..65535 (default 64,1514,9000,65535;\n"
-		"                        65535 is the 64 KiB frame: netif sizes are 16 bits)\n"
-		"  -q, --queues LIST     queues (= sender and receiver threads) (default 1)\n"
-		"  -m, --tx-mode LIST    copy,map: pvnetd --tx-mode (default both)\n"
-		"  -t, --duration SECS   timed window per run (default 2), after %.1f s warm-up\n"
-		"      --warmup SECS     warm-up before the window\n"
-		"      --api API         zerocopy (pvnet_tx_alloc/rx_burst, default) or copy\n"
-		"                        (pvnet_send/recv)\n"
-		"      --verify MODE     sampled (default: headers, 1 KiB stamps, tail) or full\n"
-		"                        (every payload byte written and checked)\n"
-		"      --steering LIST   hash,xps,xps-safe: the sender vif's TX steering policy;\n"
-		"                        each sender thread sends its flow with pvnet_send_flow()\n"
-		"                        (default queue: thread q sends on queue q)\n"
-		"      --migrate         sender threads hop to the next CPU every %u ms\n"
-		"  -j, --json FILE       write every figure as JSON\n"
-		"  -h, --help            this text\n"
-		"\n"
-		"Exit status: 0 all runs passed, 1 a run failed, 2 usage, 3 the vifs never\n"
-		"connected, 130 interrupted.\n",
-		WARMUP_S, BENCH_MIGRATE_US / 1000u);
 }
 
 /* Remove the temporary directory and what pvnetd left in it. */
@@ -149,15 +85,24 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return 0;
 }
 
-static void cleanup_tmp(struct bench *b)
+/**
+ * bench_cleanup_tmp() - remove the private directory and what pvnetd left in it
+ * @b: the bench
+ */
+void bench_cleanup_tmp(struct bench *b)
 {
 	if (b->tmpdir[0])
 		nftw(b->tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	b->tmpdir[0] = '\0';
 }
 
-/* A pending SIGINT/SIGTERM/SIGHUP?  Then remember it. */
-static bool check_signal(struct bench *b)
+/**
+ * bench_check_signal() - a pending SIGINT/SIGTERM/SIGHUP?  Then remember it.
+ * @b: the bench
+ *
+ * Return: true once interrupted
+ */
+bool bench_check_signal(struct bench *b)
 {
 	struct signalfd_siginfo si;
 
@@ -171,18 +116,18 @@ static bool check_signal(struct bench *b)
 /* Sleep @secs, but wake for a signal or a child's socket event.  Return -EINTR, -EPIPE or 0. */
 static int nap(struct bench *b, double secs, const struct child *a, const struct child *c)
 {
-	double end = now_s() + secs;
+	double end = bench_now_s() + secs;
 
 	for (;;) {
 		struct pollfd pf[3] = {{.fd = b->sfd, .events = POLLIN},
 				       {.fd = a ? a->fd : -1, .events = POLLIN},
 				       {.fd = c ? c->fd : -1, .events = POLLIN}};
-		double left = end - now_s();
+		double left = end - bench_now_s();
 
 		if (left <= 0)
 			return 0;
 		if (poll(pf, 3, (int)(left * 1000) + 1) > 0) {
-			if (check_signal(b))
+			if (bench_check_signal(b))
 				return -EINTR;
 			if (pf[1].revents || pf[2].revents)
 				return -EPIPE; /* a child spoke unasked or died */
@@ -194,7 +139,7 @@ static int nap(struct bench *b, double secs, const struct child *a, const struct
 static int call(struct bench *b, struct child *ch, const char *who, struct bench_cmd *cmd,
 		struct bench_reply *r, int timeout_ms, char *err, size_t errlen)
 {
-	double end = now_s() + timeout_ms / 1000.0;
+	double end = bench_now_s() + timeout_ms / 1000.0;
 
 	if (cmd && send(ch->fd, cmd, sizeof(*cmd), MSG_NOSIGNAL) != (ssize_t)sizeof(*cmd)) {
 		snprintf(err, errlen, "%s: process gone (%s)", who, strerror(errno));
@@ -203,7 +148,7 @@ static int call(struct bench *b, struct child *ch, const char *who, struct bench
 	for (;;) {
 		struct pollfd pf[2] = {{.fd = b->sfd, .events = POLLIN},
 				       {.fd = ch->fd, .events = POLLIN}};
-		double left = end - now_s();
+		double left = end - bench_now_s();
 		ssize_t n;
 
 		if (left <= 0) {
@@ -212,7 +157,7 @@ static int call(struct bench *b, struct child *ch, const char *who, struct bench
 		}
 		if (poll(pf, 2, (int)(left * 1000) + 1) <= 0)
 			continue;
-		if (check_signal(b)) {
+		if (bench_check_signal(b)) {
 			snprintf(err, errlen, "interrupted");
 			return -EINTR;
 		}
@@ -244,7 +189,7 @@ static int cmd(struct bench *b, struct child *ch, const char *who, uint32_t op, 
 
 /* Fork one frontend process; it answers READY on its own. */
 static int spawn(struct bench *b, const struct bench_pvnetd *pd, struct child *ch, bool sender,
-		 unsigned int queues, uint32_t size, int steering)
+		 unsigned int queues, uint32_t size, int steering, bool migrate)
 {
 	struct bench_guest_cfg cfg = {
 	    .run_dir = pd->run_dir,
@@ -254,7 +199,7 @@ static int spawn(struct bench *b, const struct bench_pvnetd *pd, struct child *c
 	    .verify = b->verify,
 	    .zerocopy = b->zerocopy,
 	    .steering = steering,
-	    .migrate = b->migrate,
+	    .migrate = migrate,
 	    .ctl_fd = 3,
 	    /* Whatever happens, gone 60 s after the run should have ended. */
 	    .lifetime_s = (unsigned int)(b->warmup + b->duration) + 60,
@@ -310,7 +255,7 @@ static void kill_child(struct child *ch, bool gently)
 static int drain(struct bench *b, struct child *B, struct bench_reply *r, char *err, size_t el)
 {
 	uint64_t last = UINT64_MAX;
-	double still = now_s(), end = still + DRAIN_MAX_MS / 1000.0;
+	double still = bench_now_s(), end = still + DRAIN_MAX_MS / 1000.0;
 	int rc;
 
 	for (;;) {
@@ -319,11 +264,11 @@ static int drain(struct bench *b, struct child *B, struct bench_reply *r, char *
 			return rc;
 		if (r->c.frames != last) {
 			last = r->c.frames;
-			still = now_s();
-		} else if (now_s() - still >= DRAIN_STILL_MS / 1000.0) {
+			still = bench_now_s();
+		} else if (bench_now_s() - still >= DRAIN_STILL_MS / 1000.0) {
 			return 0;
 		}
-		if (now_s() > end)
+		if (bench_now_s() > end)
 			return 0; /* still trickling: the accounting will say so */
 		rc = nap(b, 0.02, NULL, NULL);
 		if (rc < 0)
@@ -362,7 +307,7 @@ static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, st
 		snprintf(err, el, "pvnetd status lacks the run's vifs");
 	cpu0 = bench_pvnetd_cpu_us(pd);
 	bench_sys_cpu_us(&busy0, &steal0);
-	t0 = now_s();
+	t0 = bench_now_s();
 	rc = cmd(b, A, "sender", BENCH_OP_SNAP, NULL, 0, &ra, err, el);
 	if (!rc)
 		rc = cmd(b, B, "receiver", BENCH_OP_SNAP, NULL, 0, &rb, err, el);
@@ -378,7 +323,7 @@ static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, st
 		rc = cmd(b, B, "receiver", BENCH_OP_SNAP, NULL, 0, &rb, err, el);
 	if (rc)
 		return rc;
-	t1 = now_s();
+	t1 = bench_now_s();
 	cpu1 = bench_pvnetd_cpu_us(pd);
 	bench_sys_cpu_us(&busy1, &steal1);
 	r->sys_busy_us = busy0 >= 0 && busy1 >= busy0 ? busy1 - busy0 : -1;
@@ -417,8 +362,19 @@ static const char *mode_from_counters(const struct bench_result *r)
 	return zc > cp ? "map" : "copy";
 }
 
-static void run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, unsigned int queues,
-		    uint32_t size, int steering, struct bench_result *r)
+/**
+ * bench_run_one() - one run: fork A and B, measure, stop and reap them
+ * @b: the bench
+ * @pd: the pvnetd to run against
+ * @mode: its tx mode (as reported)
+ * @queues: queues per vif
+ * @size: bytes per frame
+ * @steering: BENCH_STEER_QUEUE or a policy
+ * @migrate: sender threads hop CPUs
+ * @r: filled; r->error says why it failed
+ */
+void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, unsigned int queues,
+		   uint32_t size, int steering, bool migrate, struct bench_result *r)
 {
 	struct child A = {.fd = -1}, B = {.fd = -1};
 	const char *inferred;
@@ -431,19 +387,20 @@ static void run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, 
 	r->verify = b->verify;
 	r->api = b->zerocopy ? "zerocopy" : "copy";
 	r->steering = steering;
-	r->migrate = b->migrate;
+	r->migrate = migrate;
 	r->pvnetd_cpu_us = -1;
 	r->sys_busy_us = r->sys_steal_us = -1;
 	snprintf(r->tx_mode, sizeof(r->tx_mode), "%s", mode);
 	r->tx_mode_source = b->ext_run_dir ? "unknown" : "pvnetd --tx-mode";
 
-	if (!b->ext_run_dir && pd->pid <= 0) {
-		snprintf(r->error, sizeof(r->error), "pvnetd (%s) is not running", mode);
+	if (!pd || (!b->ext_run_dir && pd->pid <= 0)) {
+		snprintf(r->error, sizeof(r->error), "pvnetd --tx-mode %s is not running%s%s", mode,
+			 pd && pd->failed[0] ? ": " : "", pd ? pd->failed : "");
 		return;
 	}
-	rc = spawn(b, pd, &A, true, queues, size, steering);
+	rc = spawn(b, pd, &A, true, queues, size, steering, migrate);
 	if (!rc)
-		rc = spawn(b, pd, &B, false, queues, size, BENCH_STEER_QUEUE);
+		rc = spawn(b, pd, &B, false, queues, size, BENCH_STEER_QUEUE, false);
 	if (rc) {
 		snprintf(r->error, sizeof(r->error), "fork: %s", strerror(-rc));
 		goto out;
@@ -462,7 +419,9 @@ static void run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, 
 	if (inferred && b->ext_run_dir && !strcmp(r->tx_mode, "unknown")) {
 		snprintf(r->tx_mode, sizeof(r->tx_mode), "%s", inferred);
 		r->tx_mode_source = "inferred from netback counters (tx_zerocopy_sent, tx_copied)";
-	} else if (inferred && strcmp(inferred, r->tx_mode)) {
+	} else if (inferred && strcmp(inferred, r->tx_mode) &&
+		   !(!strcmp(r->tx_mode, "persistent") && !strcmp(inferred, "map"))) {
+		/* persistent grants are mapped (once): netback counts them as zero-copy. */
 		fprintf(stderr,
 			"pvnet bench: warning: run in %s mode, but netback's counters say %s "
 			"(tx_zerocopy_sent vs tx_copied)\n",
@@ -475,288 +434,4 @@ out:
 	kill_child(&B, rc == 0);
 	if (bench_pvnetd_exited(pd, why, sizeof(why)))
 		snprintf(r->error, sizeof(r->error), "pvnetd exited (%s) during the run", why);
-}
-
-/* Every run: queues, then frame size, then tx mode, then steering innermost, so that the
- * copy and map runs of one size, and the policies of one mode, are adjacent in time on a
- * machine whose speed drifts. */
-static void sweep(struct bench *b, unsigned int npd)
-{
-	unsigned int done = 0, total = b->nqueues * b->nsizes * npd * b->nsteering;
-	char row[512];
-
-	for (unsigned int qi = 0; qi < b->nqueues; qi++)
-		for (unsigned int si = 0; si < b->nsizes; si++)
-			for (unsigned int n = 0; n < npd * b->nsteering; n++) {
-				unsigned int m = n / b->nsteering;
-				int steer = b->steering[n % b->nsteering];
-				const char *mode = b->ext_run_dir ? b->ext_mode : b->modes[m];
-				struct bench_result r;
-
-				if (b->interrupted)
-					return;
-				if (b->progress)
-					fprintf(stderr,
-						"[%u/%u] %s, %u queue%s, %u bytes, %s%s ...\n",
-						++done, total, mode, b->queues[qi],
-						b->queues[qi] == 1 ? "" : "s", b->sizes[si],
-						bench_steering_name(steer),
-						b->migrate ? ", migrating" : "");
-				run_one(b, &b->pd[m], mode, b->queues[qi], b->sizes[si], steer, &r);
-				if (b->interrupted)
-					return;
-				if (r.error[0])
-					b->runs_failed++;
-				else
-					b->runs_ok++;
-				json_array_append_new(b->results, bench_result2json(&r));
-				bench_table_row(&r, row, sizeof(row));
-				printf("%s\n", row);
-				fflush(stdout);
-			}
-}
-
-static int parse_opts(struct bench *b, int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"run-dir", required_argument, NULL, 'd'},
-	    {"frame-size", required_argument, NULL, 's'},
-	    {"queues", required_argument, NULL, 'q'},
-	    {"tx-mode", required_argument, NULL, 'm'},
-	    {"duration", required_argument, NULL, 't'},
-	    {"warmup", required_argument, NULL, 'w'},
-	    {"json", required_argument, NULL, 'j'},
-	    {"pvnetd", required_argument, NULL, 'p'},
-	    {"api", required_argument, NULL, 'a'},
-	    {"verify", required_argument, NULL, 'v'},
-	    {"steering", required_argument, NULL, 'S'},
-	    {"migrate", no_argument, NULL, 'M'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	char err[256];
-	int c, n;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:s:q:m:t:j:h", opts, NULL)) != -1) {
-		err[0] = '\0';
-		switch (c) {
-		case 'd':
-			b->ext_run_dir = optarg;
-			break;
-		case 's':
-			n = bench_parse_sizes(optarg, b->sizes, BENCH_MAX_LIST, err, sizeof(err));
-			if (n < 0)
-				goto bad;
-			b->nsizes = (unsigned int)n;
-			break;
-		case 'q':
-			n = bench_parse_queues(optarg, b->queues, BENCH_MAX_LIST, err, sizeof(err));
-			if (n < 0)
-				goto bad;
-			b->nqueues = (unsigned int)n;
-			break;
-		case 'm':
-			n = bench_parse_modes(optarg, b->modes, 2, err, sizeof(err));
-			if (n < 0)
-				goto bad;
-			b->nmodes = (unsigned int)n;
-			b->modes_given = true;
-			break;
-		case 't':
-		case 'w':
-			if (bench_parse_seconds(optarg, c == 't' ? &b->duration : &b->warmup)) {
-				snprintf(err, sizeof(err), "--%s: '%s' is not 0.01..3600 seconds",
-					 c == 't' ? "duration" : "warmup", optarg);
-				goto bad;
-			}
-			break;
-		case 'j':
-			b->json_path = optarg;
-			break;
-		case 'p':
-			b->pvnetd_opt = optarg;
-			break;
-		case 'a':
-			if (strcmp(optarg, "zerocopy") && strcmp(optarg, "copy")) {
-				snprintf(err, sizeof(err), "--api: '%s' is not zerocopy or copy",
-					 optarg);
-				goto bad;
-			}
-			b->zerocopy = !strcmp(optarg, "zerocopy");
-			break;
-		case 'v':
-			if (strcmp(optarg, "sampled") && strcmp(optarg, "full")) {
-				snprintf(err, sizeof(err), "--verify: '%s' is not sampled or full",
-					 optarg);
-				goto bad;
-			}
-			b->verify =
-			    !strcmp(optarg, "full") ? BENCH_VERIFY_FULL : BENCH_VERIFY_SAMPLED;
-			break;
-		case 'S':
-			n = bench_parse_steering(optarg, b->steering, BENCH_MAX_LIST, err,
-						 sizeof(err));
-			if (n < 0) {
-				fprintf(stderr, "pvnet bench: --steering: %s\n", err);
-				return -1;
-			}
-			b->nsteering = (unsigned int)n;
-			break;
-		case 'M':
-			b->migrate = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "pvnet bench: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	if (b->ext_run_dir && b->modes_given && b->nmodes > 1) {
-		fprintf(stderr, "pvnet bench: with -d the running pvnetd's tx mode is fixed; "
-				"--tx-mode cannot sweep\n");
-		return -1;
-	}
-	return 0;
-bad:
-	fprintf(stderr, "pvnet bench: %s\n", err);
-	return -1;
-}
-
-static int write_json(struct bench *b, json_t *machine)
-{
-	char command[4096];
-	json_t *doc;
-	int rc;
-
-	bench_command_line(command, sizeof(command));
-	doc = bench_doc2json(machine, command, json_incref(b->results));
-	if (!doc)
-		return -ENOMEM;
-	rc = json_dump_file(doc, b->json_path, JSON_INDENT(2));
-	json_decref(doc);
-	if (rc) {
-		fprintf(stderr, "pvnet bench: cannot write %s: %s\n", b->json_path,
-			strerror(errno));
-		return -EIO;
-	}
-	return 0;
-}
-
-/**
- * bench_main() - `pvnet bench`: run the stream benchmark sweep
- * @argc: arguments, from "bench" on
- * @argv: the arguments
- * @run_dir: the global `pvnet -d DIR`, or NULL when not given
- *
- * Return: the exit status (see usage())
- */
-int bench_main(int argc, char **argv, const char *run_dir)
-{
-	struct bench b = {
-	    .sizes = {64, 1514, 9000, 65535},
-	    .nsizes = 4,
-	    .queues = {1},
-	    .nqueues = 1,
-	    .modes = {"copy", "map"},
-	    .nmodes = 2,
-	    .duration = 2.0,
-	    .warmup = WARMUP_S,
-	    .zerocopy = true,
-	    .steering = {BENCH_STEER_QUEUE},
-	    .nsteering = 1,
-	    .ext_run_dir = run_dir,
-	    .sfd = -1,
-	};
-	json_t *machine;
-	char hdr[256];
-	sigset_t mask;
-	int rc = parse_opts(&b, argc, argv);
-
-	if (rc)
-		return rc > 0 ? 0 : 2;
-	if (b.ext_run_dir && !b.modes_given)
-		b.nmodes = 1;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, &b.oldmask);
-	b.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (b.sfd < 0) {
-		fprintf(stderr, "pvnet bench: signalfd: %s\n", strerror(errno));
-		return 1;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	b.progress = isatty(2);
-	b.results = json_array();
-	machine = bench_machine_json();
-	bench_table_header(hdr, sizeof(hdr));
-
-	if (b.ext_run_dir) {
-		rc = bench_pvnetd_attach(&b.pd[0], b.ext_run_dir);
-		if (rc < 0) {
-			fprintf(stderr, "pvnet bench: cannot reach pvnetd at %s/pvnetd.sock: %s\n",
-				b.ext_run_dir, strerror(-rc));
-			rc = 1;
-			goto out;
-		}
-		/* pvnetd's status does not say its tx mode: trust -m if given, else infer. */
-		snprintf(b.ext_mode, sizeof(b.ext_mode), "%s",
-			 b.modes_given ? b.modes[0] : "unknown");
-		printf("%s\n", hdr);
-		sweep(&b, 1);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		/* Short enough that pvnetd's socket paths fit in sun_path (108 bytes). */
-		if (!tmp || !*tmp || strlen(tmp) > 40)
-			tmp = "/tmp";
-		snprintf(b.tmpdir, sizeof(b.tmpdir), "%s/pvnet-bench.XXXXXX", tmp);
-		if (!mkdtemp(b.tmpdir)) {
-			fprintf(stderr, "pvnet bench: mkdtemp: %s\n", strerror(errno));
-			b.tmpdir[0] = '\0';
-			rc = 1;
-			goto out;
-		}
-		bench_pvnetd_find(b.pvnetd_opt, b.pvnetd_path, sizeof(b.pvnetd_path));
-		/* One pvnetd per mode, all started first: they sleep while another one runs. */
-		for (unsigned int m = 0; m < b.nmodes; m++) {
-			rc = bench_pvnetd_start(&b.pd[m], b.pvnetd_path, b.tmpdir, b.modes[m],
-						&b.oldmask, b.sfd);
-			if (rc == -EINTR)
-				check_signal(&b);
-			if (rc < 0) {
-				rc = b.interrupted ? 130 : 1;
-				goto out;
-			}
-		}
-		printf("%s\n", hdr);
-		sweep(&b, b.nmodes);
-	}
-	if (b.json_path && write_json(&b, json_incref(machine)) < 0)
-		b.runs_failed++;
-	if (b.interrupted)
-		rc = 130;
-	else if (b.never_connected && !b.runs_ok)
-		rc = EXIT_NOT_CONNECTED;
-	else
-		rc = b.runs_failed ? 1 : 0;
-	if (rc == EXIT_NOT_CONNECTED)
-		fprintf(stderr, "pvnet bench: the vifs never connected\n");
-out:
-	for (unsigned int m = 0; m < 2; m++)
-		bench_pvnetd_stop(&b.pd[m]);
-	cleanup_tmp(&b);
-	json_decref(machine);
-	json_decref(b.results);
-	close(b.sfd);
-	sigprocmask(SIG_SETMASK, &b.oldmask, NULL);
-	return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -18,6 +19,10 @@
 #define BENCH_MAX_FRAME 65535u
 /* Most values in one --frame-size/--queues/--tx-mode list (a sweep, not a data set). */
 #define BENCH_MAX_LIST 32u
+/* A tx mode's name: "copy", "map", "persistent" (pvnetd --tx-mode), or "unknown". */
+#define BENCH_MODE_LEN 16u
+/* Most tx modes one invocation runs: copy, map and persistent (a mode twice measures nothing new). */
+#define BENCH_MAX_MODES 3u
 /* Most flows (= sender queues) a run can have: PVNET_MAX_QUEUES. */
 #define BENCH_MAX_FLOWS 16u
 /*
@@ -141,9 +146,20 @@ extern const char *const bench_back_reasons[BENCH_BACK_NREASONS];
  * @tx_dropped: netback's total of A's dropped TX frames
  * @rx_dropped: netback's total of B's dropped RX frames
  * @reason: per drop reason, in bench_back_reasons[] order, both vifs
+ * @grant_known: every queue of both vifs had the grant counters below (a pvnetd
+ *	without them leaves this false and the grant figures are unknown: JSON null)
+ * @grant_copy_ops: grant-copy operations netback made for both vifs
+ * @grant_map_ops: grant-map operations
+ * @grant_unmap_ops: grant-unmap operations
+ * @grant_batches: batched grant hypercalls (one batch carries many operations)
  */
 struct bench_back {
 	bool ok;
+	bool grant_known;
+	uint64_t grant_copy_ops;
+	uint64_t grant_map_ops;
+	uint64_t grant_unmap_ops;
+	uint64_t grant_batches;
 	uint64_t tx_zerocopy_sent;
 	uint64_t tx_copied;
 	uint64_t notifications;
@@ -157,7 +173,7 @@ struct bench_back {
  * @frame_size: bytes per frame
  * @queues: queues asked for (and flows sent)
  * @queues_got: queues the vifs negotiated
- * @tx_mode: "map", "copy", or "unknown"
+ * @tx_mode: "map", "copy", "persistent", or "unknown"
  * @tx_mode_source: how @tx_mode is known ("pvnetd --tx-mode", "inferred from netback counters")
  * @api: "zerocopy" or "copy"
  * @verify: how much payload was checked
@@ -177,7 +193,7 @@ struct bench_result {
 	uint32_t frame_size;
 	unsigned int queues;
 	unsigned int queues_got;
-	char tx_mode[8];
+	char tx_mode[BENCH_MODE_LEN];
 	const char *tx_mode_source;
 	const char *api;
 	enum bench_verify verify;
@@ -194,11 +210,16 @@ struct bench_result {
 
 /**
  * struct bench_figures - the figures of one run derived from a struct bench_result
+ *
+ * The grant figures are per 1000 received frames, over both vifs' queues, NaN
+ * when pvnetd's status lacks the counters.  KByte/s use netio's KByte (1024 bytes).
  */
 struct bench_figures {
 	double window_s;
-	uint64_t tx_frames, rx_frames, bytes;
+	uint64_t tx_frames, rx_frames, bytes, tx_bytes;
 	double gbit_s, mpps, cpu_us_per_kb, notifications_per_1000;
+	double tx_kbyte_s, rx_kbyte_s;
+	double grant_ops_per_1000, grant_map_per_1000, grant_unmap_per_1000, grant_batches_per_1000;
 	double cpu_s_tx, cpu_s_rx, cpu_s_pvnetd;
 	double cpu_s_busy, cpu_s_steal, cpu_s_others;
 	uint64_t notifications, notify_front_tx, notify_front_rx, notify_back;
@@ -214,13 +235,14 @@ double bench_service_demand(uint64_t cpu_us, uint64_t bytes);
 double bench_per_1000(uint64_t events, uint64_t frames);
 void bench_figures(const struct bench_result *r, struct bench_figures *f);
 json_t *bench_result2json(const struct bench_result *r);
-json_t *bench_doc2json(json_t *machine, const char *command, json_t *results);
+json_t *bench_doc2json(json_t *machine, const char *command, json_t *results, json_t *sections);
 void bench_table_header(char *buf, size_t len);
 void bench_table_row(const struct bench_result *r, char *buf, size_t len);
 int bench_parse_sizes(const char *s, uint32_t *out, unsigned int max, char *err, size_t errlen);
 int bench_parse_queues(const char *s, unsigned int *out, unsigned int max, char *err,
 		       size_t errlen);
-int bench_parse_modes(const char *s, char (*out)[8], unsigned int max, char *err, size_t errlen);
+int bench_parse_modes(const char *s, char (*out)[BENCH_MODE_LEN], unsigned int max, char *err,
+		      size_t errlen);
 int bench_parse_seconds(const char *s, double *out);
 int bench_parse_steering(const char *s, int *out, unsigned int max, char *err, size_t errlen);
 const char *bench_steering_name(int steering);
@@ -228,6 +250,183 @@ int bench_procstat_ticks(const char *text, uint64_t *ticks);
 int bench_procstat_cpu(const char *text, uint64_t *busy, uint64_t *steal);
 void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned int domid_b,
 			    struct bench_back *out);
+
+/*
+ * bench_report.c and bench_output.c: pure.  The sections of the default run (docs/benchmarks.md):
+ * each repeats its points (configurations) --repeat times, reports the
+ * median and min..max of every figure, and a one-line verdict against the
+ * field report it answers (shared/seeds).
+ */
+/* Most repetitions of one point (--repeat). */
+#define BENCH_MAX_REPEAT 15u
+
+/**
+ * struct bench_stat - median and range of repeated figures
+ * @median: the middle value (mean of the two middle ones for an even count), NaN when @n is 0
+ * @min: the smallest, NaN when @n is 0
+ * @max: the largest, NaN when @n is 0
+ * @n: how many values were numbers (NaN values are left out)
+ */
+struct bench_stat {
+	double median, min, max;
+	unsigned int n;
+};
+
+/* The figures a point keeps per run, in this order; their JSON keys are bench_fig_names[]. */
+enum bench_fig {
+	BENCH_FIG_GBIT_S,
+	BENCH_FIG_MPPS,
+	BENCH_FIG_TX_KBYTE_S,
+	BENCH_FIG_RX_KBYTE_S,
+	BENCH_FIG_CPU_US_PER_KB,
+	BENCH_FIG_NOTIFICATIONS_PER_1000,
+	BENCH_FIG_GRANT_OPS_PER_1000,
+	BENCH_FIG_GRANT_MAP_PER_1000,
+	BENCH_FIG_GRANT_UNMAP_PER_1000,
+	BENCH_FIG_GRANT_BATCHES_PER_1000,
+	BENCH_FIG_DROPPED,
+	BENCH_FIG_OUT_OF_ORDER,
+	BENCH_FIG_OTHERS_CPU_S, /* machine_cpu_s.others: CPU other processes took in the window */
+	BENCH_FIG_N,
+};
+extern const char *const bench_fig_names[BENCH_FIG_N];
+
+/**
+ * struct bench_point - one configuration of a section, run --repeat times
+ * @frame_size: bytes per frame
+ * @queues: queues (= sender and receiver threads)
+ * @tx_mode: pvnetd --tx-mode
+ * @steering: BENCH_STEER_QUEUE or a policy
+ * @migrate: senders hop CPUs
+ * @nruns: runs that succeeded (their figures are in @v)
+ * @nfailed: runs that failed (@error holds the last reason)
+ * @results: indices of every run of this point in the document's `results`
+ * @nresults: entries in @results
+ * @v: per figure, the value of each successful run
+ * @ratio: the section's ratio for this point (vcpus: to 1 queue; tx_mode: to copy;
+ *	steering: to xps; sizes: to the field report), NaN when it has none
+ * @field: the field report's figure this point is compared with, NaN when none
+ * @error: why the last failed run failed
+ */
+struct bench_point {
+	uint32_t frame_size;
+	unsigned int queues;
+	char tx_mode[BENCH_MODE_LEN];
+	int steering;
+	bool migrate;
+	unsigned int nruns, nfailed;
+	int results[BENCH_MAX_REPEAT];
+	unsigned int nresults;
+	double v[BENCH_FIG_N][BENCH_MAX_REPEAT];
+	double ratio;
+	double field;
+	char error[256];
+};
+
+/* The sections, in the order they run and print. */
+enum bench_sec {
+	BENCH_SEC_SIZES,
+	BENCH_SEC_VCPUS,
+	BENCH_SEC_TX_MODE,
+	BENCH_SEC_STEERING,
+	BENCH_SEC_TCP,
+	BENCH_SEC_PEERS,
+	BENCH_SEC_N,
+};
+extern const char *const bench_sec_names[BENCH_SEC_N];
+
+/**
+ * struct bench_tcp_case - one iperf3 case of the tcp section (bench/tcp-vs-veth.sh)
+ * @name: "veth-1", "pvnet-1q-1", "veth-4", "pvnet-4q-4"
+ * @streams: iperf3 -P
+ * @pvnet: through pvnet (else the veth pair)
+ * @gbit_s: receiver throughput
+ * @sd_us_per_kb: service demand: busy CPU µs of the whole machine per KB received
+ * @retrans: TCP retransmits (sender)
+ * @ofo: TCPOFOQueue of the receiving namespace during the case
+ */
+struct bench_tcp_case {
+	char name[24];
+	unsigned int streams;
+	bool pvnet;
+	double gbit_s, sd_us_per_kb;
+	long long retrans, ofo;
+};
+
+/**
+ * struct bench_peer_row - the peers at one frame size (--peers)
+ * @frame_size: bytes per frame
+ * @memif_gbit_s: DPDK memif between two dpdk-testpmd, NaN when not measured
+ * @memif_mpps: the same in Mpps
+ * @veth_gbit_s: kernel veth, iperf3 UDP at this frame size, received, NaN when not measured
+ * @veth_mpps: the same in Mpps
+ */
+struct bench_peer_row {
+	uint32_t frame_size;
+	double memif_gbit_s, memif_mpps, veth_gbit_s, veth_mpps;
+};
+
+#define BENCH_MAX_TCP 8u
+
+/**
+ * struct bench_section - one section's points, verdict and fate
+ * @id: which section
+ * @selected: asked for (--section, or the default set)
+ * @skipped: why it did not run ("" when it ran)
+ * @pts: its points (frame-level sections), @npts of them
+ * @tcp: the tcp section's cases, @ntcp of them
+ * @peers: the peers section's rows (one per frame size), @npeers of them; pvnet's own
+ *	figures for them are @pts
+ * @netns: tcp: the network namespaces it created (and removed), space-separated
+ * @note: a remark printed under the table (e.g. a tx mode pvnetd rejected)
+ * @verdict: one line against the field report
+ */
+struct bench_section {
+	enum bench_sec id;
+	bool selected;
+	char skipped[256];
+	struct bench_point *pts;
+	unsigned int npts;
+	struct bench_tcp_case tcp[BENCH_MAX_TCP];
+	unsigned int ntcp;
+	struct bench_peer_row peers[BENCH_MAX_LIST];
+	unsigned int npeers;
+	char netns[128];
+	char note[512];
+	char verdict[512];
+};
+
+/**
+ * struct bench_sec_info - what a section is, for people and the JSON
+ * @title: one line
+ * @field: the field report's figure it answers
+ * @ratio_of: what its points' ratio divides
+ */
+struct bench_sec_info {
+	const char *title;
+	const char *field;
+	const char *ratio_of;
+};
+extern const struct bench_sec_info bench_sec_info[BENCH_SEC_N];
+
+void bench_stat_of(const double *v, unsigned int n, struct bench_stat *out);
+double bench_point_median(const struct bench_point *p, enum bench_fig fig);
+json_t *bench_jnum(double v);
+void bench_fmt_ratio(char *b, size_t n, double v);
+const struct bench_point *bench_section_find(const struct bench_section *s, uint32_t size,
+					     unsigned int queues, const char *mode, int steering);
+void bench_peer_ratios(const struct bench_section *s, const struct bench_peer_row *r, double *memif,
+		       double *veth);
+void bench_point_init(struct bench_point *p, uint32_t frame_size, unsigned int queues,
+		      const char *tx_mode, int steering, bool migrate);
+void bench_point_add(struct bench_point *p, const struct bench_result *r, int idx);
+void bench_point_stat(const struct bench_point *p, enum bench_fig fig, struct bench_stat *s);
+json_t *bench_point2json(const struct bench_point *p);
+int bench_parse_sections(const char *s, bool *sel, char *err, size_t errlen);
+void bench_section_verdict(struct bench_section *s);
+json_t *bench_section2json(const struct bench_section *s);
+void bench_section_print(const struct bench_section *s, unsigned int repeat, FILE *f);
+int bench_tcp_parse_line(const char *line, struct bench_tcp_case *c);
 
 /* bench_frame.c: pure */
 void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t src[6],
@@ -329,13 +528,15 @@ int bench_guest_main(const struct bench_guest_cfg *cfg);
  * @run_dir: its run directory
  * @log_path: its log (ours only)
  * @mode: the --tx-mode we gave it, or "" (-d)
+ * @failed: why it could not be started ("" when it runs or was never asked to)
  */
 struct bench_pvnetd {
 	pid_t pid;
 	pid_t cpu_pid;
 	char run_dir[PATH_MAX];
 	char log_path[128];
-	char mode[8];
+	char mode[BENCH_MODE_LEN];
+	char failed[200];
 };
 
 /* bench_pvnetd.c */

@@ -290,14 +290,40 @@ bool bench_pvnetd_exited(struct bench_pvnetd *p, char *why, size_t len)
 	return true;
 }
 
+/* The last non-empty line of a log, without its newline ("" when there is none). */
+static void log_last_line(const char *path, char *out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	snprintf(out, len, "(no log)");
+	while (f && fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\n");
+
+		if (!n)
+			continue;
+		/* Cut to fit: the sentence's start says what went wrong. */
+		if (n >= len)
+			n = len - 1;
+		memcpy(out, line, n);
+		out[n] = '\0';
+	}
+	if (f)
+		fclose(f);
+}
+
 /**
  * bench_pvnetd_start() - start pvnetd in TMPDIR/run-MODE and wait for its control socket
  * @p: filled
  * @exe: the pvnetd to run (a path, or a name searched in PATH)
  * @tmpdir: the bench's private directory (run directory and log go there)
- * @mode: "copy" or "map" (pvnetd --tx-mode)
+ * @mode: "copy", "map" or "persistent" (pvnetd --tx-mode)
  * @child_mask: the signal mask pvnetd starts with (ours blocks SIGINT/SIGTERM)
  * @sfd: our signalfd: start-up is abandoned when it becomes readable
+ *
+ * A pvnetd that exits at start-up (e.g. one that rejects --tx-mode persistent)
+ * is not an error of the bench: @p->failed says why, with its log's last line,
+ * and the caller decides.
  *
  * Return: 0; -EINTR (signal); -ECHILD (pvnetd exited); -ETIMEDOUT; -errno
  */
@@ -309,6 +335,7 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 	int st;
 
 	memset(p, 0, sizeof(*p));
+	snprintf(p->mode, sizeof(p->mode), "%s", mode);
 	snprintf(p->run_dir, sizeof(p->run_dir), "%s/run-%s", tmpdir, mode);
 	snprintf(p->log_path, sizeof(p->log_path), "%s/pvnetd-%s.log", tmpdir, mode);
 	snprintf(sock, sizeof(sock), "%s/pvnetd.sock", p->run_dir);
@@ -339,13 +366,15 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 
 		if (access(sock, F_OK) == 0) {
 			p->cpu_pid = p->pid;
-			snprintf(p->mode, sizeof(p->mode), "%s", mode);
 			return 0;
 		}
 		if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
+			char last[160];
+
 			p->pid = 0;
-			fprintf(stderr, "pvnet bench: %s exited at start-up\n", exe);
-			bench_log_tail(p->log_path);
+			log_last_line(p->log_path, last, sizeof(last));
+			snprintf(p->failed, sizeof(p->failed),
+				 "%s --tx-mode %s exited at start-up: %s", exe, mode, last);
 			return -ECHILD;
 		}
 		if (poll(&pf, 1, 10) > 0) {
@@ -353,8 +382,9 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 			return -EINTR;
 		}
 	}
-	fprintf(stderr, "pvnet bench: %s did not create %s within %d ms\n", exe, sock,
-		PVNETD_START_MS);
+	snprintf(p->failed, sizeof(p->failed), "%s did not create its control socket within %d ms",
+		 exe, PVNETD_START_MS);
+	fprintf(stderr, "pvnet bench: %s\n", p->failed);
 	bench_log_tail(p->log_path);
 	bench_pvnetd_stop(p);
 	return -ETIMEDOUT;

@@ -143,7 +143,10 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	f->tx_frames = sub(r->a1.frames, r->a0.frames);
 	f->rx_frames = sub(r->b1.frames, r->b0.frames);
 	f->bytes = sub(r->b1.bytes, r->b0.bytes);
+	f->tx_bytes = sub(r->a1.bytes, r->a0.bytes);
 	f->gbit_s = bench_gbit_s(f->bytes, f->window_s);
+	f->tx_kbyte_s = f->window_s > 0 ? (double)f->tx_bytes / 1024.0 / f->window_s : 0.0;
+	f->rx_kbyte_s = f->window_s > 0 ? (double)f->bytes / 1024.0 / f->window_s : 0.0;
 	f->mpps = bench_mpps(f->rx_frames, f->window_s);
 	f->cpu_s_tx = (double)sub(r->a1.cpu_us, r->a0.cpu_us) / 1e6;
 	f->cpu_s_rx = (double)sub(r->b1.cpu_us, r->b0.cpu_us) / 1e6;
@@ -169,6 +172,19 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	f->notify_back = sub(r->back1.notifications, r->back0.notifications);
 	f->notifications = f->notify_front_tx + f->notify_front_rx + f->notify_back;
 	f->notifications_per_1000 = bench_per_1000(f->notifications, f->rx_frames);
+	f->grant_ops_per_1000 = f->grant_map_per_1000 = f->grant_unmap_per_1000 =
+	    f->grant_batches_per_1000 = NAN;
+	if (r->back0.grant_known && r->back1.grant_known) {
+		uint64_t cp = sub(r->back1.grant_copy_ops, r->back0.grant_copy_ops);
+		uint64_t map = sub(r->back1.grant_map_ops, r->back0.grant_map_ops);
+		uint64_t unmap = sub(r->back1.grant_unmap_ops, r->back0.grant_unmap_ops);
+
+		f->grant_ops_per_1000 = bench_per_1000(cp + map + unmap, f->rx_frames);
+		f->grant_map_per_1000 = bench_per_1000(map, f->rx_frames);
+		f->grant_unmap_per_1000 = bench_per_1000(unmap, f->rx_frames);
+		f->grant_batches_per_1000 = bench_per_1000(
+		    sub(r->back1.grant_batches, r->back0.grant_batches), f->rx_frames);
+	}
 	f->dropped = sub(back_drops(&r->back1), back_drops(&r->back0)) +
 		     sub(r->a1.front_tx_errors, r->a0.front_tx_errors) +
 		     sub(r->b1.front_rx_errors, r->b0.front_rx_errors);
@@ -244,6 +260,10 @@ json_t *bench_result2json(const struct bench_result *r)
 			    json_pack("{s:o, s:o, s:o}", "netfront_tx", jint(f.notify_front_tx),
 				      "netfront_rx", jint(f.notify_front_rx), "netback",
 				      jint(f.notify_back)));
+	json_object_set_new(o, "grant_ops_per_1000", jreal(f.grant_ops_per_1000));
+	json_object_set_new(o, "grant_map_per_1000", jreal(f.grant_map_per_1000));
+	json_object_set_new(o, "grant_unmap_per_1000", jreal(f.grant_unmap_per_1000));
+	json_object_set_new(o, "grant_batches_per_1000", jreal(f.grant_batches_per_1000));
 	json_object_set_new(o, "dropped", jint(f.dropped));
 	json_object_set_new(o, "drops", drops);
 	json_object_set_new(o, "corrupt", jint(f.corrupt));
@@ -272,13 +292,18 @@ json_t *bench_result2json(const struct bench_result *r)
  * @machine: {cpu, cores, kernel}; the reference is stolen
  * @command: the command line, argv joined by spaces
  * @results: array of bench_result2json() objects; the reference is stolen
+ * @sections: {"sizes": ..., ...} of bench_section2json() objects, or NULL (a plain
+ *	sweep, --section stream); the reference is stolen
  *
- * Return: a new object {"machine", "command", "results"}, or NULL
+ * Return: a new object {"machine", "command", "results"[, "sections"]}, or NULL
  */
-json_t *bench_doc2json(json_t *machine, const char *command, json_t *results)
+json_t *bench_doc2json(json_t *machine, const char *command, json_t *results, json_t *sections)
 {
-	return json_pack("{s:o, s:s, s:o}", "machine", machine, "command", command, "results",
-			 results);
+	if (!sections)
+		return json_pack("{s:o, s:s, s:o}", "machine", machine, "command", command,
+				 "results", results);
+	return json_pack("{s:o, s:s, s:o, s:o}", "machine", machine, "command", command, "results",
+			 results, "sections", sections);
 }
 
 /**
@@ -288,9 +313,9 @@ json_t *bench_doc2json(json_t *machine, const char *command, json_t *results)
  */
 void bench_table_header(char *buf, size_t len)
 {
-	snprintf(buf, len, "%6s %2s %-4s %-8s %10s %10s %8s %7s %8s %8s %7s %7s %5s %-8s %3s",
+	snprintf(buf, len, "%6s %2s %-4s %-8s %10s %10s %8s %7s %8s %8s %7s %7s %7s %5s %-8s %3s",
 		 "frame", "q", "tx", "api", "tx_frames", "rx_frames", "Gbit/s", "Mpps", "us/KB",
-		 "ntf/1k", "dropped", "corrupt", "ooo", "steering", "mig");
+		 "ntf/1k", "gnt/1k", "dropped", "corrupt", "ooo", "steering", "mig");
 }
 
 static void fmt_real(char *b, size_t n, double v, int prec)
@@ -310,7 +335,7 @@ static void fmt_real(char *b, size_t n, double v, int prec)
 void bench_table_row(const struct bench_result *r, char *buf, size_t len)
 {
 	struct bench_figures f;
-	char sd[24], ntf[24];
+	char sd[24], ntf[24], gnt[24];
 
 	if (r->error[0]) {
 		snprintf(buf, len, "%6u %2u %-4s %s%s failed: %s", r->frame_size, r->queues,
@@ -321,11 +346,12 @@ void bench_table_row(const struct bench_result *r, char *buf, size_t len)
 	bench_figures(r, &f);
 	fmt_real(sd, sizeof(sd), f.cpu_us_per_kb, 4);
 	fmt_real(ntf, sizeof(ntf), f.notifications_per_1000, 2);
+	fmt_real(gnt, sizeof(gnt), f.grant_ops_per_1000, 1);
 	snprintf(buf, len,
-		 "%6u %2u %-4s %-8s %10" PRIu64 " %10" PRIu64 " %8.3f %7.3f %8s %8s %7" PRIu64
+		 "%6u %2u %-4s %-8s %10" PRIu64 " %10" PRIu64 " %8.3f %7.3f %8s %8s %7s %7" PRIu64
 		 " %7" PRIu64 " %5" PRIu64 " %-8s %3s",
 		 r->frame_size, r->queues, r->tx_mode, r->api ? r->api : "-", f.tx_frames,
-		 f.rx_frames, f.gbit_s, f.mpps, sd, ntf, f.dropped, f.corrupt, f.out_of_order,
+		 f.rx_frames, f.gbit_s, f.mpps, sd, ntf, gnt, f.dropped, f.corrupt, f.out_of_order,
 		 bench_steering_name(r->steering), r->migrate ? "yes" : "no");
 }
 
@@ -415,11 +441,18 @@ static int one_queue(const char *item, unsigned int i, void *ctx, char *err, siz
 
 static int one_mode(const char *item, unsigned int i, void *ctx, char *err, size_t errlen)
 {
-	if (strcmp(item, "copy") && strcmp(item, "map")) {
-		snprintf(err, errlen, "tx mode '%s' is not copy or map", item);
+	char(*out)[BENCH_MODE_LEN] = ctx;
+
+	if (strcmp(item, "copy") && strcmp(item, "map") && strcmp(item, "persistent")) {
+		snprintf(err, errlen, "tx mode '%s' is not copy, map or persistent", item);
 		return -EINVAL;
 	}
-	snprintf(((char(*)[8])ctx)[i], 8, "%s", item);
+	for (unsigned int j = 0; j < i; j++)
+		if (!strcmp(out[j], item)) {
+			snprintf(err, errlen, "tx mode '%s' given twice", item);
+			return -EINVAL;
+		}
+	snprintf(out[i], BENCH_MODE_LEN, "%s", item);
 	return 0;
 }
 
@@ -508,7 +541,7 @@ int bench_parse_queues(const char *s, unsigned int *out, unsigned int max, char 
 }
 
 /**
- * bench_parse_modes() - parse --tx-mode: comma-separated "copy" and "map"
+ * bench_parse_modes() - parse --tx-mode: comma-separated "copy", "map", "persistent"
  * @s: the list
  * @out: receives the mode names
  * @max: room in @out
@@ -517,7 +550,8 @@ int bench_parse_queues(const char *s, unsigned int *out, unsigned int max, char 
  *
  * Return: the number of modes, or -errno
  */
-int bench_parse_modes(const char *s, char (*out)[8], unsigned int max, char *err, size_t errlen)
+int bench_parse_modes(const char *s, char (*out)[BENCH_MODE_LEN], unsigned int max, char *err,
+		      size_t errlen)
 {
 	return parse_list(s, max, err, errlen, out, one_mode);
 }
@@ -602,7 +636,10 @@ static uint64_t jget(const json_t *o, const char *k)
 void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned int domid_b,
 			    struct bench_back *out)
 {
+	static const char *const gkeys[] = {"grant_copy_ops", "grant_map_ops", "grant_unmap_ops",
+					    "grant_batches"};
 	bool seen_a = false, seen_b = false;
+	unsigned int nq = 0, grant_missing = 0;
 	json_t *vif;
 	size_t i;
 
@@ -621,6 +658,13 @@ void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned
 			seen_b = true;
 		json_array_foreach(json_object_get(vif, "queues"), qi, q)
 		{
+			nq++;
+			for (unsigned int g = 0; g < 4; g++)
+				grant_missing += !json_is_integer(json_object_get(q, gkeys[g]));
+			out->grant_copy_ops += jget(q, gkeys[0]);
+			out->grant_map_ops += jget(q, gkeys[1]);
+			out->grant_unmap_ops += jget(q, gkeys[2]);
+			out->grant_batches += jget(q, gkeys[3]);
 			out->notifications += jget(q, "notifications");
 			for (unsigned int r = 0; r < BENCH_BACK_NREASONS; r++)
 				out->reason[r] += jget(q, bench_back_reasons[r]);
@@ -634,4 +678,5 @@ void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned
 		}
 	}
 	out->ok = seen_a && seen_b;
+	out->grant_known = out->ok && nq && !grant_missing;
 }

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: MIT
+/* test_report.c - pvnet bench: sections' statistics, verdicts, JSON shape, tables, grant figures */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bench.h"
+
+#define assert_near(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (double)(eps))
+
+static void test_stat(void **state)
+{
+	const double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2}, one[] = {7};
+	const double with_nan[] = {NAN, 5, 1, NAN};
+	struct bench_stat s;
+
+	bench_stat_of(odd, 3, &s);
+	assert_near(s.median, 2, 0);
+	assert_near(s.min, 1, 0);
+	assert_near(s.max, 3, 0);
+	assert_int_equal(s.n, 3);
+	bench_stat_of(even, 4, &s);
+	assert_near(s.median, 2.5, 1e-12); /* the mean of the two middle values */
+	assert_near(s.min, 1, 0);
+	assert_near(s.max, 4, 0);
+	bench_stat_of(one, 1, &s);
+	assert_near(s.median, 7, 0);
+	assert_near(s.min, 7, 0);
+	assert_near(s.max, 7, 0);
+	/* Figures a run could not have (nothing received) are left out, not counted as 0. */
+	bench_stat_of(with_nan, 4, &s);
+	assert_int_equal(s.n, 2);
+	assert_near(s.median, 3, 0);
+	bench_stat_of(with_nan, 1, &s);
+	assert_int_equal(s.n, 0);
+	assert_true(isnan(s.median) && isnan(s.min) && isnan(s.max));
+	bench_stat_of(NULL, 0, &s);
+	assert_int_equal(s.n, 0);
+}
+
+/* A successful run of @gbit Gbit/s: 1 s window, frames of @size bytes. */
+static void run_of(struct bench_result *r, uint32_t size, double gbit, uint64_t ooo)
+{
+	uint64_t bytes = (uint64_t)(gbit * 1e9 / 8);
+
+	memset(r, 0, sizeof(*r));
+	r->frame_size = size;
+	r->queues = 1;
+	snprintf(r->tx_mode, sizeof(r->tx_mode), "map");
+	r->window_s = 1.0;
+	r->a1 = (struct bench_counts){.frames = bytes / size, .bytes = bytes, .cpu_us = 500000};
+	r->b1 = (struct bench_counts){
+	    .frames = bytes / size, .bytes = bytes, .cpu_us = 500000, .out_of_order = ooo};
+	r->back0.ok = r->back1.ok = true;
+	r->pvnetd_cpu_us = 250000;
+	r->sys_busy_us = r->sys_steal_us = -1;
+	r->steering = BENCH_STEER_QUEUE;
+}
+
+static void test_point(void **state)
+{
+	struct bench_point p;
+	struct bench_result r;
+	struct bench_stat s;
+	json_t *o;
+
+	bench_point_init(&p, 1514, 2, "map", BENCH_STEER_QUEUE, false);
+	assert_true(isnan(p.ratio) && isnan(p.field));
+	run_of(&r, 1514, 10, 0);
+	bench_point_add(&p, &r, 4);
+	run_of(&r, 1514, 30, 0);
+	bench_point_add(&p, &r, 9);
+	run_of(&r, 1514, 20, 0);
+	bench_point_add(&p, &r, 11);
+	snprintf(r.error, sizeof(r.error), "vif did not connect");
+	bench_point_add(&p, &r, 12);
+	assert_int_equal(p.nruns, 3);
+	assert_int_equal(p.nfailed, 1);
+	assert_int_equal(p.nresults, 4);
+	bench_point_stat(&p, BENCH_FIG_GBIT_S, &s);
+	assert_near(s.median, 20, 1e-6);
+	assert_near(s.min, 10, 1e-6);
+	assert_near(s.max, 30, 1e-6);
+	/* KByte/s as netio has it: 1024 bytes. */
+	bench_point_stat(&p, BENCH_FIG_RX_KBYTE_S, &s);
+	assert_near(s.median, 20e9 / 8 / 1024, 1);
+	/* No grant counters in this pvnetd's status: unknown, not zero. */
+	bench_point_stat(&p, BENCH_FIG_GRANT_OPS_PER_1000, &s);
+	assert_int_equal(s.n, 0);
+
+	o = bench_point2json(&p);
+	assert_non_null(o);
+	for (unsigned int f = 0; f < BENCH_FIG_N; f++) {
+		assert_non_null(json_object_get(o, bench_fig_names[f]));
+		assert_non_null(json_object_get(json_object_get(o, "min"), bench_fig_names[f]));
+		assert_non_null(json_object_get(json_object_get(o, "max"), bench_fig_names[f]));
+	}
+	assert_near(json_real_value(json_object_get(o, "gbit_s")), 20, 1e-6);
+	assert_near(json_real_value(json_object_get(json_object_get(o, "min"), "gbit_s")), 10,
+		    1e-6);
+	assert_near(json_real_value(json_object_get(json_object_get(o, "max"), "gbit_s")), 30,
+		    1e-6);
+	assert_true(json_is_null(json_object_get(o, "grant_ops_per_1000")));
+	assert_int_equal(json_integer_value(json_object_get(o, "repeats")), 3);
+	assert_int_equal(json_integer_value(json_object_get(o, "failed")), 1);
+	assert_int_equal(json_array_size(json_object_get(o, "results")), 4);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(o, "results"), 1)), 9);
+	assert_string_equal(json_string_value(json_object_get(o, "error")), "vif did not connect");
+	assert_true(json_is_null(json_object_get(o, "ratio")));
+	assert_int_equal(json_integer_value(json_object_get(o, "queues")), 2);
+	assert_string_equal(json_string_value(json_object_get(o, "steering")), "queue");
+	json_decref(o);
+}
+
+/* A point whose runs had these Gbit/s (and out-of-order counts). */
+static void pt(struct bench_point *p, uint32_t size, unsigned int q, const char *mode, int steer,
+	       const double *gbit, const double *ooo, unsigned int n)
+{
+	bench_point_init(p, size, q, mode, steer, steer != BENCH_STEER_QUEUE);
+	for (unsigned int i = 0; i < n; i++) {
+		for (unsigned int f = 0; f < BENCH_FIG_N; f++)
+			p->v[f][i] = NAN;
+		p->v[BENCH_FIG_GBIT_S][i] = gbit[i];
+		p->v[BENCH_FIG_RX_KBYTE_S][i] = gbit[i] * 1e9 / 8 / 1024;
+		p->v[BENCH_FIG_CPU_US_PER_KB][i] = 1.0 / gbit[i];
+		p->v[BENCH_FIG_OUT_OF_ORDER][i] = ooo ? ooo[i] : 0;
+	}
+	p->nruns = n;
+}
+
+static void sec(struct bench_section *s, enum bench_sec id, unsigned int npts)
+{
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->selected = true;
+	s->pts = calloc(npts ? npts : 1, sizeof(*s->pts));
+	s->npts = npts;
+	assert_non_null(s->pts);
+}
+
+static void test_verdict_vcpus(void **state)
+{
+	const double g1[] = {10.0, 9.0, 11.0}, g2[] = {10.5, 10.5, 10.5}, g4[] = {9.8, 9.8, 9.8},
+		     g8[] = {4.0, 4.0, 4.0};
+	struct bench_section s;
+
+	sec(&s, BENCH_SEC_VCPUS, 4);
+	pt(&s.pts[0], 1514, 1, "map", BENCH_STEER_QUEUE, g1, NULL, 3);
+	pt(&s.pts[1], 1514, 2, "map", BENCH_STEER_QUEUE, g2, NULL, 3);
+	pt(&s.pts[2], 1514, 4, "map", BENCH_STEER_QUEUE, g4, NULL, 3);
+	pt(&s.pts[3], 1514, 8, "map", BENCH_STEER_QUEUE, g8, NULL, 3);
+	bench_section_verdict(&s);
+	/* The ratio of medians: 9.8 / 10. */
+	assert_near(s.pts[2].ratio, 0.98, 1e-9);
+	assert_near(s.pts[0].ratio, 1.0, 1e-9);
+	assert_non_null(strstr(s.verdict, "4 vCPUs: 0.98x of 1 vCPU"));
+	assert_non_null(strstr(s.verdict, "field report: 0.11x"));
+	assert_non_null(strstr(s.verdict, "8: 0.40x"));
+	assert_non_null(strstr(s.verdict, "COLLAPSE"));
+	/* Without the 8-queue point: the worst is 0.98, no collapse. */
+	s.npts = 3;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "no collapse"));
+	assert_null(strstr(s.verdict, "COLLAPSE"));
+	/* No 1-queue run succeeded: nothing to divide by, and it says so. */
+	s.pts[0].nruns = 0;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "no successful 1-queue run"));
+	free(s.pts);
+}
+
+static void test_verdict_tx_mode(void **state)
+{
+	const double c1[] = {10}, m1[] = {8}, c64[] = {20}, m64[] = {25}, p64[] = {30};
+	struct bench_section s;
+
+	sec(&s, BENCH_SEC_TX_MODE, 5);
+	pt(&s.pts[0], 1514, 1, "copy", BENCH_STEER_QUEUE, c1, NULL, 1);
+	pt(&s.pts[1], 1514, 1, "map", BENCH_STEER_QUEUE, m1, NULL, 1);
+	pt(&s.pts[2], 65535, 1, "copy", BENCH_STEER_QUEUE, c64, NULL, 1);
+	pt(&s.pts[3], 65535, 1, "map", BENCH_STEER_QUEUE, m64, NULL, 1);
+	pt(&s.pts[4], 65535, 1, "persistent", BENCH_STEER_QUEUE, p64, NULL, 1);
+	bench_section_verdict(&s);
+	assert_near(s.pts[1].ratio, 0.8, 1e-9);
+	assert_near(s.pts[3].ratio, 1.25, 1e-9);
+	assert_near(s.pts[4].ratio, 1.5, 1e-9);
+	assert_near(s.pts[0].ratio, 1.0, 1e-9);
+	/* Largest frame first, where the field report measured. */
+	assert_non_null(strstr(s.verdict, "65535 B: map 1.25x copy"));
+	assert_non_null(strstr(s.verdict, "persistent 1.50x copy"));
+	assert_true(strstr(s.verdict, "65535 B") < strstr(s.verdict, "1514 B"));
+	assert_non_null(strstr(s.verdict, "field report: map 1.16x copy"));
+	/* A failed mode is named, not divided. */
+	s.pts[4].nruns = 0;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "persistent failed"));
+	assert_true(isnan(s.pts[4].ratio));
+	free(s.pts);
+}
+
+static void test_verdict_steering(void **state)
+{
+	const double gh[] = {9}, gx[] = {10}, gs[] = {11};
+	const double oh[] = {0}, ox[] = {4000}, os[] = {0}, bad[] = {3};
+	struct bench_section s;
+
+	sec(&s, BENCH_SEC_STEERING, 3);
+	pt(&s.pts[0], 1514, 2, "map", BENCH_STEER_HASH, gh, oh, 1);
+	pt(&s.pts[1], 1514, 2, "map", BENCH_STEER_XPS, gx, ox, 1);
+	pt(&s.pts[2], 1514, 2, "map", BENCH_STEER_XPS_SAFE, gs, os, 1);
+	bench_section_verdict(&s);
+	assert_near(s.pts[0].ratio, 0.9, 1e-9);
+	assert_near(s.pts[2].ratio, 1.1, 1e-9);
+	assert_non_null(strstr(s.verdict, "xps 4000"));
+	assert_non_null(strstr(s.verdict, "hash 0"));
+	assert_non_null(strstr(s.verdict, "kept every flow in order"));
+	assert_non_null(strstr(s.verdict, "1621"));
+	pt(&s.pts[2], 1514, 2, "map", BENCH_STEER_XPS_SAFE, gs, bad, 1);
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "REORDERED"));
+	free(s.pts);
+}
+
+static void test_verdict_sizes(void **state)
+{
+	/* 1 Gbit/s = 122070 KByte/s: about the field report's 1k..32k figures. */
+	const double g64[] = {0.5}, g1k[] = {1.0}, g32k[] = {2.0}, g64k[] = {30};
+	struct bench_section s;
+
+	sec(&s, BENCH_SEC_SIZES, 4);
+	pt(&s.pts[0], 64, 1, "map", BENCH_STEER_QUEUE, g64, NULL, 1);
+	pt(&s.pts[1], 1024, 1, "map", BENCH_STEER_QUEUE, g1k, NULL, 1);
+	pt(&s.pts[2], 32768, 1, "map", BENCH_STEER_QUEUE, g32k, NULL, 1);
+	pt(&s.pts[3], 65535, 1, "map", BENCH_STEER_QUEUE, g64k, NULL, 1);
+	bench_section_verdict(&s);
+	assert_near(s.pts[1].field, 92083, 0);
+	assert_near(s.pts[1].ratio, 1e9 / 8 / 1024 / 92083, 1e-9);
+	assert_near(s.pts[2].field, 123743, 0);
+	assert_true(isnan(s.pts[0].ratio) && isnan(s.pts[3].ratio));
+	assert_non_null(strstr(s.verdict, "1k..32k frames"));
+	assert_non_null(strstr(s.verdict, "92083..126248"));
+	assert_non_null(strstr(s.verdict, "64 KiB: 30.0 Gbit/s"));
+	free(s.pts);
+}
+
+static void test_tcp(void **state)
+{
+	struct bench_section s;
+	struct bench_tcp_case c;
+
+	assert_int_equal(bench_tcp_parse_line("pvnet-4q-4\t4.27\t4.163\t90\t80\t0\t3", &c), 0);
+	assert_true(c.pvnet);
+	assert_int_equal(c.streams, 4);
+	assert_near(c.gbit_s, 4.27, 1e-12);
+	assert_near(c.sd_us_per_kb, 4.163, 1e-12);
+	assert_int_equal(c.ofo, 3);
+	assert_int_equal(bench_tcp_parse_line("veth-1\t8\t2\t50\t50\t12\t0", &c), 0);
+	assert_false(c.pvnet);
+	assert_int_equal(c.streams, 1);
+	assert_int_equal(c.retrans, 12);
+	/* Columns the script may add later (adapters_ms/GB) are ignored. */
+	assert_int_equal(bench_tcp_parse_line("pvnet-1q-1\t5.0\t3.0\t50\t50\t1\t2\t312", &c), 0);
+	assert_near(c.gbit_s, 5.0, 1e-12);
+	assert_int_equal(c.ofo, 2);
+	assert_int_equal(bench_tcp_parse_line("veth-4\t8\t2\t50\t50\t0\t0\t-", &c), 0);
+	assert_int_equal(bench_tcp_parse_line("case\tGbit/s\tSD_us/KB", &c), -EINVAL);
+	assert_int_equal(bench_tcp_parse_line("# 2 CPUs", &c), -EINVAL);
+	assert_int_equal(bench_tcp_parse_line("other-1\t1\t1\t1\t1\t1\t1", &c), -EINVAL);
+
+	memset(&s, 0, sizeof(s));
+	s.id = BENCH_SEC_TCP;
+	bench_tcp_parse_line("veth-1\t8.0\t2.0\t50\t50\t0\t0", &s.tcp[0]);
+	bench_tcp_parse_line("pvnet-1q-1\t4.0\t5.0\t50\t50\t0\t0", &s.tcp[1]);
+	s.ntcp = 2;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "1 stream: pvnet 4.00 Gbit/s, 0.50x veth"));
+	assert_non_null(strstr(s.verdict, "service demand 2.50x veth"));
+	assert_non_null(strstr(s.verdict, "TCPOFOQueue 0"));
+	assert_non_null(strstr(s.verdict, "902 Mbit/s"));
+}
+
+static void test_peers(void **state)
+{
+	const double g64[] = {1.0}, g9k[] = {20};
+	struct bench_section s;
+	json_t *o, *row;
+
+	sec(&s, BENCH_SEC_PEERS, 2);
+	pt(&s.pts[0], 64, 1, "map", BENCH_STEER_QUEUE, g64, NULL, 1);
+	pt(&s.pts[1], 9000, 1, "map", BENCH_STEER_QUEUE, g9k, NULL, 1);
+	s.peers[0] = (struct bench_peer_row){64, 4.0, 8.0, 0.5, 1.0};
+	s.peers[1] = (struct bench_peer_row){9000, 10.0, 0.1, NAN, NAN};
+	s.npeers = 2;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "pvnet/memif Gbit/s: 0.25x (64 B) .. 2.00x (9000 B)"));
+	assert_non_null(strstr(s.verdict, "pvnet/veth Gbit/s: 2.00x (64 B)"));
+	o = bench_section2json(&s);
+	row = json_array_get(json_object_get(o, "runs"), 1);
+	assert_near(json_real_value(json_object_get(row, "pvnet_per_memif")), 2.0, 1e-9);
+	assert_true(json_is_null(json_object_get(row, "veth_gbit_s")));
+	assert_true(json_is_null(json_object_get(row, "pvnet_per_veth")));
+	assert_int_equal(json_array_size(json_object_get(o, "pvnet")), 2);
+	json_decref(o);
+	free(s.pts);
+}
+
+static void test_section_json(void **state)
+{
+	static const char *const keys[] = {"title", "field_report", "ratio_of",
+					   "runs",  "verdict",	    "skipped"};
+	const double g[] = {5, 6};
+	struct bench_section s;
+	json_t *o, *doc;
+	char *text;
+
+	sec(&s, BENCH_SEC_VCPUS, 2);
+	pt(&s.pts[0], 1514, 1, "map", BENCH_STEER_QUEUE, g, NULL, 2);
+	pt(&s.pts[1], 1514, 2, "map", BENCH_STEER_QUEUE, g, NULL, 2);
+	bench_section_verdict(&s);
+	o = bench_section2json(&s);
+	assert_non_null(o);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_non_null(json_object_get(o, keys[i]));
+	assert_true(json_is_null(json_object_get(o, "skipped")));
+	assert_string_equal(json_string_value(json_object_get(o, "verdict")), s.verdict);
+	assert_int_equal(json_array_size(json_object_get(o, "runs")), 2);
+	assert_near(json_real_value(
+			json_object_get(json_array_get(json_object_get(o, "runs"), 1), "ratio")),
+		    1.0, 1e-9);
+
+	/* The document: sections beside machine, command and results; no NaN anywhere. */
+	doc = bench_doc2json(json_pack("{s:s, s:i, s:s}", "cpu", "x", "cores", 2, "kernel", "6"),
+			     "pvnet bench", json_array(), json_pack("{s:o}", "vcpus", o));
+	assert_non_null(json_object_get(json_object_get(doc, "sections"), "vcpus"));
+	text = json_dumps(doc, 0);
+	assert_null(strstr(text, "nan"));
+	free(text);
+	json_decref(doc);
+
+	/* A skipped section: the reason, and a verdict that says it. */
+	free(s.pts);
+	memset(&s, 0, sizeof(s));
+	s.id = BENCH_SEC_TCP;
+	snprintf(s.skipped, sizeof(s.skipped), "not root");
+	bench_section_verdict(&s);
+	assert_string_equal(s.verdict, "skipped: not root");
+	o = bench_section2json(&s);
+	assert_string_equal(json_string_value(json_object_get(o, "skipped")), "not root");
+	assert_int_equal(json_array_size(json_object_get(o, "runs")), 0);
+	assert_int_equal(json_array_size(json_object_get(o, "namespaces")), 0);
+	json_decref(o);
+	/* The namespaces the tcp script created, for whoever checks they are gone. */
+	s.skipped[0] = '\0';
+	snprintf(s.netns, sizeof(s.netns), "vth-a7 vth-b7 pvn-a7 pvn-b7");
+	bench_section_verdict(&s);
+	o = bench_section2json(&s);
+	assert_int_equal(json_array_size(json_object_get(o, "namespaces")), 4);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "namespaces"), 3)),
+			    "pvn-b7");
+	json_decref(o);
+}
+
+static void test_section_print(void **state)
+{
+	const double g[] = {5, 7, 6};
+	struct bench_section s;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	sec(&s, BENCH_SEC_VCPUS, 2);
+	pt(&s.pts[0], 1514, 1, "map", BENCH_STEER_QUEUE, g, NULL, 3);
+	pt(&s.pts[1], 1514, 4, "map", BENCH_STEER_QUEUE, g, NULL, 3);
+	snprintf(s.pts[1].error, sizeof(s.pts[1].error), "boom");
+	bench_section_verdict(&s);
+	f = open_memstream(&buf, &len);
+	bench_section_print(&s, 3, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "2. vcpus"));
+	assert_non_null(strstr(buf, "Gbit/s min-max"));
+	assert_non_null(strstr(buf, "5.00-7.00"));
+	assert_non_null(strstr(buf, "6.000"));
+	assert_non_null(strstr(buf, "verdict: 4 vCPUs: 1.00x of 1 vCPU"));
+	free(buf);
+	/* One run per point: no range column; a failed point says why. */
+	s.pts[1].nruns = 0;
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	bench_section_print(&s, 1, f);
+	fclose(f);
+	assert_null(strstr(buf, "min-max"));
+	assert_non_null(strstr(buf, "failed: boom"));
+	free(buf);
+	/* Interrupted after the first point: what was measured is shown, then why it stopped. */
+	snprintf(s.skipped, sizeof(s.skipped), "interrupted");
+	bench_section_verdict(&s);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	bench_section_print(&s, 1, f);
+	fclose(f);
+	assert_non_null(strstr(buf, "6.000"));
+	assert_non_null(strstr(buf, "verdict: skipped: interrupted"));
+	free(buf);
+	free(s.pts);
+}
+
+static void test_parse_sections(void **state)
+{
+	bool sel[BENCH_SEC_N + 1];
+	char err[256];
+
+	assert_int_equal(bench_parse_sections("sizes,tcp", sel, err, sizeof(err)), 2);
+	assert_true(sel[BENCH_SEC_SIZES] && sel[BENCH_SEC_TCP]);
+	assert_false(sel[BENCH_SEC_VCPUS] || sel[BENCH_SEC_PEERS] || sel[BENCH_SEC_N]);
+	assert_int_equal(bench_parse_sections("all", sel, err, sizeof(err)), 1);
+	for (unsigned int k = 0; k <= BENCH_SEC_TCP; k++)
+		assert_true(sel[k]);
+	assert_false(sel[BENCH_SEC_PEERS]);
+	assert_int_equal(bench_parse_sections("tx_mode,steering,peers", sel, err, sizeof(err)), 3);
+	assert_true(sel[BENCH_SEC_TX_MODE] && sel[BENCH_SEC_STEERING] && sel[BENCH_SEC_PEERS]);
+	assert_int_equal(bench_parse_sections("stream", sel, err, sizeof(err)), 1);
+	assert_true(sel[BENCH_SEC_N]);
+	assert_int_equal(bench_parse_sections("stream,sizes", sel, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bench_parse_sections("vcpu", sel, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "vcpu"));
+	assert_int_equal(bench_parse_sections("sizes,", sel, err, sizeof(err)), -EINVAL);
+	assert_int_equal(bench_parse_sections("", sel, err, sizeof(err)), -EINVAL);
+	assert_string_equal(bench_sec_names[BENCH_SEC_TX_MODE], "tx_mode");
+}
+
+static void test_grant_figures(void **state)
+{
+	/* Issue 7's counters per queue; a pvnetd without them leaves the figures unknown. */
+	json_t *with = json_pack("{s:[{s:i, s:[{s:i, s:i, s:i, s:i}]}, {s:i, s:[{s:i, s:i, s:i, "
+				 "s:i}]}]}",
+				 "vifs", "domid", 1, "queues", "grant_copy_ops", 100,
+				 "grant_map_ops", 50, "grant_unmap_ops", 50, "grant_batches", 10,
+				 "domid", 2, "queues", "grant_copy_ops", 1000, "grant_map_ops", 0,
+				 "grant_unmap_ops", 0, "grant_batches", 20);
+	json_t *without =
+	    json_pack("{s:[{s:i, s:[{s:i}]}, {s:i, s:[{s:i}]}]}", "vifs", "domid", 1, "queues",
+		      "notifications", 1, "domid", 2, "queues", "notifications", 2);
+	struct bench_result r;
+	struct bench_figures f;
+	json_t *o;
+	char row[512];
+
+	run_of(&r, 1000, 8, 0);
+	r.b0.frames = 0;
+	r.b1.frames = 1000; /* 1000 frames received in the window */
+	bench_back_from_status(with, 1, 2, &r.back1);
+	assert_true(r.back1.grant_known);
+	assert_int_equal(r.back1.grant_copy_ops, 1100);
+	assert_int_equal(r.back1.grant_map_ops, 50);
+	assert_int_equal(r.back1.grant_batches, 30);
+	r.back0 = r.back1;
+	r.back0.grant_copy_ops = 100;
+	r.back0.grant_map_ops = 0;
+	r.back0.grant_unmap_ops = 0;
+	r.back0.grant_batches = 10;
+	bench_figures(&r, &f);
+	/* (1000 copy + 50 map + 50 unmap) per 1000 frames. */
+	assert_near(f.grant_ops_per_1000, 1100, 1e-9);
+	assert_near(f.grant_map_per_1000, 50, 1e-9);
+	assert_near(f.grant_unmap_per_1000, 50, 1e-9);
+	assert_near(f.grant_batches_per_1000, 20, 1e-9);
+	o = bench_result2json(&r);
+	assert_near(json_real_value(json_object_get(o, "grant_ops_per_1000")), 1100, 1e-9);
+	assert_near(json_real_value(json_object_get(o, "grant_batches_per_1000")), 20, 1e-9);
+	json_decref(o);
+
+	bench_back_from_status(without, 1, 2, &r.back1);
+	assert_true(r.back1.ok);
+	assert_false(r.back1.grant_known);
+	bench_figures(&r, &f);
+	assert_true(isnan(f.grant_ops_per_1000));
+	o = bench_result2json(&r);
+	assert_true(json_is_null(json_object_get(o, "grant_ops_per_1000")));
+	assert_true(json_is_null(json_object_get(o, "grant_map_per_1000")));
+	assert_true(json_is_null(json_object_get(o, "grant_unmap_per_1000")));
+	assert_true(json_is_null(json_object_get(o, "grant_batches_per_1000")));
+	json_decref(o);
+	bench_table_row(&r, row, sizeof(row));
+	assert_non_null(strstr(row, " - "));
+	bench_table_header(row, sizeof(row));
+	assert_non_null(strstr(row, "gnt/1k"));
+	json_decref(with);
+	json_decref(without);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_stat),
+	    cmocka_unit_test(test_point),
+	    cmocka_unit_test(test_verdict_vcpus),
+	    cmocka_unit_test(test_verdict_tx_mode),
+	    cmocka_unit_test(test_verdict_steering),
+	    cmocka_unit_test(test_verdict_sizes),
+	    cmocka_unit_test(test_tcp),
+	    cmocka_unit_test(test_peers),
+	    cmocka_unit_test(test_section_json),
+	    cmocka_unit_test(test_section_print),
+	    cmocka_unit_test(test_parse_sections),
+	    cmocka_unit_test(test_grant_figures),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
