@@ -189,6 +189,61 @@ static void test_bad_refs(void **state)
 	fx_free(x);
 }
 
+/*
+ * Misses whose map fails are deleted from the cache's probe sequences in
+ * the middle of the mapped pages' clusters: no mapped page may become
+ * unreachable (it would be mapped a second time) and every good buffer
+ * keeps working.  B posts a bad reference before every good buffer, for
+ * more than a ring's worth of frames.
+ */
+static void test_failed_misses_keep_the_cache(void **state)
+{
+	/* A pool just large enough (128 good pages, 4 bad ones pending): a dense table. */
+	struct ff_opts ob = {
+	    .nq = 1, .sg = true, .rx_notify = true, .persistent = true, .persistent_grants = 132};
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, &ob);
+	struct ff_queue *qb = &x->b.q[0];
+	bool used[FF_RING] = {false};
+	unsigned int bad = 0, good = 0, distinct = 0, ok = 0, failed = 0;
+
+	for (unsigned int round = 0; round < 64; round++) {
+		for (unsigned int k = 0; k < 4; k++) {
+			/* out of the grant table: every one is a failed map */
+			ff_rx_post_gref(&x->b, 0, 20000 + bad++);
+			unsigned int slot = qb->rx.req_prod_pvt & (FF_RING - 1);
+
+			distinct += !used[slot];
+			used[slot] = true;
+			ff_rx_post(&x->b, 0, 1);
+			good++;
+		}
+		send_only(x, &x->a, mac_a, mac_b, 8, 100, round * 8);
+		for (unsigned int got = 0; got < 8;) {
+			struct ff_rxinfo info;
+			int n;
+
+			assert_true(WAIT_UNTIL(
+			    &x->w,
+			    (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+			    WAIT_MS));
+			if (n == -EIO)
+				failed++;
+			else if (n == 100)
+				ok++;
+			got++;
+		}
+		assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == (round + 1) * 8, WAIT_MS));
+	}
+	assert_int_equal(ok, good);
+	assert_int_equal(failed, bad);
+	/* each good page mapped exactly once, each bad reference tried once and forgotten */
+	assert_int_equal(stat_of(x->vb, "grant_map_ops"), distinct + bad);
+	assert_int_equal(stat_of(x->vb, "rx_bad_gref"), bad);
+	assert_int_equal(maps_in_use(x), 6 + stat_of(x->va, "grant_map_ops") + distinct);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	fx_free(x);
+}
+
 /* The frontend tries to revoke a page the backend keeps mapped: Xen's -EBUSY, the vif carries on. */
 static void test_end_access_of_mapped_page(void **state)
 {
@@ -313,6 +368,7 @@ int main(void)
 	    cmocka_unit_test(test_not_accepted),
 	    cmocka_unit_test(test_cache_bound),
 	    cmocka_unit_test(test_bad_refs),
+	    cmocka_unit_test(test_failed_misses_keep_the_cache),
 	    cmocka_unit_test(test_end_access_of_mapped_page),
 	    cmocka_unit_test(test_bad_pool_size),
 	    cmocka_unit_test(test_disconnect_reconnect),
