@@ -48,7 +48,10 @@ struct log_ratelimit {
 	uint32_t suppressed;
 };
 
-#define LOG_RATELIMIT_INIT {.interval_ns = 5000000000ULL, .burst = 10}
+#define LOG_RATELIMIT_INIT                                                                         \
+	{                                                                                          \
+		.interval_ns = 5000000000ULL, .burst = 10                                          \
+	}
 
 /**
  * log_ratelimit_ok() - may one more message be printed now?

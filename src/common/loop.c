@@ -13,7 +13,7 @@
 struct loop {
 	int epfd;
 	bool stop;
-	int nready;	/* entries of @ready still to dispatch, or 0 */
+	int nready; /* entries of @ready still to dispatch, or 0 */
 	struct epoll_event ready[LOOP_BATCH];
 };
 

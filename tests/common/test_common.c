@@ -239,12 +239,12 @@ static void test_ratelimit_burst(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ctlmsg_roundtrip_with_fds),
-		cmocka_unit_test(test_ctlmsg_rejects_bad_messages_without_leaking_fds),
-		cmocka_unit_test(test_ctlmsg_call_maps_error_reply),
-		cmocka_unit_test(test_loop_delete_during_dispatch),
-		cmocka_unit_test(test_loop_timeout_and_mod),
-		cmocka_unit_test(test_ratelimit_burst),
+	    cmocka_unit_test(test_ctlmsg_roundtrip_with_fds),
+	    cmocka_unit_test(test_ctlmsg_rejects_bad_messages_without_leaking_fds),
+	    cmocka_unit_test(test_ctlmsg_call_maps_error_reply),
+	    cmocka_unit_test(test_loop_delete_during_dispatch),
+	    cmocka_unit_test(test_loop_timeout_and_mod),
+	    cmocka_unit_test(test_ratelimit_burst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
