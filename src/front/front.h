@@ -156,6 +156,16 @@ struct front_queue {
 	uint16_t rx_slot[PVNET_RING_SIZE]; /* buffer posted at each ring slot */
 	RING_IDX rx_pushed; /* our own last req_prod: the backend may scribble on it */
 	bool tx_stopped;    /* a send found no room: TX completions are armed */
+	/*
+	 * What may be pending on the wait fd(s), so that going idle reads an
+	 * eventfd only when an event can be there (queue.c, front_queue_idle):
+	 * the rsp_event values we wrote, whether the backend's responses have
+	 * crossed them since we last read, and our own kicks.
+	 */
+	RING_IDX rx_armed, tx_armed;
+	bool rx_crossed_read, tx_crossed_read; /* that crossing's event was read */
+	bool kicked_rx, kicked_tx;	       /* we kicked the RX / TX channel's fd */
+	unsigned int idle_skips;	       /* idle calls since the last read */
 
 	uint64_t stats[FRONT_STAT_NR];
 	/* Taken once per data call when the vif is shared (steer.c); set up with the queue. */

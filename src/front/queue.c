@@ -204,6 +204,8 @@ int front_queue_setup(struct front_queue *q, struct pvnet_vif *vif, unsigned int
 	rxs = page;
 	SHARED_RING_INIT(rxs);
 	FRONT_RING_INIT(&q->rx, rxs, PVNET_PAGE_SIZE);
+	/* SHARED_RING_INIT's rsp_event: the first response of each ring notifies. */
+	q->rx_armed = q->tx_armed = 1;
 	rc = alloc_pools(q);
 	if (rc < 0)
 		return rc;
@@ -363,35 +365,82 @@ static void self_kick(const struct pvnet_evtchn *ch)
  *
  * Return: the number of pending events it consumed
  */
+/*
+ * Going idle reads the wait fd(s) only when an event can be pending: the
+ * backend notifies a channel only when its responses cross the rsp_event we
+ * wrote (RING_PUSH_RESPONSES_AND_CHECK_NOTIFY), and we know our own kicks.
+ * A sender at a full ring that went idle after each frame otherwise made
+ * one read() per frame or two.  Skipping a read can never lose a wakeup (the
+ * ring check below does not depend on it); an event we did not predict (a
+ * backend that kicks without work, XSA-391, or one racing our re-arming)
+ * only makes the next poll() return early, and every FRONT_IDLE_READ_EVERY-th
+ * idle call reads anyway, so such events cannot keep the fd readable.
+ */
+#define FRONT_IDLE_READ_EVERY 8u
+
+/* Has the backend's response producer reached the event index @armed? */
+static bool crossed(const RING_IDX *prod, RING_IDX armed)
+{
+	return (RING_IDX)(__atomic_load_n(prod, __ATOMIC_ACQUIRE) - armed) < (1u << 31);
+}
+
 int front_queue_idle(struct front_queue *q, bool rx_incomplete)
 {
 	const struct pvnet_evtchn *tx_ch = q->split ? &q->ev_tx : &q->ev_rx;
-	int rx_more = 0, tx_more = 0, events;
+	int rx_more = 0, tx_more = 0, events = 0;
+	bool rx_x = crossed(&q->rx.sring->rsp_prod, q->rx_armed);
+	bool tx_x = crossed(&q->tx.sring->rsp_prod, q->tx_armed);
+	bool rx_may = q->kicked_rx || (rx_x && !q->rx_crossed_read);
+	bool tx_may = q->kicked_tx || (tx_x && !q->tx_crossed_read);
+	bool force = ++q->idle_skips >= FRONT_IDLE_READ_EVERY;
 
-	events = pvnet_evtchn_pending(&q->ev_rx) == 1;
-	if (q->split)
+	/* Without split channels both directions share the RX channel's fd. */
+	if (force || rx_may || (!q->split && tx_may)) {
+		events = pvnet_evtchn_pending(&q->ev_rx) == 1;
+		q->kicked_rx = false;
+		q->rx_crossed_read = rx_x;
+		if (!q->split) {
+			q->kicked_tx = false;
+			q->tx_crossed_read = tx_x;
+		}
+	}
+	if (q->split && (force || tx_may)) {
 		events += pvnet_evtchn_pending(&q->ev_tx) == 1;
+		q->kicked_tx = false;
+		q->tx_crossed_read = tx_x;
+	}
+	if (force)
+		q->idle_skips = 0;
 	if (!rx_incomplete) {
 		RING_FINAL_CHECK_FOR_RESPONSES(&q->rx, rx_more);
+		q->rx_armed = q->rx.rsp_cons + 1;
 	} else {
 		/* RING_FINAL_CHECK_FOR_RESPONSES, with the event one past what we have seen. */
 		RING_IDX seen = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE);
 
 		q->rx.sring->rsp_event = seen + 1;
+		q->rx_armed = seen + 1;
 		xen_mb();
 		rx_more = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE) != seen;
 	}
+	q->rx_crossed_read = false;
 	if (q->tx_stopped) {
 		RING_IDX inflight = q->tx.req_prod_pvt - q->tx.rsp_cons;
 
 		q->tx.sring->rsp_event = q->tx.rsp_cons + (inflight + 1) / 2;
+		q->tx_armed = q->tx.sring->rsp_event;
+		q->tx_crossed_read = false;
 		xen_mb();
 		tx_more = RING_HAS_UNCONSUMED_RESPONSES(&q->tx);
 	}
-	if (rx_more)
+	if (rx_more) {
 		self_kick(&q->ev_rx);
-	if (tx_more)
+		q->kicked_rx = true;
+	}
+	if (tx_more) {
 		self_kick(tx_ch);
+		q->kicked_tx = true;
+	}
 	return events;
 }
 

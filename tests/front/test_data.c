@@ -286,12 +286,20 @@ static void test_rx_burst_wrap_and_refill(void **state)
 	struct pollfd p = {.fd = pvnet_queue_fd(c.vif, 0), .events = POLLIN};
 
 	assert_int_equal(poll(&p, 1, 0), 0);
-	/* A kick with nothing behind it wakes the application once and is counted. */
+	/*
+	 * A kick with nothing behind it (none was due: no response crossed the
+	 * event) wakes the application a few times at most, until an idle call
+	 * reads it anyway, and is counted.
+	 */
 	uint64_t one = 1;
+	unsigned int wakeups = 0;
 
 	assert_int_equal(write(c.vif->queues[0].ev_rx.fd, &one, sizeof(one)), sizeof(one));
-	assert_int_equal(poll(&p, 1, 0), 1);
-	assert_int_equal(pvnet_recv(c.vif, 0, pkts, 16, out, sizeof(out)), 0);
+	while (poll(&p, 1, 0) == 1 && wakeups < 100) {
+		assert_int_equal(pvnet_recv(c.vif, 0, pkts, 16, out, sizeof(out)), 0);
+		wakeups++;
+	}
+	assert_true(wakeups >= 1 && wakeups <= 8);
 	assert_int_equal(stat(c.vif, "rx_spurious"), 1);
 	assert_int_equal(poll(&p, 1, 0), 0);
 	/* Work that is already there when the application goes idle wakes it at once. */
