@@ -11,6 +11,8 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
+#include "frame_builder.h"
+
 #include "attach.h"
 
 /*
@@ -22,60 +24,6 @@
  */
 
 #define ALL_OFF (UPLINK_OFF_CSUM4 | UPLINK_OFF_CSUM6 | UPLINK_OFF_TSO4 | UPLINK_OFF_TSO6)
-
-/* Frame builder: Ethernet [+ 802.1Q] + IPv4/IPv6 + TCP/UDP/other + payload. */
-struct fb {
-	uint8_t b[UPLINK_MAX_FRAME + 1];
-	uint32_t len;
-	uint32_t l4;
-};
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload)
-{
-	uint32_t o = 12, l4len = proto == IPPROTO_TCP ? 20 : 8;
-
-	memset(f->b, 0, 128);
-	memcpy(f->b, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
-	if (vlan) {
-		put16(f->b + 12, 0x8100);
-		put16(f->b + 14, 7);
-		o = 16;
-	}
-	put16(f->b + o, l3 == 4 ? 0x0800 : 0x86dd);
-	o += 2;
-	if (l3 == 4) {
-		f->b[o] = 0x45;
-		put16(f->b + o + 2, (uint16_t)(20 + l4len + payload));
-		f->b[o + 8] = 64;
-		f->b[o + 9] = proto;
-		memcpy(f->b + o + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
-		o += 20;
-	} else {
-		f->b[o] = 0x60;
-		put16(f->b + o + 4, (uint16_t)(l4len + payload));
-		f->b[o + 6] = proto;
-		f->b[o + 7] = 64;
-		f->b[o + 23] = 1;
-		f->b[o + 39] = 2;
-		o += 40;
-	}
-	f->l4 = o;
-	put16(f->b + o, 1234);
-	put16(f->b + o + 2, 80);
-	if (proto == IPPROTO_TCP)
-		f->b[o + 12] = 5 << 4;
-	else
-		put16(f->b + o + 4, (uint16_t)(8 + payload));
-	for (uint32_t i = 0; i < payload; i++)
-		f->b[o + l4len + i] = (uint8_t)(i * 7 + 3);
-	f->len = o + l4len + payload;
-}
 
 /* TX buffers as pvnet_tx_alloc() hands them out: one page each. */
 struct pages {
@@ -177,7 +125,7 @@ static void test_tso_fast(void **state)
 			struct virtio_net_hdr vh;
 			uint32_t pl = payloads[i];
 
-			build(&f, l3, IPPROTO_TCP, i & 1, pl);
+			fb_build(&f, l3, IPPROTO_TCP, i & 1, pl, 3);
 			if (f.len > UPLINK_MAX_FRAME)
 				continue;
 			vh = tso_hdr(&f, l3, 1400);
@@ -186,7 +134,7 @@ static void test_tso_fast(void **state)
 		}
 	}
 	/* The largest frame netif carries. */
-	build(&f, 4, IPPROTO_TCP, false, UPLINK_MAX_FRAME - 54);
+	fb_build(&f, 4, IPPROTO_TCP, false, UPLINK_MAX_FRAME - 54, 3);
 	assert_int_equal(f.len, UPLINK_MAX_FRAME);
 	f.b[16] = 0xff; /* IPv4 total length is not looked at: it would overflow here */
 	struct virtio_net_hdr vh = tso_hdr(&f, 4, 1448);
@@ -202,7 +150,7 @@ static void test_tso_bad(void **state)
 	struct virtio_net_hdr vh;
 	bool lin;
 
-	build(&f, 4, IPPROTO_TCP, false, 30000);
+	fb_build(&f, 4, IPPROTO_TCP, false, 30000, 3);
 	vh = tso_hdr(&f, 4, 1448);
 	vh.gso_size = 0;
 	assert_int_equal(check_same(p, &f, &vh, 1500, ALL_OFF, &lin),
@@ -243,7 +191,7 @@ static void test_tso_bad(void **state)
 	assert_int_equal(check_same(p, &f, &vh, 1500, ALL_OFF, &lin),
 			 uplink_drop_reason(UPLINK_DROP_CSUM));
 	/* Not TCP (UDP with a TCPv4 GSO type) over pages. */
-	build(&f, 4, IPPROTO_UDP, false, 9000);
+	fb_build(&f, 4, IPPROTO_UDP, false, 9000, 3);
 	vh = tso_hdr(&f, 4, 1448);
 	vh.csum_offset = 6;
 	assert_int_equal(check_same(p, &f, &vh, 1500, ALL_OFF, &lin),
@@ -264,7 +212,7 @@ static void test_headers_past_first_page(void **state)
 	uint32_t ext = 8 * 256; /* two destination-options headers of 2048 bytes each */
 	bool lin;
 
-	build(&f, 6, IPPROTO_TCP, false, 20000);
+	fb_build(&f, 6, IPPROTO_TCP, false, 20000, 3);
 	memmove(f.b + 54 + 2 * ext, f.b + 54, f.len - 54);
 	memset(f.b + 54, 0, 2 * ext);
 	f.b[20] = 60; /* next header: destination options */
@@ -289,7 +237,7 @@ static void test_jumbo(void **state)
 
 	for (uint32_t pl = 4040; pl < 9000; pl += 997) {
 		for (int l3 = 4; l3 <= 6; l3 += 2) {
-			build(&f, l3, IPPROTO_UDP, pl & 1, pl);
+			fb_build(&f, l3, IPPROTO_UDP, pl & 1, pl, 3);
 			vh = (struct virtio_net_hdr){.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 						     .csum_start = (uint16_t)f.l4,
 						     .csum_offset = 6};
@@ -304,7 +252,7 @@ static void test_jumbo(void **state)
 		}
 	}
 	/* ICMP with NEEDS_CSUM, the field straddling a page boundary (odd offset). */
-	build(&f, 4, IPPROTO_ICMP, false, 8000);
+	fb_build(&f, 4, IPPROTO_ICMP, false, 8000, 3);
 	vh = (struct virtio_net_hdr){
 	    .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 3001, .csum_offset = 1094};
 	assert_int_equal(check_same(p, &f, &vh, 9000, ALL_OFF, &lin), 0);
@@ -319,7 +267,7 @@ static void test_one_page(void **state)
 	struct virtio_net_hdr vh;
 	bool lin;
 
-	build(&f, 4, IPPROTO_TCP, false, 4096 - 54);
+	fb_build(&f, 4, IPPROTO_TCP, false, 4096 - 54, 3);
 	for (uint32_t len = 0; len <= PVNET_PAGE_SIZE; len += len < 80 ? 1 : 401) {
 		struct fb *g = &f;
 		uint32_t keep = g->len;
@@ -348,7 +296,7 @@ static void test_random(void **state)
 		uint32_t pl = (uint32_t)rand() % 65000u;
 		struct virtio_net_hdr vh;
 
-		build(&f, l3, proto, rand() % 5 == 0, pl);
+		fb_build(&f, l3, proto, rand() % 5 == 0, pl, 3);
 		if (f.len > UPLINK_MAX_FRAME)
 			continue;
 		vh = tso_hdr(&f, l3, (uint16_t)(rand() % 2000));

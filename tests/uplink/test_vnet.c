@@ -10,64 +10,12 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
+#include "frame_builder.h"
+
 #include "uplink/vnet.h"
 
 #define ALL_OFF (UPLINK_OFF_CSUM4 | UPLINK_OFF_CSUM6 | UPLINK_OFF_TSO4 | UPLINK_OFF_TSO6)
 #define MTU	1500u
-
-/* Frame builder: Ethernet [+ 802.1Q] + IPv4/IPv6 + TCP/UDP + payload bytes. */
-struct fb {
-	uint8_t b[70000];
-	uint32_t len;
-	uint32_t l4;
-};
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload)
-{
-	uint32_t o = 12, l4len = proto == IPPROTO_TCP ? 20 : 8;
-
-	memset(f, 0, sizeof(*f));
-	memcpy(f->b, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
-	if (vlan) {
-		put16(f->b + 12, 0x8100);
-		put16(f->b + 14, 7);
-		o = 16;
-	}
-	put16(f->b + o, l3 == 4 ? 0x0800 : 0x86dd);
-	o += 2;
-	if (l3 == 4) {
-		f->b[o] = 0x45;
-		put16(f->b + o + 2, (uint16_t)(20 + l4len + payload));
-		f->b[o + 8] = 64;
-		f->b[o + 9] = proto;
-		memcpy(f->b + o + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
-		o += 20;
-	} else {
-		f->b[o] = 0x60;
-		put16(f->b + o + 4, (uint16_t)(l4len + payload));
-		f->b[o + 6] = proto;
-		f->b[o + 7] = 64;
-		f->b[o + 23] = 1;
-		f->b[o + 39] = 2;
-		o += 40;
-	}
-	f->l4 = o;
-	put16(f->b + o, 1234);
-	put16(f->b + o + 2, 80);
-	if (proto == IPPROTO_TCP)
-		f->b[o + 12] = 5 << 4;
-	else
-		put16(f->b + o + 4, (uint16_t)(8 + payload));
-	for (uint32_t i = 0; i < payload; i++)
-		f->b[o + l4len + i] = (uint8_t)(i * 7);
-	f->len = o + l4len + payload;
-}
 
 static struct virtio_net_hdr csum_hdr(const struct fb *f, uint8_t proto)
 {
@@ -92,7 +40,7 @@ static void test_parse(void **state)
 	struct fb f;
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		build(&f, t[i].l3, t[i].proto, t[i].vlan, 10);
+		fb_build(&f, t[i].l3, t[i].proto, t[i].vlan, 10, 0);
 		assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), 0);
 		assert_int_equal(l4.l3, t[i].l3);
 		assert_int_equal(l4.proto, t[i].proto);
@@ -102,18 +50,18 @@ static void test_parse(void **state)
 			assert_int_equal(uplink_vnet_parse(f.b, n, &l4), -EPROTO);
 	}
 	/* An IPv4 fragment, an ICMP packet, ARP, IPv6 fragment header: not TCP/UDP at a known place. */
-	build(&f, 4, IPPROTO_TCP, false, 10);
+	fb_build(&f, 4, IPPROTO_TCP, false, 10, 0);
 	f.b[14 + 6] = 0x20; /* MF */
 	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
-	build(&f, 4, IPPROTO_ICMP, false, 10);
+	fb_build(&f, 4, IPPROTO_ICMP, false, 10, 0);
 	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
-	build(&f, 4, IPPROTO_TCP, false, 10);
-	put16(f.b + 12, 0x0806);
+	fb_build(&f, 4, IPPROTO_TCP, false, 10, 0);
+	fb_put16(f.b + 12, 0x0806);
 	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
-	build(&f, 6, 44, false, 10);
+	fb_build(&f, 6, 44, false, 10, 0);
 	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
 	/* IPv6 with a hop-by-hop header before TCP; and a loop of extension headers is bounded. */
-	build(&f, 6, IPPROTO_TCP, false, 0);
+	fb_build(&f, 6, IPPROTO_TCP, false, 0, 0);
 	memmove(f.b + 62, f.b + 54, 20);
 	memset(f.b + 54, 0, 8);
 	f.b[54] = IPPROTO_TCP;
@@ -125,7 +73,7 @@ static void test_parse(void **state)
 	f.len = 254;
 	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
 	/* A TCP data offset below 5 or past the frame. */
-	build(&f, 4, IPPROTO_TCP, false, 0);
+	fb_build(&f, 4, IPPROTO_TCP, false, 0, 0);
 	f.b[34 + 12] = 4 << 4;
 	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
 	f.b[34 + 12] = 15 << 4;
@@ -139,7 +87,7 @@ static void test_vnet2meta_csum(void **state)
 	struct fb f;
 
 	/* Plain frame, no flags. */
-	build(&f, 4, IPPROTO_TCP, false, 100);
+	fb_build(&f, 4, IPPROTO_TCP, false, 100, 0);
 	vh = (struct virtio_net_hdr){0};
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	assert_int_equal(m.flags, 0);
@@ -153,7 +101,7 @@ static void test_vnet2meta_csum(void **state)
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	assert_int_equal(m.flags, UPLINK_F_DATA_VALIDATED);
 	/* IPv6 UDP. */
-	build(&f, 6, IPPROTO_UDP, true, 100);
+	fb_build(&f, 6, IPPROTO_UDP, true, 100, 0);
 	vh = csum_hdr(&f, IPPROTO_UDP);
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	assert_int_equal(m.flags, UPLINK_F_CSUM_BLANK);
@@ -175,10 +123,10 @@ static void test_vnet2meta_sw_csum(void **state)
 	uint32_t pseudo;
 	struct fb f;
 
-	build(&f, 4, IPPROTO_TCP, false, 333);
+	fb_build(&f, 4, IPPROTO_TCP, false, 333, 0);
 	/* Pseudo-header sum in the field, as the kernel leaves it. */
 	pseudo = uplink_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4);
-	put16(f.b + f.l4 + 16, uplink_csum_fold(NULL, 0, pseudo));
+	fb_put16(f.b + f.l4 + 16, uplink_csum_fold(NULL, 0, pseudo));
 	vh = csum_hdr(&f, IPPROTO_TCP);
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, UPLINK_OFF_CSUM6, &m), 0);
 	assert_int_equal(m.flags, 0);
@@ -188,7 +136,7 @@ static void test_vnet2meta_sw_csum(void **state)
 			     uplink_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4)),
 	    0xffff);
 	/* ICMP with a checksum request: not TCP/UDP, computed too. */
-	build(&f, 4, IPPROTO_ICMP, false, 40);
+	fb_build(&f, 4, IPPROTO_ICMP, false, 40, 0);
 	f.b[34] = 8; /* echo request; the checksum field starts at 0 */
 	f.b[36] = f.b[37] = 0;
 	vh = (struct virtio_net_hdr){
@@ -204,7 +152,7 @@ static void test_vnet2meta_gso(void **state)
 	struct uplink_meta m;
 	struct fb f;
 
-	build(&f, 4, IPPROTO_TCP, false, 60000);
+	fb_build(&f, 4, IPPROTO_TCP, false, 60000, 0);
 	vh = csum_hdr(&f, IPPROTO_TCP);
 	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
 	vh.gso_size = 1448;
@@ -247,20 +195,20 @@ static void test_vnet2meta_gso(void **state)
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_CSUM));
 	/* GSO on a UDP frame, and on a frame without payload. */
-	build(&f, 4, IPPROTO_UDP, false, 5000);
+	fb_build(&f, 4, IPPROTO_UDP, false, 5000, 0);
 	vh = csum_hdr(&f, IPPROTO_UDP);
 	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
 	vh.gso_size = 1400;
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_GSO));
-	build(&f, 6, IPPROTO_TCP, false, 0);
+	fb_build(&f, 6, IPPROTO_TCP, false, 0, 0);
 	vh = csum_hdr(&f, IPPROTO_TCP);
 	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
 	vh.gso_size = 1400;
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_GSO));
 	/* TCPv6 that fits. */
-	build(&f, 6, IPPROTO_TCP, false, 30000);
+	fb_build(&f, 6, IPPROTO_TCP, false, 30000, 0);
 	vh = csum_hdr(&f, IPPROTO_TCP);
 	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
 	vh.gso_size = 1440;
@@ -274,11 +222,11 @@ static void test_vnet2meta_size(void **state)
 	struct uplink_meta m;
 	struct fb f;
 
-	build(&f, 4, IPPROTO_UDP, false, 1472); /* exactly 1500 bytes of IP */
+	fb_build(&f, 4, IPPROTO_UDP, false, 1472, 0); /* exactly 1500 bytes of IP */
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len + 1, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_OVERSIZE));
-	build(&f, 4, IPPROTO_UDP, true, 1472); /* a VLAN tag is allowed on top */
+	fb_build(&f, 4, IPPROTO_UDP, true, 1472, 0); /* a VLAN tag is allowed on top */
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	/* Runts: less than an Ethernet header. */
 	for (uint32_t n = 0; n < UPLINK_ETH_HLEN; n++)
@@ -298,7 +246,7 @@ static void test_meta2vnet(void **state)
 	struct uplink_meta m;
 	struct fb f;
 
-	build(&f, 4, IPPROTO_TCP, false, 60000);
+	fb_build(&f, 4, IPPROTO_TCP, false, 60000, 0);
 	m = (struct uplink_meta){
 	    .flags = UPLINK_F_CSUM_BLANK, .gso_type = UPLINK_GSO_TCPV4, .gso_size = 1448};
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), 0);
@@ -323,7 +271,7 @@ static void test_meta2vnet(void **state)
 	m = (struct uplink_meta){.flags = UPLINK_F_CSUM_BLANK};
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 40, f.len, &vh), -EPROTO);
 	/* csum_blank on IPv6 UDP; data_validated alone. */
-	build(&f, 6, IPPROTO_UDP, false, 100);
+	fb_build(&f, 6, IPPROTO_UDP, false, 100, 0);
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), 0);
 	assert_int_equal(vh.csum_start, 54);
 	assert_int_equal(vh.csum_offset, 6);
@@ -332,7 +280,7 @@ static void test_meta2vnet(void **state)
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), 0);
 	assert_int_equal(vh.flags, VIRTIO_NET_HDR_F_DATA_VALID);
 	/* A blank checksum on something that is not TCP/UDP cannot be expressed. */
-	build(&f, 4, IPPROTO_ICMP, false, 10);
+	fb_build(&f, 4, IPPROTO_ICMP, false, 10, 0);
 	m = (struct uplink_meta){.flags = UPLINK_F_CSUM_BLANK};
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EPROTO);
 }

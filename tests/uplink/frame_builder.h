@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* frame_builder.h - test frames for the uplink tests: Ethernet [+ 802.1Q] + IPv4/IPv6 + L4 + payload */
+#ifndef PVNET_TESTS_UPLINK_FRAME_BUILDER_H
+#define PVNET_TESTS_UPLINK_FRAME_BUILDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/**
+ * struct fb - one test frame
+ * @b: the bytes (room for the largest frame and some)
+ * @len: the frame's length
+ * @l4: offset of its L4 header
+ */
+struct fb {
+	uint8_t b[70000];
+	uint32_t len;
+	uint32_t l4;
+};
+
+/**
+ * fb_build() - write a frame into @f (zeroed first)
+ * @f: the frame
+ * @l3: 4 or 6
+ * @proto: IPPROTO_TCP (a 20-byte header), else an 8-byte UDP-shaped header
+ * @vlan: insert an 802.1Q tag (VID 7)
+ * @payload: bytes after the L4 header
+ * @seed: payload byte i is i * 7 + @seed
+ */
+void fb_build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload, uint8_t seed);
+
+/* Store @v big-endian at @p. */
+void fb_put16(uint8_t *p, uint16_t v);
+
+#endif /* PVNET_TESTS_UPLINK_FRAME_BUILDER_H */
