@@ -6,9 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/ctlmsg.h"
+
+int ctlmsg_connect(const char *run_dir)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", run_dir,
+			     CTLMSG_SOCK_NAME) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
 
 int ctlmsg_send(int sock, const json_t *msg, const int *fds, unsigned int nfds)
 {

@@ -19,10 +19,22 @@
  * and lets `pvnet` print replies as they come.
  */
 
+/* The control socket's name in pvnetd's run directory. */
+#define CTLMSG_SOCK_NAME "pvnetd.sock"
+
 /* Largest control message: far above any request, small enough for the stack of a reader. */
 #define CTLMSG_MAX 65536
 /* Most fds one message carries: a queue's event channels and rings fit easily. */
 #define CTLMSG_MAX_FDS 8
+
+/**
+ * ctlmsg_connect() - connect to the control socket of the pvnetd serving @run_dir
+ * @run_dir: pvnetd's run directory (its socket is @run_dir/CTLMSG_SOCK_NAME)
+ *
+ * Return: the connected SOCK_SEQPACKET socket (close-on-exec), or -errno
+ * (-ENAMETOOLONG when the path does not fit a socket address)
+ */
+int ctlmsg_connect(const char *run_dir);
 
 /**
  * ctlmsg_send() - send one JSON object with optional file descriptors

@@ -10,7 +10,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <pvnet/pvnet.h>
@@ -59,26 +58,6 @@ struct pvnet_domain {
 
 /* Largest guest memory: enough for many queues of 64 KiB frames, small enough to map at once. */
 #define PVNET_DOMAIN_MAX_PAGES (1u << 18) /* 1 GiB */
-
-static int ctl_connect(const char *run_dir)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd;
-
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/pvnetd.sock", run_dir) >=
-	    sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
 
 static int make_memory(uint32_t pages, void **mem)
 {
@@ -129,7 +108,7 @@ int pvnet_domain_create(const char *run_dir, uint32_t pages, struct pvnet_domain
 	for (uint32_t i = 0; i < pages; i++)
 		d->free_frames[i] = i;
 	d->nr_free_frames = pages;
-	d->ctl = ctl_connect(run_dir ? run_dir : PVNET_RUN_DIR_DEFAULT);
+	d->ctl = ctlmsg_connect(run_dir ? run_dir : PVNET_RUN_DIR_DEFAULT);
 	if (d->ctl < 0) {
 		rc = d->ctl;
 		goto free_dom;

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,24 +78,13 @@ void bench_log_tail(const char *path)
 /* Connect to pvnetd's control socket, bounded by a 5 s receive timeout; report its pid. */
 static int ctl_connect(const char *dir, pid_t *peer)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct timeval tv = {.tv_sec = 5};
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
-	int fd;
+	int fd = ctlmsg_connect(dir);
 
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/pvnetd.sock", dir) >=
-	    sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
+		return fd;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (peer && !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen))
 		*peer = cr.pid;

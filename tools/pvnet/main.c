@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/ctlmsg.h"
@@ -38,23 +37,14 @@ static void usage(FILE *f)
 
 static int ctl_open(void)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	int fd;
+	int fd = ctlmsg_connect(run_dir);
 
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/pvnetd.sock", run_dir) >=
-	    sizeof(sa.sun_path)) {
+	if (fd == -ENAMETOOLONG)
 		fprintf(stderr, "pvnet: run directory path too long\n");
-		return -1;
-	}
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "pvnet: cannot reach pvnetd at %s: %s (is pvnetd running?)\n",
-			sa.sun_path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
+	else if (fd < 0)
+		fprintf(stderr, "pvnet: cannot reach pvnetd at %s/%s: %s (is pvnetd running?)\n",
+			run_dir, CTLMSG_SOCK_NAME, strerror(-fd));
+	return fd < 0 ? -1 : fd;
 }
 
 /* Ask pvnetd for its status; prints the error and returns NULL when it cannot. */

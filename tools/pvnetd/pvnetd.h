@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "common/ctlmsg.h"
 #include "common/loop.h"
 
 struct back;
@@ -40,7 +41,7 @@ struct pvnetd {
 
 /* Names of the sockets inside the run directory. */
 #define PVNETD_STORE_SOCK  "xenstore.sock"
-#define PVNETD_CTL_SOCK	   "pvnetd.sock"
+#define PVNETD_CTL_SOCK	   CTLMSG_SOCK_NAME
 #define PVNETD_DOMAIN_SOCK "xenstore-dom%u.sock"
 
 /**
