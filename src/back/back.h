@@ -114,8 +114,9 @@ struct back_config {
 /*
  * Default persistent-max-grants: a pvnet frontend's largest pool, 256 TX
  * pages plus 4096 RX pages per queue (pvnet_vif_config), so that every
- * frontend libpvnet can configure fits.  Each mapped page costs a cache
- * entry (32 bytes) and a mapping, both released at disconnect.
+ * frontend libpvnet can configure fits.  Each declared page costs two
+ * cache slots (24 bytes each: the table is at most half full) and, once
+ * used, a mapping; all released at disconnect.
  */
 #define BACK_PERSISTENT_MAX_DEFAULT 4352u
 /* Largest persistent-max-grants accepted. */

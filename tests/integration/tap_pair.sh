@@ -4,7 +4,7 @@
 # iperf3 TCP both ways, IPv4 and IPv6, 1 queue and 4 queues with 4 parallel streams.
 # The 1-queue round runs with a 9000-byte MTU (jumbo frames need feature-sg) and checks
 # that a full-MTU packet crosses unfragmented.
-# usage: tap_pair.sh PVNETD PVNET map|copy
+# usage: tap_pair.sh PVNETD PVNET map|copy|persistent
 set -u
 PVNETD=$1
 PVNET=$2
