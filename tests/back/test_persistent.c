@@ -13,8 +13,6 @@
 
 #include "fx.h"
 
-#define WAIT_MS 10000
-
 static uint64_t stat_of(struct back_vif *vif, const char *name)
 {
 	return back_vif_stat(vif, 0, name);
