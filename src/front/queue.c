@@ -470,10 +470,16 @@ int pvnet_queue_stats(struct pvnet_vif *vif, unsigned int queue, struct pvnet_st
 }
 
 /* Responses waiting on either ring?  The owner's view: its own consumer indices. */
+/*
+ * Work the caller waits for: RX responses, or TX completions while a send
+ * is stopped on a full ring.  TX responses nobody waits for are not work:
+ * the next send reaps them, and a receive-only thread whose queue once sent
+ * a frame would otherwise find "work" for ever and spin without yielding.
+ */
 static bool has_responses(struct front_queue *q)
 {
 	return __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE) != q->rx.rsp_cons ||
-	       (q->tx.req_prod_pvt != q->tx.rsp_cons &&
+	       (q->tx_stopped &&
 		__atomic_load_n(&q->tx.sring->rsp_prod, __ATOMIC_ACQUIRE) != q->tx.rsp_cons);
 }
 
