@@ -9,7 +9,7 @@
  * are the ops, grant_batches the hypercalls (one per call below that
  * reaches the hypervisor).  Callers already batch: a TX poll makes one copy
  * call and one map call for up to 64 packets, a TX completion round one
- * unmap call, an RX round one copy call.
+ * unmap call, an RX batch one copy call.
  *
  * Persistent grants (BACK_TX_PERSISTENT, docs/persistent-grants.md).  The
  * frontend promised to use only a fixed pool of at most @cap pages per
@@ -40,6 +40,15 @@
  * The foreign side of a copy is checked exactly as the hypervisor checks
  * it (domain, offset + length within the page) before the memcpy; the
  * local side is ours.
+ *
+ * Threads.  TX ops come from the queue's worker, RX copies from whoever
+ * holds the queue's rx_lock (the worker, or a sender's thread delivering
+ * straight into the ring, rx.c).  A grant handle serves one thread at a
+ * time, so RX copies use their own handle (gt_rx); the cache is shared by
+ * both directions, so its calls take pgnt_lock (one lock per batch, never
+ * contended unless the guest sends and receives on the queue at once), and
+ * its misses are mapped through the worker's handle (gt), which unmaps
+ * them all at disconnect.
  */
 
 #include <errno.h>
@@ -52,25 +61,32 @@
 
 enum { PGNT_EMPTY, PGNT_PENDING, PGNT_MAPPED, PGNT_FAILED };
 
-/* Counted hypercalls. */
-static int hv_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segment_t *segs)
+/*
+ * Counted hypercalls.  The TX side (the worker) and the RX side (the holder
+ * of rx_lock, maybe another thread) both count: one atomic add per batch.
+ */
+static void count(struct back_queue *q, _Atomic uint64_t *ops, uint32_t n)
 {
-	back_stat_add(&q->stats->grant_copy_ops, n);
-	back_stat_add(&q->stats->grant_batches, 1);
-	return hv_gnttab_grant_copy(q->gt, n, segs);
+	atomic_fetch_add_explicit(ops, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&q->stats->grant_batches, 1, memory_order_relaxed);
+}
+
+static int hv_copy(struct back_queue *q, struct hv_gnttab *gt, uint32_t n,
+		   xengnttab_grant_copy_segment_t *segs)
+{
+	count(q, &q->stats->grant_copy_ops, n);
+	return hv_gnttab_grant_copy(gt, n, segs);
 }
 
 static int hv_map(struct back_queue *q, uint32_t n, struct gnttab_map_grant_ref *ops)
 {
-	back_stat_add(&q->stats->grant_map_ops, n);
-	back_stat_add(&q->stats->grant_batches, 1);
+	count(q, &q->stats->grant_map_ops, n);
 	return hv_gnttab_map_grant_refs(q->gt, n, ops);
 }
 
 static int hv_unmap(struct back_queue *q, uint32_t n, struct gnttab_unmap_grant_ref *ops)
 {
-	back_stat_add(&q->stats->grant_unmap_ops, n);
-	back_stat_add(&q->stats->grant_batches, 1);
+	count(q, &q->stats->grant_unmap_ops, n);
 	return hv_gnttab_unmap_grant_refs(q->gt, n, ops);
 }
 
@@ -330,19 +346,45 @@ static int pgnt_map(struct back_queue *q, uint32_t n, struct gnttab_map_grant_re
 	return 0;
 }
 
-int back_gnt_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segment_t *segs)
+static int copy(struct back_queue *q, struct hv_gnttab *gt, uint32_t n,
+		xengnttab_grant_copy_segment_t *segs)
 {
-	int rc = q->pgnt ? pgnt_copy(q, n, segs) : hv_copy(q, n, segs);
+	int rc;
 
+	if (q->pgnt) {
+		pthread_mutex_lock(&q->pgnt_lock);
+		rc = pgnt_copy(q, n, segs);
+		pthread_mutex_unlock(&q->pgnt_lock);
+	} else {
+		rc = hv_copy(q, gt, n, segs);
+	}
 	if (rc < 0)
 		for (uint32_t i = 0; i < n; i++)
 			segs[i].status = GNTST_general_error;
 	return rc;
 }
 
+int back_gnt_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segment_t *segs)
+{
+	return copy(q, q->gt, n, segs);
+}
+
+int back_gnt_rx_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segment_t *segs)
+{
+	return copy(q, q->gt_rx, n, segs);
+}
+
 int back_gnt_map(struct back_queue *q, uint32_t n, struct gnttab_map_grant_ref *ops)
 {
-	int rc = q->pgnt ? pgnt_map(q, n, ops) : hv_map(q, n, ops);
+	int rc;
+
+	if (q->pgnt) {
+		pthread_mutex_lock(&q->pgnt_lock);
+		rc = pgnt_map(q, n, ops);
+		pthread_mutex_unlock(&q->pgnt_lock);
+	} else {
+		rc = hv_map(q, n, ops);
+	}
 
 	if (rc < 0)
 		for (uint32_t i = 0; i < n; i++)

@@ -68,9 +68,12 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
 /**
  * struct back_queue_stats - per-queue counters (see stats.c for the meaning)
  *
- * Written by the queue's worker with a relaxed load + store (one writer,
- * no read-modify-write on the data path), except rx_queue_full which every
- * thread calling xmit() increments atomically (a drop path).  Each queue's
+ * Written with a relaxed load + store by their one writer at a time (no
+ * read-modify-write on the data path): the tx_ and worker counters by the
+ * queue's worker, the rx_ counters by the holder of the queue's rx_lock.
+ * Counters both sides add to (notifications, grant_*) and rx_queue_full,
+ * which every thread calling xmit() may add to, take one atomic add per
+ * batch or event.  Each queue's
  * block starts on its own cache line, so two workers never write one line.
  */
 struct back_queue_stats {
@@ -89,6 +92,7 @@ struct back_queue_stats {
 	_Atomic uint64_t tx_stalls;
 	_Atomic uint64_t rx_packets;
 	_Atomic uint64_t rx_bytes;
+	_Atomic uint64_t rx_direct;
 	_Atomic uint64_t rx_dropped;
 	_Atomic uint64_t rx_queue_full;
 	_Atomic uint64_t rx_expired;
@@ -111,7 +115,7 @@ struct back_queue_stats {
 	_Atomic uint64_t persistent_overflow;
 };
 
-/* Single-writer counter update: no atomic read-modify-write. */
+/* Single-writer counter update (or one serialised by a lock): no atomic read-modify-write. */
 static inline void back_stat_add(_Atomic uint64_t *c, uint64_t n)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
@@ -219,8 +223,9 @@ struct back_pgnt {
  * struct back_queue - one queue of a connected vif
  *
  * Set up and torn down by the loop thread (xenbus.c) while no worker runs;
- * between those, everything but the two MPSC rings, @rxq_bytes, @inflight,
- * @done_busy and @sleeping belongs to the worker thread.  @inflight counts
+ * between those, everything but the two MPSC rings, the RX state under
+ * @rx_lock, the persistent-grant cache under @pgnt_lock, @rxq_bytes,
+ * @inflight, @done_busy and @sleeping belongs to the worker thread.  @inflight counts
  * TX packets handed to the switch and not yet completed; @done_busy counts
  * done() calls still running on other threads (disconnect waits for both).
  */
@@ -229,9 +234,11 @@ struct back_queue {
 	struct back *b;
 	unsigned int id;
 	struct back_queue_stats *stats;
-	struct hv_gnttab *gt;
-	enum back_tx_mode mode; /* the vif's: MAP, COPY or PERSISTENT */
-	struct back_pgnt *pgnt; /* PERSISTENT only */
+	struct hv_gnttab *gt;	 /* TX (and, PERSISTENT, every cache miss): the worker's */
+	struct hv_gnttab *gt_rx; /* RX grant copies: whoever holds @rx_lock */
+	enum back_tx_mode mode;	 /* the vif's: MAP, COPY or PERSISTENT */
+	struct back_pgnt *pgnt;	 /* PERSISTENT only, under @pgnt_lock */
+	pthread_mutex_t pgnt_lock;
 
 	/* Rings (guest pages mapped writable) and event channels. */
 	netif_tx_back_ring_t tx;
@@ -251,7 +258,7 @@ struct back_queue {
 	/* Written by every thread that queues work for us: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic bool sleeping;
 	_Alignas(BACK_CACHE_LINE) bool tx_stalled;
-	bool rx_blocked;
+	_Atomic bool rx_blocked; /* written under @rx_lock, read by the worker as a hint */
 
 	/* TX. */
 	struct back_tx_pending *pending;
@@ -268,7 +275,13 @@ struct back_queue {
 	struct gnttab_map_grant_ref tx_map[BACK_TX_RING_SIZE];
 	struct gnttab_unmap_grant_ref tx_unmap[BACK_TX_RING_SIZE];
 
-	/* RX. */
+	/*
+	 * RX.  The guest's RX ring and everything below but @rxq_bytes belong
+	 * to whoever holds @rx_lock: the worker draining @rxq, or a thread in
+	 * xmit() delivering straight into the ring (rx.c, direct delivery).
+	 * @rxq is consumed by the worker alone.
+	 */
+	pthread_mutex_t rx_lock;
 	struct back_mpsc rxq;
 	/* Charged by xmit() on any thread: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t rxq_bytes;
@@ -525,7 +538,7 @@ void back_ctrl_disconnect(struct back_vif *vif);
 bool back_ctrl_poll(struct back_queue *q);
 bool back_ctrl_has_work(struct back_queue *q);
 
-/* gnt.c -- grant operations of a queue's worker: counted, batched, cached */
+/* gnt.c -- grant operations of a queue: counted, batched, cached */
 
 /**
  * back_gnt_init() - set up the persistent-grant cache of a PERSISTENT queue
@@ -556,6 +569,17 @@ void back_gnt_fini(struct back_queue *q);
 int back_gnt_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segment_t *segs);
 
 /**
+ * back_gnt_rx_copy() - back_gnt_copy() for the RX side, by the holder of
+ *	@q->rx_lock (through the RX grant handle)
+ * @q: the queue
+ * @n: ops
+ * @segs: the ops; each gets its status
+ *
+ * Return: as back_gnt_copy()
+ */
+int back_gnt_rx_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segment_t *segs);
+
+/**
  * back_gnt_map() - one batch of grant maps (GNTTABOP_map_grant_ref)
  * @q: the queue
  * @n: ops
@@ -579,7 +603,7 @@ int back_gnt_unmap(struct back_queue *q, uint32_t n, struct gnttab_unmap_grant_r
 
 /* rx.c */
 
-/* The vif's switch port type: xmit() enqueues for the guest (any thread). */
+/* The vif's switch port type: xmit() delivers or enqueues for the guest (any thread). */
 extern const struct sw_port_ops back_rx_port_ops;
 
 /**

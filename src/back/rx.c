@@ -6,16 +6,29 @@
  *
  * xmit() (any thread the switch runs on) picks a queue with hash.c (the
  * guest's Toeplitz mapping when it set one, else a keyed flow hash of the
- * private header: the same flow always lands on the same queue), records
- * the Toeplitz hash for the guest's HASH extra, charges the frame's bytes to the queue's
- * byte bound (XSA-392: a guest that stops consuming cannot make pvnetd
- * hold more than rx_queue_max_bytes per queue), pushes (packet, now) onto
- * the queue's bounded MPSC input ring and wakes the worker.  A full queue
- * refuses the frame and, because the switch's contract is "the first k
- * frames are taken", every frame after it in the call: counted as
- * rx_queue_full here and tx_dropped by the switch.
+ * private header: the same flow always lands on the same queue) and
+ * records the Toeplitz hash for the guest's HASH extra.  Then, per queue:
  *
- * The worker (back_rx_poll) then, per round:
+ * Direct delivery (run to completion).  If the calling thread can take the
+ * queue's rx_lock without waiting and nothing is queued for it, it copies
+ * the frames into the guest's posted buffers itself (step 4 below), in
+ * order, and the frames complete before xmit() returns: no hand-off to
+ * another thread, no wake-up, no cache line crossing CPUs per packet, and a
+ * mapped sender's pages are released at once.  What the guest's buffers
+ * cannot take yet is queued as below, and from then on the queue is not
+ * empty, so later frames follow it there.  One trylock per queue and call.
+ *
+ * Otherwise xmit() charges the frame's bytes to the queue's byte bound
+ * (XSA-392: a guest that stops consuming cannot make pvnetd hold more than
+ * rx_queue_max_bytes per queue), pushes (packet, now) onto the queue's
+ * bounded MPSC input ring and wakes the worker.  A full queue refuses the
+ * frame and, because the switch's contract is "the first k frames are
+ * taken", every frame after it in the call: counted as rx_queue_full here
+ * and tx_dropped by the switch.  (A frame kept for direct delivery was
+ * taken: if neither the buffers nor the queue can take it, it is dropped
+ * and counted as rx_queue_full and rx_dropped.)
+ *
+ * The worker (back_rx_poll) then, per round, holding rx_lock:
  *   1. drops frames at the head that waited longer than the drain timeout
  *      (10 s, or 30 ms for a frontend without feature-rx-notify, as Linux);
  *   2. copies out frames sent by a netback TX queue that have waited longer
@@ -50,6 +63,11 @@
  *     so the ring holds that source's frames in send order, whichever
  *     other threads push between them (several TX workers feeding one RX
  *     queue interleave, never overtake);
+ *   - direct delivery happens only while the ring is empty, tail included
+ *     (no position claimed, published or not): then no earlier frame of
+ *     this source waits anywhere, it delivers in input order, and what it
+ *     cannot deliver goes onto the ring before rx_lock is released, ahead
+ *     of anything this source sends later;
  *   - the ring is consumed only from its head, in order; a frame that
  *     does not fit the guest's posted buffers blocks the head (nothing
  *     behind it is delivered first); a full ring or byte bound refuses
@@ -60,8 +78,8 @@
  *   - expiry (step 1) drops only from the head.
  * The only thing that may change the RX queue of a flow is the guest
  * rewriting its mapping table, which is the guest's own choice.
- * test_steer.c (tests/back) sends interleaved flows from several TX queues
- * and checks every flow's sequence at the receiver.
+ * test_order.c (tests/back) sends interleaved flows from several TX queues,
+ * through both ways, and checks every flow's sequence at the receiver.
  */
 
 #include <errno.h>
@@ -101,6 +119,9 @@ struct rx_ent {
 	uint16_t ncopy;
 	bool drop;
 };
+
+static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *const *items,
+			       unsigned int n, bool direct);
 
 static struct log_ratelimit rx_rl = LOG_RATELIMIT_INIT;
 static pthread_mutex_t rx_rl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -179,20 +200,93 @@ static void hold_free(struct back_queue *q, struct rx_held *held)
 	h->head += hdr->skip + hdr->total;
 }
 
+/*
+ * Direct delivery: may the calling thread deliver into @q's ring itself?
+ * Only with rx_lock taken without waiting and nothing queued on @rxq, not
+ * even a position a producer has claimed but not yet published: then no
+ * frame from any source is waiting for this queue, and delivering now
+ * overtakes none.  On true the caller holds rx_lock.
+ */
+static bool direct_begin(struct back_queue *q)
+{
+	if (pthread_mutex_trylock(&q->rx_lock) != 0)
+		return false;
+	if (atomic_load_explicit(&q->rxq.tail, memory_order_seq_cst) == q->rxq.head)
+		return true;
+	pthread_mutex_unlock(&q->rx_lock);
+	return false;
+}
+
+/* Queue @it for the worker: charge its bytes and push; false if refused (bound or ring full). */
+static bool enqueue(struct back_queue *q, const struct back_mpsc_item *it, uint32_t len,
+		    uint32_t max)
+{
+	uint32_t cur = atomic_fetch_add_explicit(&q->rxq_bytes, len, memory_order_relaxed);
+
+	if (cur + len > max || !back_mpsc_push(&q->rxq, it)) {
+		atomic_fetch_sub_explicit(&q->rxq_bytes, len, memory_order_relaxed);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Deliver the @n frames the caller kept for @q (it holds rx_lock), in
+ * order; queue what the guest's buffers cannot take yet, behind which
+ * nothing of this caller can be (its later frames come through @rxq too,
+ * which is no longer empty).  A frame refused then was already accepted
+ * from the switch: it is dropped here and counted.  Returns true if the
+ * worker has frames to look at.
+ */
+static bool direct_deliver(struct back_queue *q, struct back_mpsc_item *items, unsigned int n,
+			   uint32_t max)
+{
+	struct back_mpsc_item *v[BACK_BATCH];
+	unsigned int done = 0, lost = 0;
+
+	while (done < n) {
+		unsigned int m = n - done < BACK_BATCH ? n - done : BACK_BATCH, k;
+
+		for (unsigned int i = 0; i < m; i++)
+			v[i] = &items[done + i];
+		k = rx_deliver(q, v, m, true);
+		done += k;
+		if (k < m)
+			break;
+	}
+	for (unsigned int i = done; i < n; i++) {
+		if (!enqueue(q, &items[i], ((struct sw_pkt *)items[i].ptr)->len, max)) {
+			sw_pkt_put(items[i].ptr);
+			lost++;
+		}
+	}
+	if (lost) {
+		atomic_fetch_add_explicit(&q->stats->rx_queue_full, lost, memory_order_relaxed);
+		back_stat_add(&q->stats->rx_dropped, lost);
+	}
+	pthread_mutex_unlock(&q->rx_lock);
+	return done < n;
+}
+
 static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, unsigned int n)
 {
 	struct back_vif *vif = port->priv;
-	unsigned int nq = vif->nq, i;
-	uint32_t wake = 0, max = vif->b->cfg.rx_queue_max_bytes;
+	unsigned int nq = vif->nq, i, ndirect = 0;
+	uint32_t wake = 0, direct = 0, tried = 0, max = vif->b->cfg.rx_queue_max_bytes;
 	uint64_t now = back_now_ns();
 	struct back_hash_snap snap;
+	struct back_mpsc_item kept[SW_BATCH_MAX];
+	uint8_t kept_q[SW_BATCH_MAX];
 
-	if (nq == 0 || atomic_load_explicit(&vif->broken, memory_order_relaxed))
+	_Static_assert(BACK_MAX_QUEUES_LIMIT <= 32, "queue bit masks");
+	if (nq == 0 || n > SW_BATCH_MAX || atomic_load_explicit(&vif->broken, memory_order_relaxed))
 		return 0;
 	back_hash_snapshot(&vif->hash, &snap);
 	/*
-	 * The switch takes "the first k": stop at the first frame refused,
-	 * the switch puts it and every frame after it.
+	 * Pass 1, in input order: pick each frame's queue; keep it for direct
+	 * delivery if that queue's ring is ours (see direct_begin()), else
+	 * queue it for the worker.  The switch takes "the first k": stop at
+	 * the first frame refused, the switch puts it and every frame after it.
 	 */
 	for (i = 0; i < n; i++) {
 		struct sw_pkt *pkt = pkts[i];
@@ -200,19 +294,40 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 
 		back_hash_select(&vif->hash, &snap, pkt->hdr, pkt->hdr_len, nq, &r);
 		unsigned int qi = r.queue;
+		uint32_t bit = 1u << qi;
 		struct back_queue *q = vif->q[qi];
 		struct back_mpsc_item it = {
 		    .ptr = pkt, .u64 = now, .hash = r.hash, .hash_type = r.type};
-		uint32_t cur =
-		    atomic_fetch_add_explicit(&q->rxq_bytes, pkt->len, memory_order_relaxed);
 
-		if (cur + pkt->len > max || !back_mpsc_push(&q->rxq, &it)) {
-			atomic_fetch_sub_explicit(&q->rxq_bytes, pkt->len, memory_order_relaxed);
+		if (!(tried & bit)) {
+			tried |= bit;
+			if (direct_begin(q))
+				direct |= bit;
+		}
+		if (direct & bit) {
+			kept[ndirect] = it;
+			kept_q[ndirect++] = (uint8_t)qi;
+			continue;
+		}
+		if (!enqueue(q, &it, pkt->len, max)) {
 			atomic_fetch_add_explicit(&q->stats->rx_queue_full, n - i,
 						  memory_order_relaxed);
 			break;
 		}
-		wake |= 1u << qi;
+		wake |= bit;
+	}
+	/* Pass 2, per queue kept: deliver its frames in their order, then release the ring. */
+	for (unsigned int j = 0; j < nq; j++) {
+		struct back_mpsc_item mine[SW_BATCH_MAX];
+		unsigned int m = 0;
+
+		if (!(direct & (1u << j)))
+			continue;
+		for (unsigned int k = 0; k < ndirect; k++)
+			if (kept_q[k] == j)
+				mine[m++] = kept[k];
+		if (direct_deliver(vif->q[j], mine, m, max))
+			wake |= 1u << j;
 	}
 	for (unsigned int j = 0; j < nq; j++)
 		if (wake & (1u << j))
@@ -224,7 +339,8 @@ const struct sw_port_ops back_rx_port_ops = {.xmit = back_rx_xmit};
 
 bool back_rx_has_input(struct back_queue *q)
 {
-	return !q->rx_blocked && back_mpsc_peek(&q->rxq, 0) != NULL;
+	return !atomic_load_explicit(&q->rx_blocked, memory_order_relaxed) &&
+	       back_mpsc_peek(&q->rxq, 0) != NULL;
 }
 
 /* The frame's bytes as pieces; returns the count, 0 if malformed. */
@@ -259,10 +375,9 @@ static uint32_t item_len(const struct back_mpsc_item *it)
 	return it->aux ? ((const struct rx_held *)it->aux)->len : ((struct sw_pkt *)it->ptr)->len;
 }
 
-/* Give an item's frame back (to its sender or the allocator). */
+/* Give an item's frame back (to its sender or the allocator); the caller uncharges its bytes. */
 static void item_release(struct back_queue *q, struct back_mpsc_item *it)
 {
-	atomic_fetch_sub_explicit(&q->rxq_bytes, item_len(it), memory_order_relaxed);
 	if (it->aux)
 		hold_free(q, it->aux);
 	if (it->ptr)
@@ -274,15 +389,20 @@ unsigned int back_rx_drop_all(struct back_queue *q)
 {
 	struct back_mpsc_item *it;
 	unsigned int n = 0;
+	uint32_t bytes = 0;
 
 	if (!q->rxq.cells)
 		return 0;
+	pthread_mutex_lock(&q->rx_lock);
 	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
+		bytes += item_len(it);
 		item_release(q, it);
 		back_mpsc_pop(&q->rxq);
 		n++;
 	}
 	back_stat_add(&q->stats->rx_dropped, n);
+	pthread_mutex_unlock(&q->rx_lock);
+	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	return n;
 }
 
@@ -339,6 +459,7 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 
 	*due_ns = UINT64_MAX;
 	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL && back_rx_age(it, now) >= timeout) {
+		atomic_fetch_sub_explicit(&q->rxq_bytes, item_len(it), memory_order_relaxed);
 		item_release(q, it);
 		back_mpsc_pop(&q->rxq);
 		back_stat_add(&q->stats->rx_expired, 1);
@@ -497,21 +618,21 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 	}
 }
 
-/* Step 4: copy, write responses at their request's index, push, release. */
-static void rx_flush(struct back_queue *q, struct rx_ent *ents, unsigned int nent,
-		     unsigned int ncopy, unsigned int nrsp)
+/* Step 4: copy, write responses at their request's index, push, release @items. */
+static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, struct rx_ent *ents,
+		     unsigned int nent, unsigned int ncopy, unsigned int nrsp, bool direct)
 {
+	unsigned int delivered = 0;
 	RING_IDX old, new;
 
 	if (ncopy)
-		back_gnt_copy(q, ncopy, q->rx_copy);
+		back_gnt_rx_copy(q, ncopy, q->rx_copy);
 	for (unsigned int i = 0; i < ncopy; i++)
 		if (q->rx_copy[i].status != GNTST_okay)
 			q->rx_rsp[q->rx_copy_slot[i]].status = NETIF_RSP_ERROR;
 
 	for (unsigned int i = 0; i < nent; i++) {
 		struct rx_ent *e = &ents[i];
-		struct back_mpsc_item *it = back_mpsc_peek(&q->rxq, 0);
 		bool bad = false;
 
 		for (unsigned int c = 0; c < e->ncopy; c++)
@@ -527,12 +648,14 @@ static void rx_flush(struct back_queue *q, struct rx_ent *ents, unsigned int nen
 					q->vif->domid, q->vif->devid, q->id);
 			pthread_mutex_unlock(&rx_rl_lock);
 		} else {
-			back_stat_add(&q->stats->rx_packets, 1);
 			back_stat_add(&q->stats->rx_bytes, e->len);
+			delivered++;
 		}
-		item_release(q, it);
-		back_mpsc_pop(&q->rxq);
+		item_release(q, items[i]);
 	}
+	back_stat_add(&q->stats->rx_packets, delivered);
+	if (direct)
+		back_stat_add(&q->stats->rx_direct, delivered);
 
 	for (unsigned int i = 0; i < nrsp; i++)
 		*RING_GET_RESPONSE(&q->rx, q->rx.rsp_prod_pvt + i) = q->rx_rsp[i];
@@ -547,26 +670,24 @@ static void rx_flush(struct back_queue *q, struct rx_ent *ents, unsigned int nen
 		back_notify(q, q->port_rx);
 }
 
-bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
+/*
+ * Step 3: deliver @items in order while the guest's posted buffers take
+ * them, one batch at most.  Returns how many were consumed (delivered, or
+ * dropped as undeliverable); the first one not consumed did not fit, and
+ * the ring's req_event then asks the guest to notify once it has posted
+ * enough.  The caller holds rx_lock.
+ */
+static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *const *items,
+			       unsigned int n, bool direct)
 {
 	struct rx_ent ents[BACK_BATCH];
 	unsigned int nent = 0, ncopy = 0, nrsp = 0;
-	struct back_mpsc_item *it;
-	uint64_t due;
-	bool did;
-	int avail;
+	int avail = rx_avail(q, false);
 
-	did = rx_maintain(q, now, &due);
-	if (!back_mpsc_peek(&q->rxq, 0)) {
-		q->rx_blocked = false;
-		return did;
-	}
-	avail = rx_avail(q, false);
 	if (avail < 0)
-		return false;
-
-	while (nent < BACK_BATCH && ncopy + BACK_RX_OPS_PER_PKT <= BACK_RX_COPY_OPS &&
-	       (it = back_mpsc_peek(&q->rxq, nent)) != NULL) {
+		return 0;
+	while (nent < n && nent < BACK_BATCH && ncopy + BACK_RX_OPS_PER_PKT <= BACK_RX_COPY_OPS) {
+		struct back_mpsc_item *it = items[nent];
 		struct rx_ent *e = &ents[nent];
 		uint32_t len = item_len(it);
 		struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
@@ -588,22 +709,55 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 					 __ATOMIC_SEQ_CST);
 			avail = rx_avail(q, true);
 			if (avail < 0)
-				return false;
+				return 0;
 			avail += (int)nrsp; /* req_cons already moved past this batch */
 			if ((unsigned int)avail - nrsp < need) {
-				if (!q->rx_blocked)
+				if (!atomic_load_explicit(&q->rx_blocked, memory_order_relaxed))
 					back_stat_add(&q->stats->rx_waits, 1);
-				q->rx_blocked = true;
+				atomic_store_explicit(&q->rx_blocked, true, memory_order_relaxed);
 				break;
 			}
 		}
-		q->rx_blocked = false;
+		atomic_store_explicit(&q->rx_blocked, false, memory_order_relaxed);
 		rx_plan(q, it, need, nrsp, &ncopy, e);
 		nrsp += need;
 		nent++;
 	}
 	if (nent)
-		rx_flush(q, ents, nent, ncopy, nrsp);
+		rx_flush(q, items, ents, nent, ncopy, nrsp, direct);
+	return nent;
+}
+
+bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
+{
+	struct back_mpsc_item *items[BACK_BATCH], *it;
+	uint32_t lens[BACK_BATCH];
+	unsigned int n = 0, done = 0;
+	uint32_t bytes = 0;
+	uint64_t due;
+	bool did;
+
+	/*
+	 * Wait (one batch at most) for a thread delivering straight into our
+	 * ring: giving up instead could lose the guest's event that woke us.
+	 */
+	pthread_mutex_lock(&q->rx_lock);
+	did = rx_maintain(q, now, &due);
+	if (!back_mpsc_peek(&q->rxq, 0)) {
+		atomic_store_explicit(&q->rx_blocked, false, memory_order_relaxed);
+		pthread_mutex_unlock(&q->rx_lock);
+		return did;
+	}
+	while (n < BACK_BATCH && (it = back_mpsc_peek(&q->rxq, n)) != NULL)
+		items[n++] = it;
+	for (unsigned int i = 0; i < n; i++)
+		lens[i] = item_len(items[i]);
+	done = rx_deliver(q, items, n, false);
+	for (unsigned int i = 0; i < done; i++) {
+		bytes += lens[i];
+		back_mpsc_pop(&q->rxq);
+	}
+	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	if (due != UINT64_MAX && back_mpsc_peek(&q->rxq, 0)) {
 		uint64_t ms = due > now ? (due - now + 999999) / 1000000 : 0;
 
@@ -611,7 +765,9 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 		*timeout_ms = ms > 1000 ? 1000 : (int)ms;
 	}
 	/* A frontend without feature-rx-notify never kicks us: poll it every ms. */
-	if (q->rx_blocked && !q->vif->fe.rx_notify && *timeout_ms != 0)
+	if (atomic_load_explicit(&q->rx_blocked, memory_order_relaxed) && !q->vif->fe.rx_notify &&
+	    *timeout_ms != 0)
 		*timeout_ms = 1;
-	return did || nent > 0;
+	pthread_mutex_unlock(&q->rx_lock);
+	return did || done > 0;
 }

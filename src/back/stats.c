@@ -41,6 +41,7 @@ static const struct back_stat_desc back_stats[] = {
     STAT(tx_stalls),	       /* polls stopped: every pending slot in flight */
     STAT(rx_packets),	       /* frames delivered into the guest's buffers */
     STAT(rx_bytes),	       /* their bytes */
+    STAT(rx_direct),	       /* of rx_packets, delivered by the forwarding thread itself */
     STAT(rx_dropped),	   /* dropped after queueing: expired + bad_gref + oversize + malformed */
     STAT(rx_queue_full),   /* refused by xmit: queue full in items or bytes */
     STAT(rx_expired),	   /* waited longer than the drain timeout */

@@ -235,7 +235,10 @@ static bool queue_destroy(struct back_queue *q)
 		hv_evtchn_close(b->hv, b->cfg.backend_id, q->port_rx);
 	back_rx_fini(q);
 	back_tx_fini(q);
+	hv_gnttab_close(q->gt_rx);
 	hv_gnttab_close(q->gt);
+	pthread_mutex_destroy(&q->rx_lock);
+	pthread_mutex_destroy(&q->pgnt_lock);
 	if (q->wake_fd >= 0)
 		close(q->wake_fd);
 	free(q);
@@ -282,9 +285,12 @@ static struct back_queue *queue_create(struct back_vif *vif, unsigned int id)
 	q->stats = &vif->stats[id];
 	q->mode = vif->mode;
 	q->fd_tx = q->fd_rx = -1;
+	pthread_mutex_init(&q->rx_lock, NULL);
+	pthread_mutex_init(&q->pgnt_lock, NULL);
 	q->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	q->gt = hv_gnttab_open(vif->b->hv, vif->b->cfg.backend_id);
-	if (q->wake_fd < 0 || !q->gt || back_tx_init(q) < 0 || back_rx_init(q) < 0 ||
+	q->gt_rx = hv_gnttab_open(vif->b->hv, vif->b->cfg.backend_id);
+	if (q->wake_fd < 0 || !q->gt || !q->gt_rx || back_tx_init(q) < 0 || back_rx_init(q) < 0 ||
 	    back_gnt_init(q, vif->persistent_grants) < 0)
 		goto fail;
 	return q;

@@ -17,26 +17,97 @@
 
 /*
  * Every path inside pvnetd that could overtake a frame is exercised at
- * once: four TX workers of A feed B's single RX queue; B posts its RX
- * buffers a few at a time, so frames wait for slots (rx_waits) and the
- * mapped ones are copied out after tx_hold_max_us (rx_held_copied), and the
- * RX queue's byte bound refuses some (drops, never retries).  Each frame
- * carries (source queue, sequence); B checks that every source's sequence
- * only grows.
+ * once: four TX workers of A feed B's single RX queue, each delivering
+ * straight into B's ring when it can (rx_direct) and queueing otherwise.
+ * The test runs in cycles, each taking B's queue from empty to backed up
+ * and back: B posts fewer buffers than a burst of A's needs (the burst is
+ * delivered directly until the buffers run out mid-batch, the rest is
+ * queued, and so is everything A sends after it), then a trickle of
+ * buffers while A keeps sending (frames wait for slots, rx_waits, and the
+ * ones held longer than tx_hold_max_us are copied out, rx_held_copied; the
+ * byte bound refuses some: drops, never retries), then plenty until the
+ * queue is drained and direct delivery can resume.  Each frame carries
+ * (source queue, sequence); B checks that every source's sequence only
+ * grows.
  */
 
 static const uint8_t mac_a[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0a};
 static const uint8_t mac_b[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x0b};
 
-#define WAIT_MS	 20000
-#define NQ	 4u
-#define PER_Q	 400u
-#define HOLD_US	 200u /* copy-out after 200 us: most waiting frames take that path */
-#define POST_MAX 6u   /* RX buffers B posts per round: the ring runs dry constantly */
+#define WAIT_MS	  20000
+#define NQ	  4u
+#define PER_Q	  400u
+#define HOLD_US	  200u /* copy-out after 200 us: frames waiting for slots take that path */
+#define BURST	  8u   /* frames per queue A sends at the start of a cycle, */
+#define POST_FEW  8u   /* into this many RX buffers (the burst needs about 58) */
+#define TRICKLE	  10u  /* then rounds of: */
+#define PER_ROUND 2u   /* frames A sends per queue, */
+#define POST_MAX  6u   /* RX buffers B posts: fewer than that needs */
+#define POST_BIG  64u  /* at the end of a cycle, until nothing came for QUIET_MS */
+#define QUIET_MS  20u
 
 static uint32_t frame_len(uint32_t seq)
 {
 	return 200 + (seq % 5) * 2000; /* 1 to 3 slots */
+}
+
+struct ord {
+	struct ff *a, *b;
+	uint32_t next[NQ];
+	int64_t last[NQ];
+	unsigned int got, ooo, sent;
+	uint8_t buf[65536], rbuf[65536];
+};
+
+/* A: up to @per frames on every queue, round robin, each queue pushed. */
+static void send_some(struct ord *o, unsigned int per)
+{
+	for (unsigned int q = 0; q < NQ; q++) {
+		ff_tx_reap(o->a, q);
+		for (unsigned int k = 0; k < per && o->next[q] < PER_Q; k++) {
+			uint32_t len = frame_len(o->next[q]);
+
+			make_frame(o->buf, len, mac_b, mac_a, o->next[q]);
+			memcpy(o->buf + 14, &q, 4);
+			memcpy(o->buf + 18, &o->next[q], 4);
+			if (ff_tx_frame(o->a, q, o->buf, len, NULL) < 0)
+				break;
+			o->next[q]++;
+			o->sent++;
+		}
+		ff_tx_push(o->a, q);
+	}
+}
+
+/* B: take what arrived, checking each source's order; returns how many. */
+static unsigned int take(struct ord *o)
+{
+	struct ff_rxinfo info;
+	unsigned int n0 = o->got;
+	int n;
+
+	while ((n = ff_rx_recv(o->b, 0, o->rbuf, sizeof(o->rbuf), &info)) != -EAGAIN) {
+		uint32_t q, seq;
+
+		if (n < 22 || memcmp(o->rbuf + 6, mac_a, 6) != 0)
+			continue;
+		memcpy(&q, o->rbuf + 14, 4);
+		memcpy(&seq, o->rbuf + 18, 4);
+		assert_true(q < NQ);
+		assert_int_equal((uint32_t)n, frame_len(seq));
+		if ((int64_t)seq <= o->last[q])
+			o->ooo++;
+		else
+			o->last[q] = seq;
+		o->got++;
+	}
+	return o->got - n0;
+}
+
+static void pause_round(struct world *w)
+{
+	loop_run_once(w->loop, 0);
+	nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
 }
 
 static void run(enum back_tx_mode mode)
@@ -44,14 +115,11 @@ static void run(enum back_tx_mode mode)
 	struct back_config cfg;
 	struct ff_opts o = {.nq = NQ, .split = true, .sg = true, .rx_notify = true};
 	struct ff_opts ob = {.nq = 1, .sg = true, .rx_notify = true};
-	static uint8_t buf[65536], rbuf[65536];
+	static struct ord x;
 	struct world w;
 	struct ff a, b;
 	struct back_vif *va, *vb;
-	uint32_t next[NQ] = {0};
-	int64_t last[NQ];
-	unsigned int got = 0, ooo = 0, sent = 0;
-	uint64_t end, quiet;
+	uint64_t end;
 	struct hv_leak leak;
 	struct hv_stats st;
 
@@ -66,66 +134,51 @@ static void run(enum back_tx_mode mode)
 	assert_int_equal(ff_connect(&a, &o), 0);
 	assert_int_equal(ff_connect(&b, &ob), 0);
 	assert_int_equal(back_vif_num_queues(va), NQ);
+	memset(&x, 0, sizeof(x));
+	x.a = &a;
+	x.b = &b;
 	for (unsigned int q = 0; q < NQ; q++)
-		last[q] = -1;
+		x.last[q] = -1;
 
 	/* B announces its MAC so that A's frames are unicast to B only. */
-	make_frame(buf, 60, (const uint8_t *)"\xff\xff\xff\xff\xff\xff", mac_b, 0);
-	assert_int_equal(ff_tx_frame(&b, 0, buf, 60, NULL), 0);
+	make_frame(x.buf, 60, (const uint8_t *)"\xff\xff\xff\xff\xff\xff", mac_b, 0);
+	assert_int_equal(ff_tx_frame(&b, 0, x.buf, 60, NULL), 0);
 	ff_tx_push(&b, 0);
 
 	end = test_now_ms() + WAIT_MS;
-	quiet = test_now_ms() + 1000;
-	while (test_now_ms() < end && (sent < NQ * PER_Q || test_now_ms() < quiet)) {
-		struct ff_rxinfo info;
-		int n;
+	while (x.sent < NQ * PER_Q && test_now_ms() < end) {
+		uint64_t quiet;
 
-		/* A: a few frames on every queue, round robin, each queue pushed */
-		for (unsigned int q = 0; q < NQ; q++) {
-			ff_tx_reap(&a, q);
-			for (unsigned int k = 0; k < 8 && next[q] < PER_Q; k++) {
-				uint32_t len = frame_len(next[q]);
-
-				make_frame(buf, len, mac_b, mac_a, next[q]);
-				memcpy(buf + 14, &q, 4);
-				memcpy(buf + 18, &next[q], 4);
-				if (ff_tx_frame(&a, q, buf, len, NULL) < 0)
-					break;
-				next[q]++;
-				sent++;
-			}
-			ff_tx_push(&a, q);
+		ff_rx_post(&b, 0, POST_FEW);
+		send_some(&x, BURST);
+		for (unsigned int r = 0; r < TRICKLE; r++) {
+			pause_round(&w);
+			take(&x);
+			ff_rx_post(&b, 0, POST_MAX);
+			send_some(&x, PER_ROUND);
 		}
-		/* B: take what arrived, post a few buffers only */
-		while ((n = ff_rx_recv(&b, 0, rbuf, sizeof(rbuf), &info)) != -EAGAIN) {
-			uint32_t q, seq;
-
-			if (n < 22 || memcmp(rbuf + 6, mac_a, 6) != 0)
-				continue;
-			memcpy(&q, rbuf + 14, 4);
-			memcpy(&seq, rbuf + 18, 4);
-			assert_true(q < NQ);
-			assert_int_equal((uint32_t)n, frame_len(seq));
-			if ((int64_t)seq <= last[q])
-				ooo++;
-			else
-				last[q] = seq;
-			got++;
-			quiet = test_now_ms() + 1000;
+		quiet = test_now_ms() + QUIET_MS;
+		while (test_now_ms() < quiet && test_now_ms() < end) {
+			ff_rx_post(&b, 0, POST_BIG);
+			pause_round(&w);
+			if (take(&x))
+				quiet = test_now_ms() + QUIET_MS;
 		}
-		ff_rx_post(&b, 0, POST_MAX);
-		loop_run_once(w.loop, 0);
-		nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
 	}
 	fprintf(stderr,
-		"# %s: sent %u, received %u, out of order %u, held copied %llu, waits %llu\n",
-		mode == BACK_TX_MAP ? "map" : "copy", sent, got, ooo,
+		"# %s: sent %u, received %u, out of order %u, held copied %llu, waits %llu, "
+		"direct %llu\n",
+		mode == BACK_TX_MAP ? "map" : "copy", x.sent, x.got, x.ooo,
 		(unsigned long long)back_vif_stat(vb, 0, "rx_held_copied"),
-		(unsigned long long)back_vif_stat(vb, 0, "rx_waits"));
-	assert_int_equal(sent, NQ * PER_Q);
-	assert_true(got > 0);
-	assert_int_equal(ooo, 0);
+		(unsigned long long)back_vif_stat(vb, 0, "rx_waits"),
+		(unsigned long long)back_vif_stat(vb, 0, "rx_direct"));
+	assert_int_equal(x.sent, NQ * PER_Q);
+	assert_true(x.got > 0);
+	assert_int_equal(x.ooo, 0);
 	assert_true(back_vif_stat(vb, 0, "rx_waits") > 0);
+	/* both ways into B's ring were taken: by A's workers directly, and through the queue */
+	assert_true(back_vif_stat(vb, 0, "rx_direct") > 0);
+	assert_true(back_vif_stat(vb, 0, "rx_direct") < back_vif_stat(vb, 0, "rx_packets"));
 	if (mode == BACK_TX_MAP)
 		assert_true(back_vif_stat(vb, 0, "rx_held_copied") > 0);
 
