@@ -261,7 +261,8 @@ void back_hash_select(const struct back_hash *h, const struct back_hash_snap *s,
 	r->type = BACK_HASH_TYPE_NONE;
 	r->hash = 0;
 	if (s->alg != XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ) {
-		r->queue = flow_hash(h, hdr, hdr_len) % nq;
+		/* one queue: nothing to choose, no hash to compute */
+		r->queue = nq > 1 ? flow_hash(h, hdr, hdr_len) % nq : 0;
 		return;
 	}
 	r->type = back_hash_input(hdr, hdr_len, s->flags, in, &len);
