@@ -9,14 +9,14 @@
  * private header: the same flow always lands on the same queue) and
  * records the Toeplitz hash for the guest's HASH extra.  Then, per queue:
  *
- * Direct delivery (run to completion).  If the calling thread can take the
- * queue's rx_lock without waiting and nothing is queued for it, it copies
+ * Direct delivery (run to completion).  If the calling thread gets the
+ * queue's rx_lock (see direct_begin()) and nothing is queued for it, it copies
  * the frames into the guest's posted buffers itself (step 4 below), in
  * order, and the frames complete before xmit() returns: no hand-off to
  * another thread, no wake-up, no cache line crossing CPUs per packet, and a
  * mapped sender's pages are released at once.  What the guest's buffers
  * cannot take yet is queued as below, and from then on the queue is not
- * empty, so later frames follow it there.  One trylock per queue and call.
+ * empty, so later frames follow it there.  One lock per queue and call.
  *
  * Otherwise xmit() charges the frame's bytes to the queue's byte bound
  * (XSA-392: a guest that stops consuming cannot make pvnetd hold more than
@@ -202,14 +202,23 @@ static void hold_free(struct back_queue *q, struct rx_held *held)
 
 /*
  * Direct delivery: may the calling thread deliver into @q's ring itself?
- * Only with rx_lock taken without waiting and nothing queued on @rxq, not
- * even a position a producer has claimed but not yet published: then no
- * frame from any source is waiting for this queue, and delivering now
- * overtakes none.  On true the caller holds rx_lock.
+ * Only with rx_lock held and nothing queued on @rxq, not even a position a
+ * producer has claimed but not yet published: then no frame from any
+ * source is waiting for this queue, and delivering now overtakes none.  On
+ * true the caller holds rx_lock.
+ *
+ * A caller that holds no other rx_lock (@may_wait) waits for the lock: its
+ * holder is delivering one batch, and waiting costs less than handing the
+ * frames to the worker (a wake-up, a thread switch, the completions coming
+ * back across CPUs); two senders' workers feeding one queue would
+ * otherwise push each other onto the slow path.  A caller that already
+ * holds one only tries, so no two threads can wait for each other.
  */
-static bool direct_begin(struct back_queue *q)
+static bool direct_begin(struct back_queue *q, bool may_wait)
 {
-	if (pthread_mutex_trylock(&q->rx_lock) != 0)
+	if (may_wait)
+		pthread_mutex_lock(&q->rx_lock);
+	else if (pthread_mutex_trylock(&q->rx_lock) != 0)
 		return false;
 	if (atomic_load_explicit(&q->rxq.tail, memory_order_seq_cst) == q->rxq.head)
 		return true;
@@ -301,7 +310,7 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 
 		if (!(tried & bit)) {
 			tried |= bit;
-			if (direct_begin(q))
+			if (direct_begin(q, direct == 0))
 				direct |= bit;
 		}
 		if (direct & bit) {

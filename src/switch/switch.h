@@ -30,7 +30,9 @@
  * ports may keep forwarding while a port goes away.  The rules are:
  *   - the owner of the port stops its own calls of sw_forward(sw, port, ...)
  *     before sw_port_del() (the port pointer is its argument);
- *   - xmit() must not block and must not call sw_port_del() (-EDEADLK);
+ *   - xmit() must not block (it may wait for a lock held for a bounded
+ *     stretch of work, never for I/O or another port's progress) and
+ *     must not call sw_port_del() (-EDEADLK);
  *   - after sw_port_del() returns, the port's xmit() is never called again,
  *     but packets it accepted earlier are still its to put.
  *
@@ -70,7 +72,7 @@ struct sw_port;
  *	it must sw_pkt_put() each of them, now or later, on any thread.  The
  *	switch drops the other @n - k and counts them as tx_dropped.  @pkts is
  *	scratch space the callee may modify.  Called from data path threads,
- *	concurrently for different input ports: must not block.
+ *	concurrently for different input ports: must not block (see above).
  */
 struct sw_port_ops {
 	unsigned int (*xmit)(struct sw_port *p, struct sw_pkt **pkts, unsigned int n);
