@@ -270,6 +270,9 @@ struct back_queue {
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t inflight;
 	_Atomic uint32_t done_busy;
 	struct back_mpsc compl ;
+	/* Completions done() found on our own worker's thread: no atomics (worker-private). */
+	uint16_t done_local[BACK_PENDING];
+	uint16_t ndone_local;
 	netif_tx_request_t snap[BACK_TX_RING_SIZE];
 	xengnttab_grant_copy_segment_t tx_copy[BACK_TX_COPY_OPS];
 	struct gnttab_map_grant_ref tx_map[BACK_TX_RING_SIZE];
@@ -453,6 +456,9 @@ int back_worker_start(struct back_queue *q);
  * @q: the queue
  */
 void back_worker_stop(struct back_queue *q);
+
+/* The queue whose worker runs on the calling thread, or NULL (set by worker.c). */
+extern _Thread_local struct back_queue *back_self;
 
 /**
  * back_worker_wake() - wake the worker if it sleeps (any thread)

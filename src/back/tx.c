@@ -36,7 +36,9 @@
  * Completion.  A packet's done() runs when its last consumer drops it, on
  * any thread: it only pushes the pending index onto q->compl (a bounded
  * MPSC ring that cannot overflow: it has a cell per pending slot) and wakes
- * the worker if it sleeps.  back_tx_complete() then unmaps the batch with
+ * the worker if it sleeps.  On the worker's own thread (it delivered the
+ * frame itself, rx.c's direct delivery) it appends the index to a private
+ * list instead: no atomic operation at all.  back_tx_complete() then unmaps the batch with
  * one call (nothing to unmap with persistent grants), writes the responses (first slot, a NULL response per extra,
  * then each data slot) and frees the slots.  Copy mode answers in step 6
  * and only frees pool pages at completion.
@@ -184,6 +186,15 @@ void back_tx_done(struct sw_pkt *pkt)
 	struct back_queue *q = p->q;
 	struct back_mpsc_item it = {.u64 = (uint64_t)(p - q->pending)};
 
+	if (q == back_self) {
+		/*
+		 * Our own worker put the frame's last reference (it delivered
+		 * the frame itself, rx.c): a private list, no atomics.  Each
+		 * pending slot completes once, so it cannot overflow.
+		 */
+		q->done_local[q->ndone_local++] = (uint16_t)it.u64;
+		return;
+	}
 	atomic_fetch_add_explicit(&q->done_busy, 1, memory_order_seq_cst);
 	if (!back_mpsc_push(&q->compl, &it))
 		err("vif%u.%u q%u: completion ring full (bug)", q->vif->domid, q->vif->devid,
@@ -199,6 +210,9 @@ bool back_tx_complete(struct back_queue *q)
 	unsigned int n = 0, nunmap = 0;
 	bool map = q->mode != BACK_TX_COPY;
 
+	for (unsigned int i = 0; i < q->ndone_local; i++)
+		done[n++] = &q->pending[q->done_local[i]];
+	q->ndone_local = 0;
 	while (n < BACK_PENDING && (it = back_mpsc_peek(&q->compl, 0)) != NULL) {
 		done[n++] = &q->pending[it->u64 % BACK_PENDING];
 		back_mpsc_pop(&q->compl );

@@ -62,6 +62,8 @@
 
 #include "back/internal.h"
 
+_Thread_local struct back_queue *back_self;
+
 uint64_t back_now_ns(void)
 {
 	struct timespec ts;
@@ -123,7 +125,7 @@ static bool eoi(struct back_queue *q, const struct pollfd *pfd, const evtchn_por
 
 static bool has_work(struct back_queue *q, bool ctrl)
 {
-	return back_mpsc_peek(&q->compl, 0) != NULL || back_tx_has_work(q) ||
+	return q->ndone_local || back_mpsc_peek(&q->compl, 0) != NULL || back_tx_has_work(q) ||
 	       back_rx_has_input(q) || (ctrl && back_ctrl_has_work(q));
 }
 
@@ -158,6 +160,7 @@ static void *worker_main(void *arg)
 	uint64_t drain;
 	int timeout;
 
+	back_self = q;
 	pfd[npfd++] = (struct pollfd){.fd = q->wake_fd, .events = POLLIN};
 	port[npfd] = q->port_tx;
 	pfd[npfd++] = (struct pollfd){.fd = q->fd_tx, .events = POLLIN};
@@ -221,6 +224,7 @@ static void *worker_main(void *arg)
 			if (pfd[i].revents & POLLIN)
 				evtchn_woke = true;
 	}
+	back_self = NULL;
 	return NULL;
 }
 
