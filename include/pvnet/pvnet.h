@@ -584,8 +584,10 @@ int pvnet_queue_fd(struct pvnet_vif *vif, unsigned int queue);
  * @queue: the queue (its owner thread, as for the data calls)
  * @poll_us: look at the rings for up to this many microseconds first,
  *	yielding the CPU (sched_yield) between looks, so that a busy queue
- *	needs no event and more busy queues than cores still share them;
- *	0 goes straight to sleep
+ *	needs no event and more busy queues than cores still share them
+ *	(the rings' events are disarmed meanwhile, so the backend does not
+ *	notify a queue that is looking anyway, and armed again when the
+ *	window ends); 0 goes straight to sleep
  * @timeout_ms: then wait for the queue's fd this long (-1: for ever)
  *
  * Call it when a data call found nothing to do (that call re-armed the

@@ -166,6 +166,7 @@ struct front_queue {
 	bool rx_crossed_read, tx_crossed_read; /* that crossing's event was read */
 	bool kicked_rx, kicked_tx;	       /* we kicked the RX / TX channel's fd */
 	unsigned int idle_skips;	       /* idle calls since the last read */
+	bool rx_incomplete;		       /* the last idle call saw half a frame */
 
 	uint64_t stats[FRONT_STAT_NR];
 	/* Taken once per data call when the vif is shared (steer.c); set up with the queue. */

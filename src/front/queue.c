@@ -394,6 +394,8 @@ int front_queue_idle(struct front_queue *q, bool rx_incomplete)
 	bool tx_may = q->kicked_tx || (tx_x && !q->tx_crossed_read);
 	bool force = ++q->idle_skips >= FRONT_IDLE_READ_EVERY;
 
+	q->rx_incomplete = rx_incomplete;
+
 	/* Without split channels both directions share the RX channel's fd. */
 	if (force || rx_may || (!q->split && tx_may)) {
 		events = pvnet_evtchn_pending(&q->ev_rx) == 1;
@@ -491,26 +493,62 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/*
+ * Late arming.  The data call that found nothing to do armed the rings'
+ * rsp_event (front_queue_idle()).  While pvnet_queue_wait() polls the
+ * rings it needs no event, so for the window it moves both indices out of
+ * the backend's reach: responses never run more than a ring ahead of
+ * rsp_cons (they answer requests we posted), so rsp_cons + ring size + 1
+ * is never crossed, and the backend pushes without notifying.  When the
+ * window ends without work, front_queue_idle() arms them again, with its
+ * final check, before the caller sleeps.  A busy queue then costs no event
+ * channel notification either way, and no read() of its fd.
+ */
+static void disarm(struct front_queue *q)
+{
+	RING_IDX rx = q->rx.rsp_cons + PVNET_RING_SIZE + 1,
+		 tx = q->tx.rsp_cons + PVNET_RING_SIZE + 1;
+
+	__atomic_store_n(&q->rx.sring->rsp_event, rx, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->tx.sring->rsp_event, tx, __ATOMIC_RELAXED);
+	q->rx_armed = rx;
+	q->tx_armed = tx;
+	q->rx_crossed_read = q->tx_crossed_read = false;
+}
+
 int pvnet_queue_wait(struct pvnet_vif *vif, unsigned int queue, unsigned int poll_us,
 		     int timeout_ms)
 {
 	struct front_queue *q;
 	uint64_t end = poll_us ? mono_us() + poll_us : 0;
 	struct pollfd pfd;
+	pthread_mutex_t *m;
+	bool work;
 	int rc = front_vif_check(vif, queue, &q);
 
 	if (rc < 0)
 		return rc;
-	for (;;) {
-		pthread_mutex_t *m = front_queue_lock(vif, queue);
-		bool work = has_responses(q);
-
+	m = front_queue_lock(vif, queue);
+	work = has_responses(q);
+	if (!work && poll_us)
+		disarm(q);
+	front_queue_unlock(m);
+	if (work)
+		return 1;
+	while (poll_us) {
+		m = front_queue_lock(vif, queue);
+		work = has_responses(q);
+		if (!work && mono_us() >= end) {
+			/* the window is over: arm again (final check included) */
+			front_queue_idle(q, q->rx_incomplete);
+			work = has_responses(q);
+			poll_us = 0;
+		}
 		front_queue_unlock(m);
 		if (work)
 			return 1;
-		if (!poll_us || mono_us() >= end)
-			break;
-		sched_yield();
+		if (poll_us)
+			sched_yield();
 	}
 	pfd = (struct pollfd){.fd = pvnet_queue_fd(vif, queue), .events = POLLIN};
 	rc = poll(&pfd, 1, timeout_ms);

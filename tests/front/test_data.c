@@ -2,6 +2,7 @@
 /* test_data.c - netfront's data path against a fake backend working on the real granted rings */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -311,6 +312,61 @@ static void test_rx_burst_wrap_and_refill(void **state)
 	ctx_fini(&c);
 }
 
+/* The backend's side of test_wait_arms_late: 20 ms into the window, look, then deliver. */
+struct late {
+	struct ctx *c;
+	RING_IDX event, prod;
+	uint8_t frame[200];
+};
+
+static void *late_backend(void *arg)
+{
+	struct late *l = arg;
+
+	usleep(20000);
+	l->event = __atomic_load_n(&l->c->be.rx.sring->rsp_event, __ATOMIC_ACQUIRE);
+	l->prod = l->c->be.rx.rsp_prod_pvt;
+	if (be_rx_frame(&l->c->be, l->frame, sizeof(l->frame), 0, NULL) == 0)
+		be_rx_push(&l->c->be);
+	return NULL;
+}
+
+/*
+ * pvnet_queue_wait() with a poll window moves the rings' events out of the
+ * backend's reach while it polls (a response then needs no notification),
+ * and arms them again when the window ends without work.
+ */
+static void test_wait_arms_late(void **state)
+{
+	static uint8_t out[1500];
+	static struct late l;
+	struct pvnet_pkt pkts[4];
+	pthread_t th;
+	struct ctx c;
+
+	ctx_init(&c, 32, 40);
+	assert_int_equal(pvnet_recv(c.vif, 0, pkts, 4, out, sizeof(out)), 0);
+	assert_int_equal(c.be.rx.sring->rsp_event, c.be.rx.rsp_prod_pvt + 1);
+	/* a window with nothing in it: armed again, final check included */
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 2000, 0), 0);
+	assert_int_equal(c.be.rx.sring->rsp_event, c.be.rx.rsp_prod_pvt + 1);
+
+	/* a frame arriving inside the window: the event was out of reach, no notify was due */
+	memset(&l, 0, sizeof(l));
+	l.c = &c;
+	assert_int_equal(pthread_create(&th, NULL, late_backend, &l), 0);
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 1000000, 0), 1);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(l.event, l.prod + PVNET_RING_SIZE + 1);
+	assert_false((RING_IDX)(l.prod + 1 - l.event) < 1u); /* RING_PUSH_..._CHECK_NOTIFY: no */
+	assert_int_equal(pvnet_recv(c.vif, 0, pkts, 4, out, sizeof(out)), 1);
+	assert_int_equal(pkts[0].len, sizeof(l.frame));
+	/* and idle again: armed for the very next response */
+	assert_int_equal(pvnet_recv(c.vif, 0, pkts, 4, out, sizeof(out)), 0);
+	assert_int_equal(c.be.rx.sring->rsp_event, c.be.rx.rsp_prod_pvt + 1);
+	ctx_fini(&c);
+}
+
 /* A zero-copy sender out of buffers is woken when they come back. */
 static void test_zero_copy_out_of_buffers_wakes(void **state)
 {
@@ -535,6 +591,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_rx_burst_wrap_and_refill),
 	    cmocka_unit_test(test_zero_copy),
 	    cmocka_unit_test(test_zero_copy_out_of_buffers_wakes),
+	    cmocka_unit_test(test_wait_arms_late),
 	    cmocka_unit_test(test_hostile_tx),
 	    cmocka_unit_test(test_hostile_rx),
 	};
