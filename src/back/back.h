@@ -123,14 +123,15 @@ struct back_config {
 #define BACK_PERSISTENT_MAX_LIMIT 65536u
 
 /*
- * Default poll window.  A guest sending back-to-back bursts refills its
- * ring within a few microseconds of our last round; 20 us covers that gap.
- * Measured (docs/netback.md, Configuration): 20 us cut the guest's TX
- * notifications from ~5 to 0.4-2 per 1000 frames at no throughput cost
- * with 4 queues on 2 cores, while 100 us lost a quarter of the 4-queue
- * throughput to pollers taking turns on the cores.
+ * Default poll window: KVM's halt-polling default (halt_poll_ns, 200 us).
+ * Once direct delivery made a sender's worker finish each frame itself, a
+ * guest streaming large frames refills its ring some 50-100 us after our
+ * last round (one ring of 64 KiB frames is about 15 frames), so a 20 us
+ * window slept and was notified once per ring.  Measured
+ * (docs/netback.md, Configuration): 200 us takes notifications at 65535 B
+ * from ~165 to ~4 per 1000 frames, with no loss at 1-8 queues on 2 cores.
  */
-#define BACK_POLL_US_DEFAULT 20u
+#define BACK_POLL_US_DEFAULT 200u
 /* Largest poll window accepted: polling longer than a millisecond only burns CPU. */
 #define BACK_POLL_US_MAX 1000u
 

@@ -71,7 +71,7 @@
  * workers do (pvnetd --poll-us, same default): a stream that pauses for a
  * few microseconds then costs no event channel notification either way.
  */
-#define BENCH_POLL_US 20
+#define BENCH_POLL_US 200
 /* How long the sender waits for the receiver's learning broadcast. */
 #define LEARN_WAIT_MS 2000
 /* Wait of a steered sender on a full queue: others may consume its event, so poll briefly. */

@@ -39,7 +39,7 @@ static void usage(FILE *f)
 		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
 		"                         1..16, default 8\n"
 		"  -p, --poll-us US       how long an idle netback worker polls before it\n"
-		"                         sleeps on its event channel, 0..1000 µs, default 20\n"
+		"                         sleeps on its event channel, 0..1000 µs, default 200\n"
 		"                         (0: sleep at once)\n"
 		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
 		"  -h, --help             this text\n"
