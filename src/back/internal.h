@@ -258,7 +258,13 @@ struct back_queue {
 	/* Written by every thread that queues work for us: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic bool sleeping;
 	_Alignas(BACK_CACHE_LINE) bool tx_stalled;
-	_Atomic bool rx_blocked; /* written under @rx_lock, read by the worker as a hint */
+	/*
+	 * The head frame waits for the guest's buffers until req_prod reaches
+	 * @rx_wait_for (the req_event we wrote).  Written under @rx_lock,
+	 * read by the worker before it sleeps (worker.c, has_work).
+	 */
+	_Atomic bool rx_blocked;
+	_Atomic RING_IDX rx_wait_for;
 
 	/* TX. */
 	struct back_tx_pending *pending;

@@ -348,8 +348,19 @@ const struct sw_port_ops back_rx_port_ops = {.xmit = back_rx_xmit};
 
 bool back_rx_has_input(struct back_queue *q)
 {
-	return !atomic_load_explicit(&q->rx_blocked, memory_order_relaxed) &&
-	       back_mpsc_peek(&q->rxq, 0) != NULL;
+	RING_IDX prod;
+
+	if (back_mpsc_peek(&q->rxq, 0) == NULL)
+		return false;
+	if (!atomic_load_explicit(&q->rx_blocked, memory_order_acquire))
+		return true;
+	/*
+	 * Blocked on the guest's buffers: have they come?  The event that
+	 * said so may have been consumed already (late EOI, or while another
+	 * thread set the block), so the ring is the authority.
+	 */
+	prod = __atomic_load_n(&q->rx.sring->req_prod, __ATOMIC_SEQ_CST);
+	return (int32_t)(prod - atomic_load_explicit(&q->rx_wait_for, memory_order_relaxed)) >= 0;
 }
 
 /* The frame's bytes as pieces; returns the count, 0 if malformed. */
@@ -723,7 +734,9 @@ static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *cons
 			if ((unsigned int)avail - nrsp < need) {
 				if (!atomic_load_explicit(&q->rx_blocked, memory_order_relaxed))
 					back_stat_add(&q->stats->rx_waits, 1);
-				atomic_store_explicit(&q->rx_blocked, true, memory_order_relaxed);
+				atomic_store_explicit(&q->rx_wait_for, q->rx.req_cons + need,
+						      memory_order_relaxed);
+				atomic_store_explicit(&q->rx_blocked, true, memory_order_release);
 				break;
 			}
 		}

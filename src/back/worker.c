@@ -35,7 +35,9 @@
  *     brings no work is counted as evtchn_spurious);
  *   - set sleeping (seq_cst), then RING_FINAL_CHECK_FOR_REQUESTS (req_event
  *     = req_cons + 1, full fence, re-read req_prod), then look at the
- *     completion and RX input rings: any work found cancels the sleep;
+ *     completion and RX input rings, and for an RX queue blocked on the
+ *     guest's buffers at the guest's RX req_prod (the event announcing
+ *     them may be the one just consumed): any work found cancels the sleep;
  *   - poll() the event channel fd(s) and wake_fd, with a timeout when RX
  *     frames wait (drain timeout, copy-out deadline).
  * Other threads that queue work (xmit, done()) publish it with a seq_cst

@@ -213,10 +213,46 @@ static void test_age_after_now(void **state)
 	assert_int_equal(back_rx_age(&it, 7500), 2500);
 }
 
+/*
+ * The worker's last look before sleeping (back_rx_has_input) must see a
+ * blocked queue's buffers in the ring itself: the guest's event that
+ * announced them may already have been consumed (late EOI, or while a
+ * sender's thread set the block), and nothing would wake the worker again.
+ */
+static void test_blocked_queue_sees_posted_buffers(void **state)
+{
+	static _Alignas(4096) uint8_t page[4096];
+	netif_rx_sring_t *s = (netif_rx_sring_t *)page;
+	struct back_queue *q = calloc(1, sizeof(*q));
+	struct back_mpsc_item it = {.u64 = 1};
+
+	assert_non_null(q);
+	SHARED_RING_INIT(s);
+	BACK_RING_INIT(&q->rx, s, sizeof(page));
+	assert_int_equal(back_mpsc_init(&q->rxq, 16), 0);
+	assert_false(back_rx_has_input(q)); /* nothing queued */
+	assert_true(back_mpsc_push(&q->rxq, &it));
+	assert_true(back_rx_has_input(q));
+
+	/* the head frame needs the guest's buffers up to request 10 */
+	atomic_store(&q->rx_wait_for, 10);
+	atomic_store(&q->rx_blocked, true);
+	__atomic_store_n(&s->req_prod, 9, __ATOMIC_RELEASE);
+	assert_false(back_rx_has_input(q)); /* still short: sleep until notified */
+	__atomic_store_n(&s->req_prod, 10, __ATOMIC_RELEASE);
+	assert_true(back_rx_has_input(q)); /* posted: do not sleep, event or not */
+	__atomic_store_n(&s->req_prod, 12, __ATOMIC_RELEASE);
+	assert_true(back_rx_has_input(q));
+
+	back_mpsc_fini(&q->rxq);
+	free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_age_after_now),
+	    cmocka_unit_test(test_blocked_queue_sees_posted_buffers),
 	    cmocka_unit_test(test_order_map),
 	    cmocka_unit_test(test_order_copy),
 	};
