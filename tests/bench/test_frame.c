@@ -42,8 +42,9 @@ static void test_headers(void **state)
 	assert_memory_equal(t.b + 6, MAC_A, 6);
 	assert_int_equal(t.b[12] << 8 | t.b[13], 0x0800);
 	assert_int_equal(t.b[14], 0x45);
-	assert_int_equal(t.b[16] << 8 | t.b[17], 1500); /* IP total length */
-	assert_int_equal(t.b[23], 17);			/* UDP */
+	assert_int_equal(t.b[16] << 8 | t.b[17], 1500);			      /* IP total length */
+	assert_int_equal(t.b[23], 17);					      /* UDP */
+	assert_memory_equal(t.b + 26, "\x0a\x42\x01\x03\x0a\x42\x00\x02", 8); /* flow 3's */
 	assert_int_equal(t.b[34] << 8 | t.b[35], BENCH_UDP_PORT + 3);
 	assert_int_equal(t.b[38] << 8 | t.b[39], 1480); /* UDP length */
 	/* A correct IPv4 header checksum sums to 0xffff. */

@@ -429,6 +429,8 @@ void bench_section_print(const struct bench_section *s, unsigned int repeat, FIL
 int bench_tcp_parse_line(const char *line, struct bench_tcp_case *c);
 
 /* bench_frame.c: pure */
+_Static_assert(BENCH_MAX_FLOWS <= 256, "a flow's source address is 10.66.1.<flow>");
+void bench_flow_addrs(uint16_t flow, uint8_t saddr[4], uint8_t daddr[4]);
 void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t src[6],
 		      uint16_t flow, uint32_t frame_len);
 void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct bench_tmpl *t,

@@ -97,7 +97,18 @@ static void put16(uint8_t *p, uint16_t v)
  * @src: the sender's MAC
  * @flow: the flow (sender queue)
  * @frame_len: the frame length, BENCH_MIN_FRAME..BENCH_MAX_FRAME
+ *
+ * Flow f goes from 10.66.1.f:(BENCH_UDP_PORT + f) to 10.66.0.2:BENCH_UDP_PORT:
+ * the addresses differ too, so that a receiver's Toeplitz mapping (which
+ * hashes IPv4 UDP by its addresses only) can tell the flows apart.
  */
+void bench_flow_addrs(uint16_t flow, uint8_t saddr[4], uint8_t daddr[4])
+{
+	memcpy(saddr, "\x0a\x42\x01", 3);
+	saddr[3] = (uint8_t)flow;
+	memcpy(daddr, "\x0a\x42\x00\x02", 4);
+}
+
 void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t src[6],
 		      uint16_t flow, uint32_t frame_len)
 {
@@ -112,7 +123,7 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 	ip[6] = 0x40; /* don't fragment */
 	ip[8] = 64;
 	ip[9] = 17;
-	memcpy(ip + 12, "\x0a\x42\x00\x01\x0a\x42\x00\x02", 8);
+	bench_flow_addrs(flow, ip + 12, ip + 16);
 	put16(ip + 10, csum16(ip, 20));
 	put16(udp, (uint16_t)(BENCH_UDP_PORT + flow));
 	put16(udp + 2, BENCH_UDP_PORT);

@@ -17,6 +17,9 @@
 
 #include <pvnet/pvnet.h>
 
+#define XEN_NETIF_DEFINE_TOEPLITZ 1 /* rss_setup() hashes as the backend will */
+#include <xen/io/netif.h>
+
 #include "bench.h"
 
 /*
@@ -582,6 +585,54 @@ static void stop_workers(struct guest *g)
 		}
 }
 
+/*
+ * Receiver with several queues: what an RSS guest sets up, so that flow f
+ * lands on RX queue f % queues, whose thread expects it, rather than where
+ * pvnetd's keyed flow hash puts it (two flows on one of two queues half the
+ * time, one receiver thread then carrying both).  Toeplitz over the IPv4
+ * addresses (the hash types have no UDP: bench_tmpl_build() gives each flow
+ * its own source address), the standard RSS key, and a mapping table whose
+ * entry for each flow's hash names the flow's queue.  Without a control
+ * ring the flow hash stays in charge.
+ */
+static int rss_setup(struct guest *g, char *err, size_t errlen)
+{
+	static const uint8_t key[PVNET_HASH_KEY_MAX] = {
+	    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	    0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	    0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
+	uint32_t table[256], size = 0;
+	int rc;
+
+	if (g->nq < 2 || !pvnet_vif_has_ctrl_ring(g->vif))
+		return 0;
+	rc = pvnet_vif_get_hash_mapping_size(g->vif, &size);
+	if (rc == 0 && (size == 0 || size > 256))
+		rc = -EINVAL;
+	if (rc == 0)
+		rc = pvnet_vif_set_hash_algorithm(g->vif, PVNET_HASH_ALG_TOEPLITZ);
+	if (rc == 0)
+		rc = pvnet_vif_set_hash_flags(g->vif, PVNET_HASH_IPV4);
+	if (rc == 0)
+		rc = pvnet_vif_set_hash_key(g->vif, key, sizeof(key));
+	if (rc < 0) {
+		snprintf(err, errlen, "receive-side scaling: %s", strerror(-rc));
+		return rc;
+	}
+	for (uint32_t i = 0; i < size; i++)
+		table[i] = i % g->nq;
+	for (unsigned int f = 0; f < g->nflows; f++) {
+		uint8_t in[8];
+
+		bench_flow_addrs((uint16_t)f, in, in + 4);
+		table[xen_netif_toeplitz_hash(key, sizeof(key), in, sizeof(in)) % size] = f % g->nq;
+	}
+	rc = pvnet_vif_set_hash_mapping(g->vif, table, size);
+	if (rc < 0)
+		snprintf(err, errlen, "receive-side scaling mapping: %s", strerror(-rc));
+	return rc;
+}
+
 static int start_workers(struct guest *g, const struct bench_cmd *cmd, char *err, size_t errlen)
 {
 	void *(*fn)(void *) = !g->cfg->sender	 ? receiver
@@ -602,6 +653,12 @@ static int start_workers(struct guest *g, const struct bench_cmd *cmd, char *err
 		else
 			bench_tmpl_build(&g->tmpl[f], g->mac, g->peer, (uint16_t)f,
 					 g->cfg->frame_size);
+	}
+	if (!g->cfg->sender) {
+		int rc = rss_setup(g, err, errlen);
+
+		if (rc < 0)
+			return rc;
 	}
 	for (unsigned int q = 0; q < g->nq; q++) {
 		struct worker *w = &g->w[q];
@@ -679,6 +736,7 @@ static int guest_up(struct guest *g, struct bench_reply *r)
 
 	pvnet_vif_config_default(&vc);
 	vc.queues = g->cfg->queues;
+	vc.ctrl_ring = !g->cfg->sender && g->cfg->queues > 1; /* rss_setup() */
 	/* Ring pages + one page per TX and RX buffer per queue, plus slack for the library. */
 	pages = g->cfg->queues * (2 + vc.tx_buffers + vc.rx_buffers) + 64;
 	rc = pvnet_domain_create(g->cfg->run_dir, pages, &g->dom);
