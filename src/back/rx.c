@@ -247,25 +247,22 @@ static bool enqueue(struct back_queue *q, const struct back_mpsc_item *it, uint3
  * from the switch: it is dropped here and counted.  Returns true if the
  * worker has frames to look at.
  */
-static bool direct_deliver(struct back_queue *q, struct back_mpsc_item *items, unsigned int n,
-			   uint32_t max)
+static bool direct_deliver(struct back_queue *q, struct back_mpsc_item *const *items,
+			   unsigned int n, uint32_t max)
 {
-	struct back_mpsc_item *v[BACK_BATCH];
 	unsigned int done = 0, lost = 0;
 
 	while (done < n) {
-		unsigned int m = n - done < BACK_BATCH ? n - done : BACK_BATCH, k;
+		unsigned int m = n - done < BACK_BATCH ? n - done : BACK_BATCH;
+		unsigned int k = rx_deliver(q, items + done, m, true);
 
-		for (unsigned int i = 0; i < m; i++)
-			v[i] = &items[done + i];
-		k = rx_deliver(q, v, m, true);
 		done += k;
 		if (k < m)
 			break;
 	}
 	for (unsigned int i = done; i < n; i++) {
-		if (!enqueue(q, &items[i], ((struct sw_pkt *)items[i].ptr)->len, max)) {
-			sw_pkt_put(items[i].ptr);
+		if (!enqueue(q, items[i], ((struct sw_pkt *)items[i]->ptr)->len, max)) {
+			sw_pkt_put(items[i]->ptr);
 			lost++;
 		}
 	}
@@ -327,14 +324,14 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 	}
 	/* Pass 2, per queue kept: deliver its frames in their order, then release the ring. */
 	for (unsigned int j = 0; j < nq; j++) {
-		struct back_mpsc_item mine[SW_BATCH_MAX];
+		struct back_mpsc_item *mine[SW_BATCH_MAX];
 		unsigned int m = 0;
 
 		if (!(direct & (1u << j)))
 			continue;
 		for (unsigned int k = 0; k < ndirect; k++)
 			if (kept_q[k] == j)
-				mine[m++] = kept[k];
+				mine[m++] = &kept[k];
 		if (direct_deliver(vif->q[j], mine, m, max))
 			wake |= 1u << j;
 	}

@@ -161,6 +161,28 @@ static int stash_fill(struct attach_queue *q)
 }
 
 /*
+ * The frame length of a readv() of a virtio-net header and a frame from the
+ * TAP: 1 with *len set, 0 when the frame was dropped (counted), -EAGAIN when
+ * the TAP is empty, or -errno.  read() says how long the frame was even
+ * when it copied less: checked before anything is used.
+ */
+static int tap_read_len(struct attach_queue *q, ssize_t r, uint32_t *len)
+{
+	if (r < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	if ((size_t)r < sizeof(struct virtio_net_hdr) + UPLINK_ETH_HLEN) {
+		q->st.tap_rx_drops[UPLINK_DROP_RUNT]++;
+		return 0;
+	}
+	if ((size_t)r - sizeof(struct virtio_net_hdr) > UPLINK_MAX_FRAME) {
+		q->st.tap_rx_drops[UPLINK_DROP_OVERSIZE]++;
+		return 0;
+	}
+	*len = (uint32_t)((size_t)r - sizeof(struct virtio_net_hdr));
+	return 1;
+}
+
+/*
  * Read one frame into the top of the stash.  Return 1 with *head and *len
  * set when a frame passed validation (its buffers left the stash), 0 when
  * one was dropped, -EAGAIN when the TAP is empty, or -errno.
@@ -173,26 +195,15 @@ static int tap_read_one(struct attach_queue *q, struct pvnet_buf **head, uint32_
 	struct uplink_meta m;
 	unsigned int np;
 	bool lin;
-	ssize_t r;
 	int rc;
 
 	iov[0] = (struct iovec){.iov_base = &vh, .iov_len = sizeof(vh)};
 	for (unsigned int k = 0; k < ATTACH_READ_PAGES; k++)
 		iov[1 + k] = (struct iovec){.iov_base = q->stash[q->nstash - 1 - k]->page,
 					    .iov_len = PVNET_PAGE_SIZE};
-	r = readv(q->tap_fd, iov, 1 + ATTACH_READ_PAGES);
-	if (r < 0)
-		return errno == EINTR ? -EAGAIN : -errno;
-	if ((size_t)r < sizeof(vh) + UPLINK_ETH_HLEN) {
-		q->st.tap_rx_drops[UPLINK_DROP_RUNT]++;
-		return 0;
-	}
-	/* read() says how long the frame was, even when it copied less: check before use. */
-	if ((size_t)r - sizeof(vh) > UPLINK_MAX_FRAME) {
-		q->st.tap_rx_drops[UPLINK_DROP_OVERSIZE]++;
-		return 0;
-	}
-	*len = (uint32_t)((size_t)r - sizeof(vh));
+	rc = tap_read_len(q, readv(q->tap_fd, iov, 1 + ATTACH_READ_PAGES), len);
+	if (rc <= 0)
+		return rc;
 	/* Chain the pages the frame filled (every field set: a stashed buffer may be stale). */
 	np = (*len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
 	for (unsigned int k = 0; k < np; k++) {
@@ -230,21 +241,11 @@ static int tap_read_held(struct attach_queue *q)
 	struct iovec iov[2] = {{.iov_base = &q->held_vh, .iov_len = sizeof(q->held_vh)},
 			       {.iov_base = q->lin, .iov_len = UPLINK_MAX_FRAME}};
 	struct virtio_net_hdr vh;
-	ssize_t r = readv(q->tap_fd, iov, 2);
-	int rc;
+	int rc = tap_read_len(q, readv(q->tap_fd, iov, 2), &q->held_len);
 
-	if (r < 0)
-		return errno == EINTR ? -EAGAIN : -errno;
-	if ((size_t)r < sizeof(vh) + UPLINK_ETH_HLEN) {
-		q->st.tap_rx_drops[UPLINK_DROP_RUNT]++;
-		return 0;
-	}
-	if ((size_t)r - sizeof(vh) > UPLINK_MAX_FRAME) {
-		q->st.tap_rx_drops[UPLINK_DROP_OVERSIZE]++;
-		return 0;
-	}
+	if (rc <= 0)
+		return rc;
 	vh = q->held_vh;
-	q->held_len = (uint32_t)((size_t)r - sizeof(vh));
 	rc = uplink_vnet2meta(&vh, q->lin, q->held_len, q->a->mtu, q->a->offloads, &q->held_meta);
 	if (rc < 0) {
 		q->st.tap_rx_drops[-rc - 1]++;
