@@ -4,8 +4,8 @@
 # the same iperf3 between two namespaces joined by a veth pair, in one run, on one machine.
 #
 # usage: bench/tcp-vs-veth.sh [BUILD_DIR] [SECONDS] [TX_MODE]   (root; iperf3, jq, ip)
-#        PVNETD=PATH PVNET=PATH override BUILD_DIR's binaries (`pvnet bench`'s tcp section
-#        runs this script so, with BUILD_DIR "-").
+#        PVNETD=PATH PVNET=PATH TAPFWD=PATH override BUILD_DIR's binaries (`pvnet bench`'s
+#        tcp section runs this script so, with BUILD_DIR "-").
 #        ROUNDS=N (1..10, default 1) runs the four cases N times, with the ratios of each
 #        round (the machine's speed drifts: compare only figures of one round).
 #
@@ -15,7 +15,13 @@
 # netperf's terms), iperf3's own CPU figures, TCP retransmits, TCPOFOQueue from the
 # receiving namespace's /proc/net/netstat, and for pvnet the CPU time of both `pvnet attach`
 # processes per GB received (their own utime + stime: other load on the machine is not in
-# it).  Then pvnet/veth ratios.  Everything it creates
+# it).  Then pvnet/veth ratios.
+#
+# A third path, tapfwd-1 (1 stream): bench/tapfwd, the cheapest user-space path between two
+# TAPs (read a frame, write it to the other TAP; two copies, no hop).  Any design that moves
+# frames between TAPs in user space pays at least this, so pvnet/tapfwd is what pvnet's own
+# design costs and tapfwd/veth what the TAP interface costs on this machine.  Skipped with a
+# comment when the binary is not built.  Everything it creates
 # (namespaces, processes, the run directory) is removed on exit.
 set -u
 BUILD=${1:-build}
@@ -23,6 +29,7 @@ T=${2:-10}
 MODE=${3:-map}
 PVNETD=${PVNETD:-$BUILD/tools/pvnetd/pvnetd}
 PVNET=${PVNET:-$BUILD/tools/pvnet/pvnet}
+TAPFWD=${TAPFWD:-$BUILD/bench/tapfwd}
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 for t in iperf3 jq ip; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 1; }; done
 command -v "$PVNETD" >/dev/null && command -v "$PVNET" >/dev/null ||
@@ -34,7 +41,7 @@ ROUNDS=${ROUNDS:-1}
 TMP=$(mktemp -d)
 RUN=$TMP/run
 S=$$
-NS=(vth-a$S vth-b$S pvn-a$S pvn-b$S)
+NS=(vth-a$S vth-b$S pvn-a$S pvn-b$S tfw-a$S tfw-b$S)
 PIDS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
@@ -78,6 +85,23 @@ start_pvnet() { # QUEUES
 	ip -n "pvn-a$S" addr add 10.91.0.1/24 dev eth0
 	ip -n "pvn-b$S" addr add 10.91.0.2/24 dev eth0
 	ip netns exec "pvn-a$S" ping -c 1 -W 2 10.91.0.2 >/dev/null
+}
+start_tapfwd() {
+	"$TAPFWD" "tfa$S" "tfb$S" >"$TMP/tapfwd.log" 2>&1 &
+	TAPFWD_PID=$!
+	PIDS+=("$TAPFWD_PID")
+	for ((i = 0; i < 100; i++)); do grep -q '^ready' "$TMP/tapfwd.log" && break; sleep 0.05; done
+	grep -q '^ready' "$TMP/tapfwd.log" || { cat "$TMP/tapfwd.log" >&2; return 1; }
+	ip link set "tfa$S" netns "tfw-a$S" && ip link set "tfb$S" netns "tfw-b$S" || return 1
+	ip -n "tfw-a$S" addr add 10.92.0.1/24 dev "tfa$S"
+	ip -n "tfw-b$S" addr add 10.92.0.2/24 dev "tfb$S"
+	ip -n "tfw-a$S" link set "tfa$S" up
+	ip -n "tfw-b$S" link set "tfb$S" up
+	ip netns exec "tfw-a$S" ping -c 1 -W 2 10.92.0.2 >/dev/null
+}
+stop_tapfwd() {
+	kill -TERM "$TAPFWD_PID" 2>/dev/null
+	wait "$TAPFWD_PID" 2>/dev/null
 }
 stop_pvnet() {
 	kill -TERM "$AP_a" "$AP_b" "$PVNETD_PID" 2>/dev/null
@@ -125,7 +149,8 @@ run() {
 		tee -a "$TMP/results.$ROUND"
 }
 
-echo "# $(nproc) CPUs, $(uname -r), $T s per case, pvnetd --tx-mode $MODE"
+echo "# $(nproc) CPUs, $(uname -r), $T s per case, pvnetd --tx-mode $MODE," \
+	"TCP congestion control $(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo '?')"
 echo "# namespaces: ${NS[*]}"
 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' case Gbit/s SD_us/KB snd_cpu% rcv_cpu% retrans TCPOFOQueue \
 	adapters_ms/GB
@@ -135,6 +160,15 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	start_pvnet 1
 	run pvnet-1q-1 "pvn-a$S" "pvn-b$S" 10.91.0.2 1 "$AP_a" "$AP_b"
 	stop_pvnet
+	if [ ! -x "$TAPFWD" ]; then
+		echo "# tapfwd-1 skipped: $TAPFWD not built"
+	elif start_tapfwd; then
+		run tapfwd-1 "tfw-a$S" "tfw-b$S" 10.92.0.2 1 "$TAPFWD_PID"
+		stop_tapfwd
+	else
+		echo "# tapfwd-1 failed: the forwarder did not come up"
+		stop_tapfwd
+	fi
 	run veth-4 "vth-a$S" "vth-b$S" 10.90.0.2 4
 	start_pvnet 4
 	run pvnet-4q-4 "pvn-a$S" "pvn-b$S" 10.91.0.2 4 "$AP_a" "$AP_b"
@@ -143,5 +177,6 @@ for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
 	awk -F'\t' 'function pct(a, b) { return b > 0 ? sprintf("%.0f %%", 100 * a / b) : "n/a" }
 		{ g[$1] = $2; sd[$1] = $3 } END {
 		printf "# pvnet/veth throughput, 1 stream: %s; 4 streams: %s\n", pct(g["pvnet-1q-1"], g["veth-1"]), pct(g["pvnet-4q-4"], g["veth-4"])
-		if (sd["veth-1"] > 0) printf "# service demand pvnet/veth, 1 stream: %.1fx\n", sd["pvnet-1q-1"] / sd["veth-1"] }' "$TMP/results.$ROUND"
+		if (sd["veth-1"] > 0) printf "# service demand pvnet/veth, 1 stream: %.1fx\n", sd["pvnet-1q-1"] / sd["veth-1"]
+		if (g["tapfwd-1"] > 0) printf "# 1 stream: pvnet/tapfwd %s, tapfwd/veth %s\n", pct(g["pvnet-1q-1"], g["tapfwd-1"]), pct(g["tapfwd-1"], g["veth-1"]) }' "$TMP/results.$ROUND"
 done

@@ -172,7 +172,7 @@ print("ok: sections %s, JSON shape valid" % ",".join(sorted(sec)))
 grep -q "verdict: " "$TMP/sec.txt" || { echo "FAIL: no verdict line"; exit 1; }
 
 # The tcp section: skipped with its reason when not root; as root, iperf3 through pvnet
-# attach and veth (1 s cases; a case iperf3 could not run is a failure the note names,
+# attach, bench/tapfwd and veth (1 s cases; a case iperf3 could not run is a failure the note names,
 # tolerated here on a loaded machine), and none of its namespaces left behind.
 TMPDIR=$TMP/tmp timeout -s KILL 120 "$PVNET" bench --section tcp --tcp-duration 1 \
 	--json "$TMP/tcp.json" --pvnetd "$PVNETD" >"$TMP/tcp.txt" 2>&1
@@ -192,7 +192,7 @@ if s["skipped"] is not None:
     sys.exit(0)
 assert os.geteuid() == 0, "tcp ran without root"
 # The namespaces the run created (named after its script'"'"'s pid) must all be gone.
-assert len(s["namespaces"]) == 4, s["namespaces"]
+assert len(s["namespaces"]) == 6, s["namespaces"]
 have = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
 left = [n for n in s["namespaces"] if n in have]
 assert not left, "namespaces left behind: %r" % left
@@ -204,10 +204,12 @@ if rc:
     assert "failed" in s.get("note", ""), s
     print("ok (loaded machine): tcp %d cases, %s" % (len(s["runs"]), s["note"]))
 else:
-    assert sorted(c["case"] for c in s["runs"]) == ["pvnet-1q-1", "pvnet-4q-4", "veth-1",
-                                                    "veth-4"], s["runs"]
+    assert sorted(c["case"] for c in s["runs"]) == ["pvnet-1q-1", "pvnet-4q-4", "tapfwd-1",
+                                                    "veth-1", "veth-4"], s["runs"]
+    assert [c["path"] for c in s["runs"] if c["case"] == "tapfwd-1"] == ["tapfwd"], s["runs"]
     assert "veth" in s["verdict"] and "TCPOFOQueue" in s["verdict"], s["verdict"]
-    print("ok: tcp 4 cases: %s" % s["verdict"])
+    assert "tapfwd" in s["verdict"], s["verdict"]
+    print("ok: tcp 5 cases: %s" % s["verdict"])
 ' "$TMP/tcp.json" $rc || exit 1
 
 # A pvnetd that rejects --tx-mode persistent fails that run of a plain sweep, and says why.

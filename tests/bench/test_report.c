@@ -255,17 +255,21 @@ static void test_tcp(void **state)
 {
 	struct bench_section s;
 	struct bench_tcp_case c;
+	json_t *o, *runs;
 
 	assert_int_equal(bench_tcp_parse_line("pvnet-4q-4\t4.27\t4.163\t90\t80\t0\t3", &c), 0);
-	assert_true(c.pvnet);
+	assert_int_equal(c.path, BENCH_TCP_PVNET);
 	assert_int_equal(c.streams, 4);
 	assert_near(c.gbit_s, 4.27, 1e-12);
 	assert_near(c.sd_us_per_kb, 4.163, 1e-12);
 	assert_int_equal(c.ofo, 3);
 	assert_int_equal(bench_tcp_parse_line("veth-1\t8\t2\t50\t50\t12\t0", &c), 0);
-	assert_false(c.pvnet);
+	assert_int_equal(c.path, BENCH_TCP_VETH);
 	assert_int_equal(c.streams, 1);
 	assert_int_equal(c.retrans, 12);
+	assert_int_equal(bench_tcp_parse_line("tapfwd-1\t6.0\t1.5\t60\t30\t0\t0\t640", &c), 0);
+	assert_int_equal(c.path, BENCH_TCP_TAPFWD);
+	assert_int_equal(c.streams, 1);
 	/* Columns the script may add later (adapters_ms/GB) are ignored. */
 	assert_int_equal(bench_tcp_parse_line("pvnet-1q-1\t5.0\t3.0\t50\t50\t1\t2\t312", &c), 0);
 	assert_near(c.gbit_s, 5.0, 1e-12);
@@ -285,6 +289,19 @@ static void test_tcp(void **state)
 	assert_non_null(strstr(s.verdict, "service demand 2.50x veth"));
 	assert_non_null(strstr(s.verdict, "TCPOFOQueue 0"));
 	assert_non_null(strstr(s.verdict, "902 Mbit/s"));
+	assert_null(strstr(s.verdict, "tapfwd"));
+	/* With the TAP forwarder measured: pvnet against it, it against veth. */
+	bench_tcp_parse_line("tapfwd-1\t4.8\t1.5\t50\t50\t0\t0", &s.tcp[2]);
+	s.ntcp = 3;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "(0.83x tapfwd, the cheapest TAP-to-TAP path, itself "
+					  "0.60x veth)"));
+	o = bench_section2json(&s);
+	runs = json_object_get(o, "runs");
+	assert_int_equal(json_array_size(runs), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 2), "path")),
+			    "tapfwd");
+	json_decref(o);
 }
 
 static void test_peers(void **state)

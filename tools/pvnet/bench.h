@@ -336,10 +336,18 @@ enum bench_sec {
 extern const char *const bench_sec_names[BENCH_SEC_N];
 
 /**
+ * enum bench_tcp_path - what an iperf3 case of the tcp section goes through
+ * @BENCH_TCP_VETH: a veth pair (the kernel's own path: the reference)
+ * @BENCH_TCP_PVNET: pvnet attach, pvnetd, pvnet attach
+ * @BENCH_TCP_TAPFWD: bench/tapfwd between two TAPs (the cheapest user-space TAP path)
+ */
+enum bench_tcp_path { BENCH_TCP_VETH, BENCH_TCP_PVNET, BENCH_TCP_TAPFWD };
+
+/**
  * struct bench_tcp_case - one iperf3 case of the tcp section (bench/tcp-vs-veth.sh)
- * @name: "veth-1", "pvnet-1q-1", "veth-4", "pvnet-4q-4"
+ * @name: "veth-1", "pvnet-1q-1", "tapfwd-1", "veth-4", "pvnet-4q-4"
  * @streams: iperf3 -P
- * @pvnet: through pvnet (else the veth pair)
+ * @path: what it went through
  * @gbit_s: receiver throughput
  * @sd_us_per_kb: service demand: busy CPU µs of the whole machine per KB received
  * @retrans: TCP retransmits (sender)
@@ -348,7 +356,7 @@ extern const char *const bench_sec_names[BENCH_SEC_N];
 struct bench_tcp_case {
 	char name[24];
 	unsigned int streams;
-	bool pvnet;
+	enum bench_tcp_path path;
 	double gbit_s, sd_us_per_kb;
 	long long retrans, ofo;
 };

@@ -29,7 +29,7 @@ static const uint32_t stream_sizes[] = {64, 1514, 9000, 65535};
 /* Timed window per run: 1 s keeps the default run near a minute on 2 CPUs; stream: 2 s. */
 #define SECTION_DURATION_S 1.0
 #define STREAM_DURATION_S  2.0
-/* iperf3 seconds per tcp case (4 cases) and per peer frame size (memif needs >= 3). */
+/* iperf3 seconds per tcp case (5 cases) and per peer frame size (memif needs >= 3). */
 #define TCP_SECONDS  2u
 #define PEER_SECONDS 3u
 

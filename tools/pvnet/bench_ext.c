@@ -193,15 +193,15 @@ static void ext_failed(char *note, size_t len, const char *what, int rc, const c
 }
 
 /**
- * bench_tcp_run() - the tcp section: bench/tcp-vs-veth.sh, iperf3 through pvnet and veth
+ * bench_tcp_run() - the tcp section: bench/tcp-vs-veth.sh, iperf3 through pvnet, tapfwd, veth
  * @b: the bench (tcp_seconds per case; pvnetd in map mode, or -m's first mode)
  * @s: filled: its cases, or why it was skipped or failed (s->note)
  */
 void bench_tcp_run(struct bench *b, struct bench_section *s)
 {
 	char script[PATH_MAX], self[PATH_MAX], pvnetd[PATH_MAX], secs[16], tool[PATH_MAX];
-	char out[PATH_MAX], errf[PATH_MAX], envp[3][PATH_MAX + 16], line[512];
-	char *env[4] = {envp[0], envp[1], envp[2], NULL};
+	char out[PATH_MAX], errf[PATH_MAX], envp[4][PATH_MAX + 16], line[512];
+	char *env[5] = {envp[0], envp[1], envp[2], envp[3], NULL};
 	const char *mode = "map";
 	bool failed_case = false;
 	ssize_t n;
@@ -240,19 +240,21 @@ void bench_tcp_run(struct bench *b, struct bench_section *s)
 		snprintf(pvnetd, sizeof(pvnetd), "%s", b->pvnetd_path);
 	snprintf(envp[0], sizeof(envp[0]), "PVNETD=%s", pvnetd);
 	snprintf(envp[1], sizeof(envp[1]), "PVNET=%s", self);
-	/* One round of the four cases, whatever the caller's environment says. */
+	/* One round of the five cases, whatever the caller's environment says. */
 	snprintf(envp[2], sizeof(envp[2]), "ROUNDS=1");
+	/* The TAP forwarder of this build (the script skips its case when it is missing). */
+	snprintf(envp[3], sizeof(envp[3]), "TAPFWD=%s", PVNET_TAPFWD);
 	snprintf(secs, sizeof(secs), "%u", b->tcp_seconds);
 	snprintf(out, sizeof(out), "%s/tcp.out", b->tmpdir);
 	snprintf(errf, sizeof(errf), "%s/tcp.err", b->tmpdir);
 	if (b->progress)
-		fprintf(stderr, "tcp: iperf3 through pvnet and veth, 4 cases of %u s ...\n",
+		fprintf(stderr, "tcp: iperf3 through pvnet, tapfwd and veth, 5 cases of %u s ...\n",
 			b->tcp_seconds);
 	{
 		char *argv[] = {"bash", script, "-", secs, (char *)mode, NULL};
 
-		/* 4 cases of tcp_seconds, two pvnet set-ups (each bounded at about 20 s). */
-		rc = run_ext(b, argv, env, out, errf, 4.0 * (b->tcp_seconds + 20) + 60);
+		/* 5 cases of tcp_seconds, three set-ups (each bounded at about 20 s). */
+		rc = run_ext(b, argv, env, out, errf, 5.0 * (b->tcp_seconds + 20) + 60);
 	}
 	f = fopen(out, "r");
 	while (f && fgets(line, sizeof(line), f) && s->ntcp < BENCH_MAX_TCP) {

@@ -14,10 +14,13 @@
  * table with its verdict line.  Functions of their arguments only.
  */
 
+static const char *const tcp_path_name[] = {
+    [BENCH_TCP_VETH] = "veth", [BENCH_TCP_PVNET] = "pvnet", [BENCH_TCP_TAPFWD] = "tapfwd"};
+
 static json_t *tcp2json(const struct bench_tcp_case *c)
 {
 	return json_pack("{s:s, s:s, s:i, s:o, s:o, s:I, s:I}", "case", c->name, "path",
-			 c->pvnet ? "pvnet" : "veth", "streams", (int)c->streams, "gbit_s",
+			 tcp_path_name[c->path], "streams", (int)c->streams, "gbit_s",
 			 bench_jnum(c->gbit_s), "service_demand_us_per_kb",
 			 bench_jnum(c->sd_us_per_kb), "retransmits", (json_int_t)c->retrans,
 			 "tcp_ofo_queue", (json_int_t)c->ofo);
@@ -271,7 +274,7 @@ void bench_section_print(const struct bench_section *s, unsigned int repeat, FIL
 /**
  * bench_tcp_parse_line() - one result line of bench/tcp-vs-veth.sh
  * @line: "CASE<TAB>Gbit/s<TAB>SD<TAB>snd_cpu%<TAB>rcv_cpu%<TAB>retrans<TAB>TCPOFOQueue"
- *	where CASE is veth-P or pvnet-Qq-P (P parallel streams)
+ *	where CASE is veth-P, pvnet-Qq-P or tapfwd-P (P parallel streams)
  * @c: filled
  *
  * Return: 0, or -EINVAL for any other line (comments, the heading)
@@ -291,10 +294,15 @@ int bench_tcp_parse_line(const char *line, struct bench_tcp_case *c)
 	dash = strrchr(name, '-');
 	if (!dash || sscanf(dash + 1, "%u", &streams) != 1 || !streams)
 		return -EINVAL;
-	if (strncmp(name, "veth-", 5) && strncmp(name, "pvnet-", 6))
+	if (!strncmp(name, "veth-", 5))
+		c->path = BENCH_TCP_VETH;
+	else if (!strncmp(name, "pvnet-", 6))
+		c->path = BENCH_TCP_PVNET;
+	else if (!strncmp(name, "tapfwd-", 7))
+		c->path = BENCH_TCP_TAPFWD;
+	else
 		return -EINVAL;
 	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->pvnet = !strncmp(name, "pvnet-", 6);
 	c->streams = streams;
 	c->gbit_s = g;
 	c->sd_us_per_kb = sd;

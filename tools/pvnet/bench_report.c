@@ -607,11 +607,11 @@ static void verdict_steering(struct bench_section *s)
 	    FIELD_NOXPS_OFO, x);
 }
 
-static const struct bench_tcp_case *find_tcp(const struct bench_section *s, bool pvnet,
-					     unsigned int streams)
+static const struct bench_tcp_case *find_tcp(const struct bench_section *s,
+					     enum bench_tcp_path path, unsigned int streams)
 {
 	for (unsigned int i = 0; i < s->ntcp; i++)
-		if (s->tcp[i].pvnet == pvnet && s->tcp[i].streams == streams)
+		if (s->tcp[i].path == path && s->tcp[i].streams == streams)
 			return &s->tcp[i];
 	return NULL;
 }
@@ -623,8 +623,9 @@ static void verdict_tcp(struct bench_section *s)
 
 	s->verdict[0] = '\0';
 	for (unsigned int k = 0; k < 2; k++) {
-		const struct bench_tcp_case *p = find_tcp(s, true, streams[k]);
-		const struct bench_tcp_case *v = find_tcp(s, false, streams[k]);
+		const struct bench_tcp_case *p = find_tcp(s, BENCH_TCP_PVNET, streams[k]);
+		const struct bench_tcp_case *v = find_tcp(s, BENCH_TCP_VETH, streams[k]);
+		const struct bench_tcp_case *t = find_tcp(s, BENCH_TCP_TAPFWD, streams[k]);
 
 		if (!p)
 			continue;
@@ -635,11 +636,19 @@ static void verdict_tcp(struct bench_section *s)
 		    "TCPOFOQueue %lld",
 		    s->verdict[0] ? "; " : "", streams[k], streams[k] == 1 ? "" : "s", p->gbit_s, x,
 		    y, p->ofo);
+		if (t) {
+			/* The floor of any TAP path: how far pvnet is from it, and it from veth. */
+			bench_fmt_ratio(x, sizeof(x), p->gbit_s / t->gbit_s);
+			bench_fmt_ratio(y, sizeof(y), v ? t->gbit_s / v->gbit_s : NAN);
+			cat(s->verdict, sizeof(s->verdict),
+			    " (%s tapfwd, the cheapest TAP-to-TAP path, itself %s veth)", x, y);
+		}
 	}
 	if (!s->verdict[0])
 		snprintf(s->verdict, sizeof(s->verdict), "no pvnet case measured");
 	{
-		const struct bench_tcp_case *p1 = find_tcp(s, true, 1), *p4 = find_tcp(s, true, 4);
+		const struct bench_tcp_case *p1 = find_tcp(s, BENCH_TCP_PVNET, 1),
+					    *p4 = find_tcp(s, BENCH_TCP_PVNET, 4);
 
 		if (p1 && p4) {
 			bench_fmt_ratio(x, sizeof(x), p4->gbit_s / p1->gbit_s);
