@@ -367,6 +367,7 @@ int uplink_tap_port_create(struct sw *sw, const char *name, const char *netns,
 			   struct uplink_tap_port **out)
 {
 	struct uplink_tap_port *p = calloc(1, sizeof(*p));
+	char tname[16];
 	int rc = -ENOMEM;
 
 	if (!p)
@@ -400,6 +401,9 @@ int uplink_tap_port_create(struct sw *sw, const char *name, const char *netns,
 		goto fail;
 	}
 	p->reader_started = true;
+	/* "up-NAME", cut at 15 characters: the TAP reader in top -H and perf */
+	snprintf(tname, sizeof(tname), "up-%s", name);
+	(void)pthread_setname_np(p->reader, tname);
 	info("uplink %s%s%s: TAP port %u, mtu %u, offloads csum tso4 tso6", name,
 	     *netns ? " in netns " : "", netns, p->sp->num, p->mtu);
 	*out = p;

@@ -29,6 +29,12 @@ for q in 1 4; do
 	[ "$q" = 4 ] && par=4
 	tag="$MODE, $q queue(s), mtu $mtu"
 	check "$tag: ping A -> B (IPv4)" tap_ping "$A" 10.77.0.2
+	# Threads named for top -H and perf: netback's as Linux names them, the adapter's per queue.
+	last="vif$(tap_domain "$A").0-q$((q - 1))"
+	check "$tag: pvnetd's worker threads are named ($last)" \
+		grep -qx "$last" /proc/"$PVNETD_PID"/task/*/comm
+	check "$tag: the adapter's queue threads are named (attach-q$((q - 1)))" \
+		grep -qx "attach-q$((q - 1))" /proc/"$PA"/task/*/comm
 	check "$tag: ping B -> A (IPv4)" tap_ping "$B" 10.77.0.1
 	check "$tag: ping A -> B (IPv6)" tap_ping "$A" fd77::2
 	check "$tag: ping B -> A (IPv6)" tap_ping "$B" fd77::1

@@ -96,10 +96,15 @@ static int threads_start(struct attach *a)
 		;
 	for (unsigned int i = 0; i < a->nq; i++) {
 		int rc = pthread_create(&a->q[i].thread, NULL, attach_queue_thread, &a->q[i]);
+		char name[24];
 
 		if (rc)
 			return -rc;
 		a->q[i].running = true;
+		/* "attach-q0": which queue a thread serves, in top -H and perf (15 characters) */
+		snprintf(name, sizeof(name), "attach-q%u", i);
+		name[15] = '\0';
+		(void)pthread_setname_np(a->q[i].thread, name);
 	}
 	return 0;
 }
