@@ -6,7 +6,7 @@
 # usage: bench/tcp-vs-veth.sh [BUILD_DIR] [SECONDS] [TX_MODE]   (root; iperf3, jq, ip)
 #        PVNETD=PATH PVNET=PATH TAPFWD=PATH override BUILD_DIR's binaries (`pvnet bench`'s
 #        tcp section runs this script so, with BUILD_DIR "-").
-#        ROUNDS=N (1..10, default 1) runs the four cases N times, with the ratios of each
+#        ROUNDS=N (1..10, default 1) runs the five cases N times, with the ratios of each
 #        round (the machine's speed drifts: compare only figures of one round).
 #
 # Reports per case: receiver throughput (Gbit/s), CPU service demand (netperf's definition:

@@ -172,8 +172,8 @@ print("ok: sections %s, JSON shape valid" % ",".join(sorted(sec)))
 grep -q "verdict: " "$TMP/sec.txt" || { echo "FAIL: no verdict line"; exit 1; }
 
 # The tcp section: skipped with its reason when not root; as root, iperf3 through pvnet
-# attach, bench/tapfwd and veth (1 s cases; a case iperf3 could not run is a failure the note names,
-# tolerated here on a loaded machine), and none of its namespaces left behind.
+# attach, bench/tapfwd and veth (1 s cases; a case iperf3 could not run is a failure the
+# note names, tolerated here on a loaded machine), and none of its namespaces left behind.
 TMPDIR=$TMP/tmp timeout -s KILL 120 "$PVNET" bench --section tcp --tcp-duration 1 \
 	--json "$TMP/tcp.json" --pvnetd "$PVNETD" >"$TMP/tcp.txt" 2>&1
 rc=$?
