@@ -89,10 +89,11 @@ const char *back_tx_mode_name(enum back_tx_mode m);
  *	that were only waiting for a CPU, and the senders thus released
  *	overflowed the RX queue (docs/netback.md, Configuration)
  * @poll_us: adaptive waiting: a worker whose last round found work keeps
- *	polling its rings for up to this many microseconds, yielding the CPU
- *	(sched_yield) after every empty round, before it sleeps on its event
- *	channel; 0 disables polling.  Default BACK_POLL_US_DEFAULT (see worker.c
- *	for why that value)
+ *	polling its rings for up to this many microseconds (and no longer
+ *	than it has recently worked), yielding the CPU (sched_yield) after
+ *	every empty round, before it sleeps on its event channel; 0 disables
+ *	polling.  Default BACK_POLL_US_DEFAULT (see worker.c for why that
+ *	value)
  * @persistent_max_grants: in BACK_TX_PERSISTENT mode, the most pages one
  *	queue of a frontend may use in its requests (persistent-max-grants);
  *	default BACK_PERSISTENT_MAX_DEFAULT

@@ -483,6 +483,27 @@ void back_worker_wake(struct back_queue *q);
 void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Polling a worker earns per unit of its work, in thousandths (worker.c, Adaptive waiting). */
+#define BACK_POLL_EARN_PERMILLE 1000u
+
+/**
+ * back_poll_earn() - a worker's polling budget after one productive round
+ * @earned: the budget before it (ns)
+ * @idle_since: when the poll that found the round's work began (ns), 0 if
+ *	the worker was not polling (it was working, or woke from a sleep)
+ * @t0: when the round began (ns)
+ * @t1: when it ended (ns)
+ * @window: the most the budget holds (poll_us in ns)
+ *
+ * The poll spent (@t0 - @idle_since) is taken away, the round earns
+ * BACK_POLL_EARN_PERMILLE / 1000 of its duration.  A worker polls an idle
+ * spell for at most the budget it has when the spell begins.
+ *
+ * Return: the new budget, 0..@window
+ */
+uint64_t back_poll_earn(uint64_t earned, uint64_t idle_since, uint64_t t0, uint64_t t1,
+			uint64_t window);
+
 /**
  * back_now_ns() - CLOCK_MONOTONIC in ns (vDSO: no syscall)
  *

@@ -18,7 +18,7 @@
  * suppressed by the ring's event indices).
  *
  * Adaptive waiting (cfg.poll_us): after the last productive round the
- * worker keeps running rounds for up to poll_us before it goes to sleep,
+ * worker keeps running rounds for a while before it goes to sleep,
  * calling sched_yield() after each empty one.  While it polls, the ring's
  * req_event is left behind req_cons, so a guest streaming into the ring
  * sends no events at all and we take no wake-ups: the window turns a
@@ -27,6 +27,18 @@
  * gives its core to any runnable worker at once, so polling never steals
  * time from a queue with work (the collapse of seed 1 came from exactly
  * such contention).  Counted as poll_rounds.
+ *
+ * How long: at most poll_us, and at most the polling the worker has
+ * earned by working.  Each productive round earns BACK_POLL_EARN_PERMILLE /
+ * 1000 of its own duration (up to poll_us in store); polling spends it.
+ * A busy queue (a stream, work arriving faster than it is done) earns
+ * more than it can spend and polls the whole window; a queue that works
+ * a few microseconds per frame with long gaps between (a paced TCP
+ * sender: one 64 KiB frame every 100 us or so) polls only briefly and
+ * sleeps, instead of spending most of a core on sched_yield().  On a
+ * machine with fewer cores than busy threads that core is what the other
+ * threads of the path were waiting for: a spinning thread looks runnable,
+ * so the scheduler does not move a waiting one onto its core.
  *
  * Going to sleep (the ring.h discipline, plus late EOI):
  *   - consume the event channel's pending event only now, after the work
@@ -150,6 +162,16 @@ static bool round_once(struct back_queue *q, bool ctrl, int *timeout)
 	return did;
 }
 
+uint64_t back_poll_earn(uint64_t earned, uint64_t idle_since, uint64_t t0, uint64_t t1,
+			uint64_t window)
+{
+	uint64_t spent = idle_since ? t0 - idle_since : 0;
+
+	earned = earned > spent ? earned - spent : 0;
+	earned += (t1 - t0) * BACK_POLL_EARN_PERMILLE / 1000;
+	return earned < window ? earned : window;
+}
+
 static void *worker_main(void *arg)
 {
 	struct back_queue *q = arg;
@@ -158,7 +180,7 @@ static void *worker_main(void *arg)
 	unsigned int npfd = 0;
 	bool ctrl = q->id == 0 && q->vif->ctrl.mapped;
 	bool evtchn_woke = false;
-	uint64_t window = (uint64_t)q->b->cfg.poll_us * 1000, idle_since = 0;
+	uint64_t window = (uint64_t)q->b->cfg.poll_us * 1000, idle_since = 0, earned = 0;
 	uint64_t drain;
 	int timeout;
 
@@ -176,26 +198,31 @@ static void *worker_main(void *arg)
 	}
 
 	while (!atomic_load_explicit(&q->stop, memory_order_acquire)) {
+		uint64_t t0 = window ? back_now_ns() : 0;
+
 		if (round_once(q, ctrl, &timeout)) {
+			if (window)
+				earned =
+				    back_poll_earn(earned, idle_since, t0, back_now_ns(), window);
 			evtchn_woke = false;
 			idle_since = 0;
 			continue;
 		}
 		/*
 		 * Adaptive waiting: right after productive rounds, keep looking
-		 * for up to poll_us, giving the CPU away after each empty round
-		 * so that more busy queues than cores still share them fairly.
+		 * for as long as the work earned (poll_us at most), giving the
+		 * CPU away after each empty round so that more busy queues than
+		 * cores still share them fairly.
 		 */
 		if (window && atomic_load_explicit(&q->vif->broken, memory_order_relaxed) == 0) {
-			uint64_t now = back_now_ns();
-
 			if (idle_since == 0)
-				idle_since = now;
-			if (now - idle_since < window) {
+				idle_since = t0;
+			if (t0 - idle_since < earned) {
 				back_stat_add(&q->stats->poll_rounds, 1);
 				sched_yield();
 				continue;
 			}
+			earned = 0; /* spent: the worker sleeps */
 		}
 		/* Nothing to do: acknowledge the events now (late EOI). */
 		if (eoi(q, pfd, port, npfd) && evtchn_woke)

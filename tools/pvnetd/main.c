@@ -38,9 +38,10 @@ static void usage(FILE *f)
 		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
 		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
 		"                         1..16, default 8\n"
-		"  -p, --poll-us US       how long an idle netback worker polls before it\n"
+		"  -p, --poll-us US       the longest an idle netback worker polls before it\n"
 		"                         sleeps on its event channel, 0..1000 µs, default 200\n"
-		"                         (0: sleep at once)\n"
+		"                         (0: sleep at once; it never polls longer than it\n"
+		"                         has recently worked)\n"
 		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n");
