@@ -69,9 +69,11 @@ static const char *take_extra(struct front_rx_pkt *pkt, const struct netif_extra
 	if (ex->type == XEN_NETIF_EXTRA_TYPE_NONE || ex->type >= XEN_NETIF_EXTRA_TYPE_MAX)
 		return "extra-info slot of an invalid type";
 	if (ex->type == XEN_NETIF_EXTRA_TYPE_GSO) {
-		if (ex->u.gso.type != XEN_NETIF_GSO_TYPE_TCPV4 &&
-		    ex->u.gso.type != XEN_NETIF_GSO_TYPE_TCPV6)
-			pkt->error = true; /* Linux netfront: bad GSO type drops the frame */
+		/* As Linux netfront: a bad GSO type or a segment size of 0 drops the frame. */
+		if ((ex->u.gso.type != XEN_NETIF_GSO_TYPE_TCPV4 &&
+		     ex->u.gso.type != XEN_NETIF_GSO_TYPE_TCPV6) ||
+		    ex->u.gso.size == 0)
+			pkt->error = true;
 		pkt->gso_type = ex->u.gso.type;
 		pkt->gso_size = ex->u.gso.size;
 	} else if (ex->type == XEN_NETIF_EXTRA_TYPE_HASH) {

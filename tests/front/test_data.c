@@ -579,6 +579,22 @@ static void test_hostile_rx(void **state)
 	assert_int_equal(stat(c.vif, "rx_errors"), 1);
 	assert_null(pvnet_vif_error(c.vif));
 	ctx_fini(&c);
+
+	/* A GSO extra with segment size 0 (Linux netfront drops it too): counted, not delivered. */
+	ctx_init(&c, 32, 64);
+	ex = (struct netif_extra_info){.type = XEN_NETIF_EXTRA_TYPE_GSO};
+	ex.u.gso.type = XEN_NETIF_GSO_TYPE_TCPV4;
+	ex.u.gso.size = 0;
+	fill(in, 3000, 9);
+	assert_int_equal(be_rx_frame(&c.be, in, 3000, NETRXF_csum_blank, &ex), 0);
+	assert_int_equal(be_rx_frame(&c.be, in, 300, 0, NULL), 0);
+	be_rx_push(&c.be);
+	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 1);
+	assert_int_equal(pkt.len, 300);
+	assert_int_equal(pkt.gso_type, PVNET_GSO_NONE);
+	assert_int_equal(stat(c.vif, "rx_errors"), 1);
+	assert_null(pvnet_vif_error(c.vif));
+	ctx_fini(&c);
 }
 
 int main(int argc, char **argv)
