@@ -119,7 +119,7 @@ static void test_corruption(void **state)
 	tmpls(t, 2, 9000);
 	/* Every checked region catches a flipped byte: header, bench header, head, stamps, tail. */
 	static const uint32_t offs[] = {0,  6,	13,  20,   40,	 42,   46,   50,
-					57, 58, 100, 1020, 4090, 4100, 8191, 8999};
+					57, 58, 100, 4080, 4090, 4100, 8191, 8999};
 
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED);
@@ -143,6 +143,11 @@ static void test_corruption(void **state)
 	/* A slot shifted by a page: second 4 KiB repeated. */
 	fill(9000, t, 1, 7, BENCH_VERIFY_FULL);
 	memcpy(frame + 8192, frame + 4096, 9000 - 8192);
+	assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
+
+	/* A copy cut short within a page: the rest of that page stale, up to the next stamp. */
+	fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED);
+	memset(frame + 5000, 0x5a, 8192 - 5000);
 	assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
 
 	/* Wrong length, unknown flow, foreign frame. */

@@ -55,13 +55,13 @@
 #define BENCH_HDR_LEN	 58u
 #define BENCH_MAGIC	 0x4e425650u /* "PVBN" read little endian */
 #define BENCH_UDP_PORT	 0xbe00u
-#define BENCH_STAMP_SPAN 1024u /* verify=sampled: a stamp around every 1 KiB of the frame */
+#define BENCH_STAMP_SPAN 4096u /* verify=sampled: a stamp around every 4 KiB slot boundary */
 #define BENCH_STAMP_LEN	 16u
 
 /**
  * enum bench_verify - how much of each payload the sender writes and the receiver checks
  * @BENCH_VERIFY_SAMPLED: headers, the first 64 payload bytes, 32 bytes around every
- *	1 KiB boundary of the frame (so every 4 KiB slot's edges) and the last 16 bytes
+ *	4 KiB boundary of the frame (both edges of every slot) and the last 16 bytes
  * @BENCH_VERIFY_FULL: every byte
  */
 enum bench_verify {

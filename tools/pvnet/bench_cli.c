@@ -73,7 +73,7 @@ static void usage(FILE *f)
 	    "      --pvnetd PATH     pvnetd to start (default: next to this pvnet in the\n"
 	    "                        build tree, else pvnetd in PATH)\n"
 	    "      --api API         zerocopy (pvnet_tx_alloc/rx_burst, default) or copy\n"
-	    "      --verify MODE     sampled (default: headers, 1 KiB stamps, tail) or full\n"
+	    "      --verify MODE     sampled (default: headers, 4 KiB stamps, tail) or full\n"
 	    "      --migrate         stream: sender threads hop to the next CPU every %u ms\n"
 	    "                        (the steering section always migrates)\n"
 	    "  -h, --help            this text\n"

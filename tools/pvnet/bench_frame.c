@@ -131,7 +131,7 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 	/* UDP checksum 0: none, as IPv4 allows. */
 }
 
-/* Most ranges: the head, one stamp per 1 KiB of a 64 KiB frame, the tail. */
+/* Most ranges: the head, one stamp per 4 KiB of a 64 KiB frame, the tail. */
 #define MAX_RANGES (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
 
 /* The payload ranges [i][0], [i][1]) @mode covers, clipped to [BENCH_HDR_LEN, len); their count. */
