@@ -471,9 +471,9 @@ int pvnet_queue_stats(struct pvnet_vif *vif, unsigned int queue, struct pvnet_st
 	return FRONT_STAT_NR;
 }
 
-/* Responses waiting on either ring?  The owner's view: its own consumer indices. */
 /*
- * Work the caller waits for: RX responses, or TX completions while a send
+ * Responses waiting, in the owner's view (its own consumer indices), that
+ * are work the caller waits for: RX responses, or TX completions while a send
  * is stopped on a full ring.  TX responses nobody waits for are not work:
  * the next send reaps them, and a receive-only thread whose queue once sent
  * a frame would otherwise find "work" for ever and spin without yielding.
