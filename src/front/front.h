@@ -167,6 +167,7 @@ struct front_queue {
 	bool kicked_rx, kicked_tx;	       /* we kicked the RX / TX channel's fd */
 	unsigned int idle_skips;	       /* idle calls since the last read */
 	bool rx_incomplete;		       /* the last idle call saw half a frame */
+	RING_IDX rx_seen;		       /* ... and the RX producer index it saw */
 
 	uint64_t stats[FRONT_STAT_NR];
 	/* Taken once per data call when the vif is shared (steer.c); set up with the queue. */

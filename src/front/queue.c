@@ -417,8 +417,11 @@ int front_queue_idle(struct front_queue *q, bool rx_incomplete)
 		RING_FINAL_CHECK_FOR_RESPONSES(&q->rx, rx_more);
 		q->rx_armed = q->rx.rsp_cons + 1;
 	} else {
-		/* RING_FINAL_CHECK_FOR_RESPONSES, with the event one past what we have seen. */
-		RING_IDX seen = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE);
+		/*
+		 * RING_FINAL_CHECK_FOR_RESPONSES, with the event one past what
+		 * the data call saw (a response that came since is found below).
+		 */
+		RING_IDX seen = q->rx_seen;
 
 		q->rx.sring->rsp_event = seen + 1;
 		q->rx_armed = seen + 1;
@@ -477,10 +480,14 @@ int pvnet_queue_stats(struct pvnet_vif *vif, unsigned int queue, struct pvnet_st
  * is stopped on a full ring.  TX responses nobody waits for are not work:
  * the next send reaps them, and a receive-only thread whose queue once sent
  * a frame would otherwise find "work" for ever and spin without yielding.
+ * Likewise half an RX frame is not work until a response past it comes
+ * (a backend that never finishes the frame must not make us spin).
  */
 static bool has_responses(struct front_queue *q)
 {
-	return __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE) != q->rx.rsp_cons ||
+	RING_IDX rx_done = q->rx_incomplete ? q->rx_seen : q->rx.rsp_cons;
+
+	return __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_ACQUIRE) != rx_done ||
 	       (q->tx_stopped &&
 		__atomic_load_n(&q->tx.sring->rsp_prod, __ATOMIC_ACQUIRE) != q->tx.rsp_cons);
 }

@@ -237,13 +237,18 @@ static int next_frame(struct front_queue *q, RING_IDX prod, struct front_rx_pkt 
  * consumed then woke the application for nothing: counted (XSA-391, a
  * backend kicking without work, shows up here).
  */
-static void rx_done(struct front_queue *q, int got, bool incomplete)
+static void rx_done(struct front_queue *q, int got, bool incomplete, RING_IDX prod)
 {
 	front_queue_rx_refill(q);
-	if (!got && !incomplete)
+	if (got) {
+		q->rx_incomplete = false;
+	} else if (!incomplete) {
 		q->stats[FRONT_STAT_RX_SPURIOUS] += (uint64_t)front_queue_idle(q, false);
-	else if (!got)
+	} else {
+		/* Half a frame up to @prod: only a response past it is news. */
+		q->rx_seen = prod;
 		front_queue_idle(q, true);
+	}
 }
 
 int front_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
@@ -271,7 +276,7 @@ int front_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts
 			break;
 		if (pkt.len > buflen - used) {
 			if (!got) {
-				rx_done(q, 1, false); /* not idle: a frame is waiting */
+				rx_done(q, 1, false, prod); /* not idle: a frame is waiting */
 				return -ENOBUFS;
 			}
 			break;
@@ -300,7 +305,7 @@ int front_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts
 		q->stats[FRONT_STAT_RX_BYTES] += pkt.len;
 		got++;
 	}
-	rx_done(q, (int)got, incomplete);
+	rx_done(q, (int)got, incomplete, prod);
 	return (int)got;
 }
 
@@ -349,7 +354,7 @@ int front_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 		q->stats[FRONT_STAT_RX_BYTES] += pkt.len;
 		bufs[got++] = head;
 	}
-	rx_done(q, (int)got, incomplete);
+	rx_done(q, (int)got, incomplete, prod);
 	return (int)got;
 }
 

@@ -580,6 +580,28 @@ static void test_hostile_rx(void **state)
 	assert_null(pvnet_vif_error(c.vif));
 	ctx_fini(&c);
 
+	/*
+	 * Half a frame (more_data, and the rest not pushed): nothing to wait
+	 * for until a response past it comes, with or without a poll window.
+	 */
+	ctx_init(&c, 32, 64);
+	assert_int_equal(be_rx_frame(&c.be, in, 100, NETRXF_more_data, NULL), 0);
+	be_rx_push(&c.be);
+	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 0);
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 50, 0), 0);
+	assert_int_equal(be_rx_frame(&c.be, in + 100, 200, 0, NULL), 0);
+	be_rx_push(&c.be);
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 1000), 1);
+	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 1);
+	assert_int_equal(pkt.len, 300);
+	assert_memory_equal(out, in, 300);
+	/* Consumed: the queue is idle again, not "incomplete" for ever. */
+	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 0);
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
+	assert_null(pvnet_vif_error(c.vif));
+	ctx_fini(&c);
+
 	/* A GSO extra with segment size 0 (Linux netfront drops it too): counted, not delivered. */
 	ctx_init(&c, 32, 64);
 	ex = (struct netif_extra_info){.type = XEN_NETIF_EXTRA_TYPE_GSO};
