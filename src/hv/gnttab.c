@@ -251,6 +251,26 @@ check_dying:
 	return d;
 }
 
+/* Whether @b can take the domains of @seg without dropping one it holds. */
+static bool hv_batch_room(const struct hv_batch *b, const xengnttab_grant_copy_segment_t *seg)
+{
+	domid_t id[2];
+	uint32_t nid = 0, need = 0;
+
+	if (seg->flags & GNTCOPY_source_gref)
+		id[nid++] = seg->source.foreign.domid;
+	if (seg->flags & GNTCOPY_dest_gref)
+		id[nid++] = seg->dest.foreign.domid;
+	for (uint32_t k = 0; k < nid; k++) {
+		bool held = k == 1 && id[1] == id[0];
+
+		for (uint32_t i = 0; i < b->n && !held; i++)
+			held = b->id[i] == id[k];
+		need += !held;
+	}
+	return b->n + need <= HV_BATCH_DOMS;
+}
+
 static void hv_batch_end(struct hv_batch *b)
 {
 	for (uint32_t i = 0; i < b->n; i++)
@@ -486,8 +506,16 @@ int hv_gnttab_grant_copy(struct hv_gnttab *gt, uint32_t count, xengnttab_grant_c
 
 	if (!gt || (count && !segs))
 		return -EINVAL;
-	for (uint32_t i = 0; i < count; i++)
+	for (uint32_t i = 0; i < count; i++) {
+		/*
+		 * The source's pin relies on the batch's reference to its
+		 * domain: make room for both sides before pinning either, so
+		 * that the lookup of the destination never drops it.
+		 */
+		if (!hv_batch_room(&b, &segs[i]))
+			hv_batch_end(&b);
 		segs[i].status = hv_gnttab_copy_one(gt, &b, &segs[i]);
+	}
 	hv_batch_end(&b);
 	atomic_fetch_add(&gt->hv->copy_ops, count);
 	atomic_fetch_add(&gt->hv->batches, 1);

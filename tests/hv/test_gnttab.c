@@ -313,6 +313,119 @@ static void test_copy_mixed_batch(void **state)
 	guest_unmap(&g2);
 }
 
+/*
+ * A batch over more domains than one batch keeps referenced, with copies
+ * that read what an earlier copy of the same batch wrote: every byte lands
+ * as if the segments ran one by one, and no pin outlives the batch.
+ */
+static void test_copy_long_batch(void **state)
+{
+	enum { NDOM = 6, NSEG = 100 };
+	struct fx *f = *state;
+	struct guest g[NDOM];
+	grant_ref_t ref[NDOM];
+	xengnttab_grant_copy_segment_t segs[NSEG];
+	uint8_t in[NSEG + 8], out[NSEG][8];
+
+	g[0] = f->g;
+	for (int d = 1; d < NDOM; d++)
+		assert_int_equal(guest_create(f->hv, 2, &g[d]), 0);
+	for (int d = 0; d < NDOM; d++)
+		ref[d] = guest_grant(&g[d], 0, 1, false);
+	for (int i = 0; i < (int)sizeof(in); i++)
+		in[i] = (uint8_t)(i * 7 + 1);
+	memset(segs, 0, sizeof(segs));
+	memset(out, 0, sizeof(out));
+	for (int k = 0; k < NSEG; k++) {
+		int d = k % NDOM;
+
+		if (k % 2 == 0) { /* into a grant, each domain in turn */
+			segs[k].source.virt = in + k;
+			segs[k].dest.foreign =
+			    (typeof(segs[k].dest.foreign)){ref[d], (uint16_t)(k * 8), g[d].domid};
+			segs[k].flags = GNTCOPY_dest_gref;
+		} else { /* back out of the grant the segment before filled */
+			d = (k - 1) % NDOM;
+			segs[k].source.foreign = (typeof(segs[k].source.foreign)){
+			    ref[d], (uint16_t)((k - 1) * 8), g[d].domid};
+			segs[k].dest.virt = out[k];
+			segs[k].flags = GNTCOPY_source_gref;
+		}
+		segs[k].len = 8;
+	}
+
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, NSEG, segs), 0);
+	for (int k = 0; k < NSEG; k++) {
+		assert_int_equal(segs[k].status, GNTST_okay);
+		if (k % 2 == 0)
+			assert_memory_equal(g[k % NDOM].mem + 4096 + k * 8, in + k, 8);
+		else
+			assert_memory_equal(out[k], in + k - 1, 8);
+	}
+	for (int d = 0; d < NDOM; d++)
+		assert_int_equal(gflags(&g[d], ref[d]), GTF_permit_access);
+	for (int d = 1; d < NDOM; d++)
+		guest_unmap(&g[d]);
+}
+
+static struct hv *hv_under_test;
+static int destroy_at_call;
+static domid_t destroy_domid;
+
+/* Destroy a domain while hv pins one of its entries (the @destroy_at_call'th pin). */
+static void destroy_during_pin(grant_entry_v1_t *e)
+{
+	(void)e;
+	if (--destroy_at_call == 0)
+		assert_int_equal(hv_domain_destroy(hv_under_test, destroy_domid, NULL), 0);
+}
+
+/*
+ * A segment whose source is the fourth domain of the batch and whose
+ * destination is a fifth, the source's domain destroyed while its entry is
+ * being pinned: the batch's reference must keep that domain's memory until
+ * the copy is done (dropping the batch's references to make room for the
+ * fifth domain used to free it between the pin and the copy).
+ */
+static void test_copy_source_domain_destroyed(void **state)
+{
+	enum { NDOM = 5 };
+	struct fx *f = *state;
+	struct guest g[NDOM];
+	grant_ref_t ref[NDOM];
+	xengnttab_grant_copy_segment_t segs[NDOM];
+	uint8_t in[8] = "abcdefg";
+
+	g[0] = f->g;
+	for (int d = 1; d < NDOM; d++)
+		assert_int_equal(guest_create(f->hv, 2, &g[d]), 0);
+	for (int d = 0; d < NDOM; d++)
+		ref[d] = guest_grant(&g[d], 0, 1, false);
+	memset(segs, 0, sizeof(segs));
+	for (int d = 0; d < NDOM - 1; d++) { /* four domains into the batch */
+		segs[d].source.virt = in;
+		segs[d].dest.foreign = (typeof(segs[d].dest.foreign)){ref[d], 0, g[d].domid};
+		segs[d].flags = GNTCOPY_dest_gref;
+		segs[d].len = 8;
+	}
+	segs[4].source.foreign = (typeof(segs[4].source.foreign)){ref[3], 0, g[3].domid};
+	segs[4].dest.foreign = (typeof(segs[4].dest.foreign)){ref[4], 100, g[4].domid};
+	segs[4].flags = GNTCOPY_source_gref | GNTCOPY_dest_gref;
+	segs[4].len = 8;
+
+	hv_under_test = f->hv;
+	destroy_domid = g[3].domid;
+	destroy_at_call = 5; /* segment 4's source */
+	hv_gnttab_race_hook = destroy_during_pin;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, NDOM, segs), 0);
+	hv_gnttab_race_hook = NULL;
+	for (int k = 0; k < NDOM; k++)
+		assert_int_equal(segs[k].status, GNTST_okay);
+	assert_memory_equal(g[4].mem + 4096 + 100, in, 8);
+	for (int d = 1; d < NDOM; d++)
+		guest_unmap(&g[d]);
+}
+
 /* A copy may pin an entry that is also mapped; the mapping keeps its bits. */
 static void test_copy_while_mapped(void **state)
 {
@@ -457,6 +570,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_maptrack_exhaustion, setup_small_maptrack,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_copy_mixed_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_long_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_source_domain_destroyed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_copy_while_mapped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_during_pin, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_mapped_entry, setup, teardown),
