@@ -341,7 +341,12 @@ struct hv_domain *hv_domain_get(struct hv *hv, domid_t domid)
 
 void hv_domain_put(struct hv *hv, struct hv_domain *d)
 {
-	if (atomic_fetch_sub(&d->refs, 1) != 1)
+	hv_domain_put_n(hv, d, 1);
+}
+
+void hv_domain_put_n(struct hv *hv, struct hv_domain *d, uint32_t n)
+{
+	if (atomic_fetch_sub(&d->refs, n) != n)
 		return;
 	/* Last reference: only a destroyed domain can get here. */
 	pthread_mutex_lock(&hv->lock);

@@ -28,8 +28,10 @@
  * syscall; only two handles on the same ref contend).  A batch takes one
  * lock-free reference per domain it touches (hv_domain_get), not one per
  * op; each mapping holds its own reference, so a destroyed domain's memory
- * stays mapped until the last unmap.  hv-wide counters are updated once per
- * batch.
+ * stays mapped until the last unmap.  The mappings' references and the
+ * domain's map count are added (and on unmap dropped) once per domain per
+ * batch, while the batch's own reference still holds the domain; hv-wide
+ * counters are updated once per batch.
  */
 
 #include <errno.h>
@@ -78,12 +80,28 @@ struct hv_gnttab {
 	struct hv_maptrack *maptrack;
 };
 
-/* Domains referenced by the batch in progress, with negative results. */
+/*
+ * Domains referenced by the batch in progress, with negative results, and
+ * the mappings made on each: their references and counts are added when
+ * the batch lets the domain go, one atomic each instead of two per page.
+ */
 struct hv_batch {
 	struct hv *hv;
 	uint32_t n;
 	domid_t id[HV_BATCH_DOMS];
 	struct hv_domain *d[HV_BATCH_DOMS];
+	uint32_t maps[HV_BATCH_DOMS];
+};
+
+/*
+ * Domains whose mappings an unmap batch has released: the references and
+ * counts are dropped together once the batch is done with the domain.
+ */
+struct hv_unmap_batch {
+	struct hv *hv;
+	uint32_t n;
+	struct hv_domain *d[HV_BATCH_DOMS];
+	uint32_t unmaps[HV_BATCH_DOMS];
 };
 
 static inline void hv_cpu_relax(void)
@@ -223,28 +241,51 @@ static void hv_grant_unpin(struct hv_domain *d, grant_ref_t ref, bool write)
 	hv_active_unlock(act);
 }
 
-/* The domain @id for this batch (a reference held until hv_batch_end). */
-static struct hv_domain *hv_batch_domain(struct hv_batch *b, domid_t id)
+/*
+ * Let every domain of the batch go: first the references of the mappings
+ * made on it (so that they never reach zero), then the batch's own.
+ */
+static void hv_batch_end(struct hv_batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct hv_domain *d = b->d[i];
+
+		if (!d)
+			continue;
+		if (b->maps[i]) {
+			atomic_fetch_add(&d->refs, b->maps[i]);
+			atomic_fetch_add(&d->maps, b->maps[i]);
+			b->maps[i] = 0;
+		}
+		hv_domain_put(b->hv, d);
+	}
+	b->n = 0;
+}
+
+/*
+ * The domain @id for this batch (a reference held until hv_batch_end), and
+ * in *@slot its place in the batch.
+ */
+static struct hv_domain *hv_batch_domain(struct hv_batch *b, domid_t id, uint32_t *slot)
 {
 	struct hv_domain *d;
+	uint32_t i;
 
-	for (uint32_t i = 0; i < b->n; i++) {
+	for (i = 0; i < b->n; i++) {
 		if (b->id[i] == id) {
 			d = b->d[i];
 			goto check_dying;
 		}
 	}
-	if (b->n == HV_BATCH_DOMS) {
-		for (uint32_t i = 0; i < b->n; i++)
-			if (b->d[i])
-				hv_domain_put(b->hv, b->d[i]);
-		b->n = 0;
-	}
+	if (b->n == HV_BATCH_DOMS)
+		hv_batch_end(b);
 	d = hv_domain_get(b->hv, id);
-	b->id[b->n] = id;
-	b->d[b->n] = d;
-	b->n++;
+	i = b->n++;
+	b->id[i] = id;
+	b->d[i] = d;
+	b->maps[i] = 0;
 check_dying:
+	*slot = i;
 	/* Destroyed since the batch took its reference: refuse new work. */
 	if (d && atomic_load_explicit(&d->state, memory_order_relaxed) != HV_DOM_LIVE)
 		return NULL;
@@ -269,14 +310,6 @@ static bool hv_batch_room(const struct hv_batch *b, const xengnttab_grant_copy_s
 		need += !held;
 	}
 	return b->n + need <= HV_BATCH_DOMS;
-}
-
-static void hv_batch_end(struct hv_batch *b)
-{
-	for (uint32_t i = 0; i < b->n; i++)
-		if (b->d[i])
-			hv_domain_put(b->hv, b->d[i]);
-	b->n = 0;
 }
 
 struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
@@ -308,33 +341,56 @@ struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
 	return gt;
 }
 
-/* Undo one mapping: unpin, release the maptrack entry, drop the domain. */
-static void hv_gnttab_unmap_one(struct hv_gnttab *gt, grant_handle_t h)
+/* Drop what an unmap batch released; may free zombies (after every unpin). */
+static void hv_unmap_batch_end(struct hv_unmap_batch *ub)
+{
+	for (uint32_t i = 0; i < ub->n; i++) {
+		atomic_fetch_sub(&ub->d[i]->maps, ub->unmaps[i]);
+		hv_domain_put_n(ub->hv, ub->d[i], ub->unmaps[i]);
+	}
+	ub->n = 0;
+}
+
+/* Undo one mapping: unpin and release the maptrack entry; @ub drops the domain. */
+static void hv_gnttab_unmap_one(struct hv_gnttab *gt, grant_handle_t h, struct hv_unmap_batch *ub)
 {
 	struct hv_maptrack *mt = &gt->maptrack[h];
 	struct hv_domain *d = mt->d;
+	uint32_t i;
 
 	hv_grant_unpin(d, mt->ref, mt->write);
-	atomic_fetch_sub(&d->maps, 1);
 	mt->d = NULL;
 	mt->addr = NULL;
 	mt->next_free = gt->free_head;
 	gt->free_head = h;
-	hv_domain_put(gt->hv, d); /* may free a zombie: after the unpin */
+	for (i = 0; i < ub->n && ub->d[i] != d; i++)
+		;
+	if (i == HV_BATCH_DOMS) {
+		hv_unmap_batch_end(ub);
+		i = 0;
+	}
+	if (i == ub->n) {
+		ub->d[i] = d;
+		ub->unmaps[i] = 0;
+		ub->n++;
+	}
+	ub->unmaps[i]++;
 }
 
 void hv_gnttab_close(struct hv_gnttab *gt)
 {
+	struct hv_unmap_batch ub = {.hv = gt ? gt->hv : NULL};
 	uint64_t n = 0;
 
 	if (!gt)
 		return;
 	for (uint32_t h = 0; h < gt->nr_maptrack; h++) {
 		if (gt->maptrack[h].d) {
-			hv_gnttab_unmap_one(gt, h);
+			hv_gnttab_unmap_one(gt, h, &ub);
 			n++;
 		}
 	}
+	hv_unmap_batch_end(&ub);
 	atomic_fetch_sub(&gt->hv->maps_in_use, n);
 	free(gt->maptrack);
 	free(gt);
@@ -346,7 +402,7 @@ static int16_t hv_gnttab_map_one(struct hv_gnttab *gt, struct hv_batch *b,
 	bool write = !(op->flags & GNTMAP_readonly);
 	struct hv_maptrack *mt;
 	struct hv_domain *d;
-	uint32_t frame;
+	uint32_t frame, slot;
 	int16_t rc;
 
 	/* As Xen: a map op must ask for a host mapping. */
@@ -355,7 +411,7 @@ static int16_t hv_gnttab_map_one(struct hv_gnttab *gt, struct hv_batch *b,
 	/* No device (IOMMU) mappings and no PTE updates to emulate. */
 	if (op->flags & (GNTMAP_device_map | GNTMAP_contains_pte))
 		return GNTST_general_error;
-	d = hv_batch_domain(b, op->dom);
+	d = hv_batch_domain(b, op->dom, &slot);
 	if (!d)
 		return GNTST_bad_domain;
 	if (gt->free_head == gt->nr_maptrack)
@@ -371,8 +427,7 @@ static int16_t hv_gnttab_map_one(struct hv_gnttab *gt, struct hv_batch *b,
 	mt->ref = op->ref;
 	mt->write = write;
 	mt->addr = (write ? d->mem_rw : (uint8_t *)d->mem_ro) + (size_t)frame * HV_PAGE_SIZE;
-	atomic_fetch_add(&d->refs, 1); /* the mapping keeps the memory alive */
-	atomic_fetch_add(&d->maps, 1);
+	b->maps[slot]++; /* a reference of its own at hv_batch_end: the memory lives on */
 	op->host_addr = (uint64_t)(uintptr_t)mt->addr;
 	return GNTST_okay;
 }
@@ -404,6 +459,7 @@ int hv_gnttab_map_grant_refs(struct hv_gnttab *gt, uint32_t count, struct gnttab
 int hv_gnttab_unmap_grant_refs(struct hv_gnttab *gt, uint32_t count,
 			       struct gnttab_unmap_grant_ref *ops)
 {
+	struct hv_unmap_batch ub = {.hv = gt ? gt->hv : NULL};
 	uint64_t unmapped = 0;
 
 	if (!gt || (count && !ops))
@@ -420,10 +476,11 @@ int hv_gnttab_unmap_grant_refs(struct hv_gnttab *gt, uint32_t count,
 			op->status = GNTST_bad_virt_addr;
 			continue;
 		}
-		hv_gnttab_unmap_one(gt, h);
+		hv_gnttab_unmap_one(gt, h, &ub);
 		op->status = GNTST_okay;
 		unmapped++;
 	}
+	hv_unmap_batch_end(&ub);
 	atomic_fetch_sub(&gt->hv->maps_in_use, unmapped);
 	atomic_fetch_add(&gt->hv->unmap_ops, count);
 	atomic_fetch_add(&gt->hv->batches, 1);
@@ -442,10 +499,10 @@ static int16_t hv_copy_pin(struct hv_gnttab *gt, struct hv_batch *b,
 			   const union xengnttab_copy_ptr *ptr, bool write,
 			   struct hv_copy_side *side, uint8_t **p)
 {
-	uint32_t frame;
+	uint32_t frame, slot;
 	int16_t rc;
 
-	side->d = hv_batch_domain(b, ptr->foreign.domid);
+	side->d = hv_batch_domain(b, ptr->foreign.domid, &slot);
 	if (!side->d)
 		return GNTST_bad_domain;
 	rc = hv_grant_pin(side->d, ptr->foreign.ref, gt->self, write, &frame);

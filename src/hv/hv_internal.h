@@ -146,6 +146,14 @@ struct hv_domain *hv_domain_get(struct hv *hv, domid_t domid);
 void hv_domain_put(struct hv *hv, struct hv_domain *d);
 
 /**
+ * hv_domain_put_n() - drop @n references at once (a batch of unmaps)
+ * @hv: the hypervisor
+ * @d: the domain
+ * @n: references to drop, all held by the caller
+ */
+void hv_domain_put_n(struct hv *hv, struct hv_domain *d, uint32_t n);
+
+/**
  * hv_domain_lookup_live() - lock-free lookup for the event channel fast path
  * @hv: the hypervisor
  * @domid: the domain

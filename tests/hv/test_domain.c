@@ -219,6 +219,72 @@ static void test_destroy_with_mappings(void **state)
 	hv_destroy(hv);
 }
 
+/*
+ * Maps and unmaps in batches over more domains than a batch keeps
+ * referenced: each destroyed domain stays until its own last mapping goes,
+ * whichever batch made or released the others.
+ */
+static void test_destroy_with_batched_mappings(void **state)
+{
+	enum { NDOM = 5, PER = 2 };
+	struct hv *hv = hv_create(NULL);
+	struct gnttab_map_grant_ref map[NDOM * PER];
+	struct gnttab_unmap_grant_ref unmap[NDOM * PER];
+	struct hv_leak leak;
+	struct hv_stats st;
+	struct hv_gnttab *gt;
+	struct guest g[NDOM];
+
+	assert_non_null(hv);
+	gt = hv_gnttab_open(hv, 0);
+	assert_non_null(gt);
+	for (int d = 0; d < NDOM; d++) {
+		assert_int_equal(guest_create(hv, PER, &g[d]), 0);
+		for (int k = 0; k < PER; k++) {
+			g[d].mem[k * 4096] = (uint8_t)(16 * d + k);
+			/* domains interleaved: op i is page i / NDOM of domain i % NDOM */
+			map[k * NDOM + d] = (struct gnttab_map_grant_ref){
+			    .flags = GNTMAP_host_map,
+			    .ref = guest_grant(&g[d], 0, (uint32_t)k, false),
+			    .dom = g[d].domid};
+		}
+	}
+	assert_int_equal(hv_gnttab_map_grant_refs(gt, NDOM * PER, map), 0);
+	for (int i = 0; i < NDOM * PER; i++)
+		assert_int_equal(map[i].status, GNTST_okay);
+	for (int d = 0; d < NDOM; d++) {
+		assert_int_equal(hv_domain_destroy(hv, g[d].domid, &leak), 0);
+		assert_int_equal(leak.maps_in_use, PER);
+	}
+	hv_stats(hv, &st);
+	assert_int_equal(st.zombies, NDOM);
+
+	/* The first page of every domain: each keeps one mapping, and lives. */
+	for (int d = 0; d < NDOM; d++)
+		unmap[d] = (struct gnttab_unmap_grant_ref){.handle = map[d].handle};
+	assert_int_equal(hv_gnttab_unmap_grant_refs(gt, NDOM, unmap), 0);
+	for (int d = 0; d < NDOM; d++)
+		assert_int_equal(unmap[d].status, GNTST_okay);
+	hv_stats(hv, &st);
+	assert_int_equal(st.zombies, NDOM);
+	assert_int_equal(st.maps_in_use, NDOM);
+	for (int d = 0; d < NDOM; d++)
+		assert_int_equal(*(uint8_t *)(uintptr_t)map[NDOM + d].host_addr, 16 * d + 1);
+
+	/* The last ones: every zombie goes. */
+	for (int d = 0; d < NDOM; d++)
+		unmap[d] = (struct gnttab_unmap_grant_ref){.handle = map[NDOM + d].handle};
+	assert_int_equal(hv_gnttab_unmap_grant_refs(gt, NDOM, unmap), 0);
+	hv_stats(hv, &st);
+	assert_int_equal(st.zombies, 0);
+	assert_int_equal(st.maps_in_use, 0);
+
+	hv_gnttab_close(gt);
+	for (int d = 0; d < NDOM; d++)
+		guest_unmap(&g[d]);
+	hv_destroy(hv);
+}
+
 static void test_destroy_with_ports(void **state)
 {
 	struct hv *hv = hv_create(NULL);
@@ -258,6 +324,7 @@ int main(void)
 	    cmocka_unit_test(test_create_ids_and_gnttab),
 	    cmocka_unit_test(test_domain_slots_exhausted),
 	    cmocka_unit_test(test_destroy_with_mappings),
+	    cmocka_unit_test(test_destroy_with_batched_mappings),
 	    cmocka_unit_test(test_destroy_with_ports),
 	};
 
