@@ -255,8 +255,13 @@ struct back_queue {
 	bool running;
 	int wake_fd;
 	_Atomic bool stop;
-	/* Written by every thread that queues work for us: a line of its own. */
+	/*
+	 * Written by every thread that queues work for us: a line of their
+	 * own.  @rx_gen counts xmit() calls that left frames on @rxq; the
+	 * worker's last RX round saw @rx_gen_seen of them.
+	 */
 	_Alignas(BACK_CACHE_LINE) _Atomic bool sleeping;
+	_Atomic uint32_t rx_gen;
 	_Alignas(BACK_CACHE_LINE) bool tx_stalled;
 	/*
 	 * The head frame waits for the guest's buffers until req_prod reaches
@@ -295,6 +300,7 @@ struct back_queue {
 	/* Charged by xmit() on any thread: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t rxq_bytes;
 	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan;
+	uint32_t rx_gen_seen; /* the worker's */
 	struct back_hold_pool hold;
 	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
 	uint16_t rx_copy_slot[BACK_RX_COPY_OPS];

@@ -335,9 +335,16 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 		if (direct_deliver(vif->q[j], mine, m, max))
 			wake |= 1u << j;
 	}
-	for (unsigned int j = 0; j < nq; j++)
-		if (wake & (1u << j))
+	/*
+	 * Tell each worker that there is input its last round did not see
+	 * (seq_cst, before reading whether it sleeps; see back_rx_has_input()).
+	 */
+	for (unsigned int j = 0; j < nq; j++) {
+		if (wake & (1u << j)) {
+			atomic_fetch_add_explicit(&vif->q[j]->rx_gen, 1, memory_order_seq_cst);
 			back_worker_wake(vif->q[j]);
+		}
+	}
 	return i;
 }
 
@@ -347,6 +354,16 @@ bool back_rx_has_input(struct back_queue *q)
 {
 	RING_IDX prod;
 
+	/*
+	 * Frames queued since our last round, blocked or not: that round did
+	 * not arm the timers they need (drain timeout, copy-out of a held
+	 * sender), so sleeping without another round could hold them, and
+	 * their senders' pages, until the guest posts.  Their producer bumped
+	 * rx_gen before reading sleeping: if we do not see the bump here,
+	 * after setting sleeping, it sees us asleep and wakes us.
+	 */
+	if (atomic_load_explicit(&q->rx_gen, memory_order_seq_cst) != q->rx_gen_seen)
+		return true;
 	if (back_mpsc_peek(&q->rxq, 0) == NULL)
 		return false;
 	if (!atomic_load_explicit(&q->rx_blocked, memory_order_acquire))
@@ -756,6 +773,8 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 	uint64_t due;
 	bool did;
 
+	/* Everything queued before this is seen below (back_rx_has_input()). */
+	q->rx_gen_seen = atomic_load_explicit(&q->rx_gen, memory_order_seq_cst);
 	/*
 	 * Wait (one batch at most) for a thread delivering straight into our
 	 * ring: giving up instead could lose the guest's event that woke us.

@@ -55,7 +55,11 @@
  * Other threads that queue work (xmit, done()) publish it with a seq_cst
  * store and then read sleeping (seq_cst): either they see the worker asleep
  * and write wake_fd once (the exchange makes it once), or the worker sees
- * their item before it sleeps.
+ * their item before it sleeps.  For RX input "sees" means "sees that its
+ * last round predates it" (xmit bumps rx_gen): a frame queued blocked on
+ * the guest's buffers is no work until the guest posts, but it needs the
+ * timers a round arms (drain timeout, copy-out of a held sender), and
+ * without that round the worker would sleep with no timeout at all.
  *
  * A worker that finds the guest misbehaving marks the vif broken (once,
  * with a reason) and wakes the loop thread; from then on it only drops the
