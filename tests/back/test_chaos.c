@@ -616,20 +616,22 @@ static unsigned int repro_ms = 6000;
 
 /*
  * Reduced from the campaign (C's frames to A unanswered for the whole 10 s
- * wait, e.g. persistent seed 3 of a 20-seed run): a worker that goes to
- * sleep just as another thread queues frames for it, while its guest has
- * posted no RX buffer, sleeps with no timeout.
+ * wait, e.g. persistent seed 3 of a 20-seed run): a worker that went to
+ * sleep just as another thread queued frames for it, while its guest had
+ * posted no RX buffer, slept with no timeout.
  *
  * The worker's last round found its RX queue empty (back_rx_poll() leaves
- * the timeout at -1).  Before it sets "sleeping", another worker delivers
+ * the timeout at -1).  Before it set "sleeping", another worker delivered
  * straight into its ring (rx.c, direct_begin(): the queue is empty): the
- * guest has no buffer, so rx_deliver() marks the queue blocked, the frames
- * are queued, and back_worker_wake() does nothing, the worker not being
- * asleep yet.  The worker then finds has_work() false, blocked input
- * counting only once the guest posts (back_rx_has_input()), and poll()s
- * with timeout -1: the frames are neither copied out (tx_hold_max_us) nor
- * dropped (drain timeout) and pin their sender's slots until the guest
- * posts or more traffic comes.
+ * guest had no buffer, so rx_deliver() marked the queue blocked, the frames
+ * were queued, and back_worker_wake() did nothing, the worker not being
+ * asleep yet.  The worker then found has_work() false, blocked input
+ * counting only once the guest posts, and poll()ed with timeout -1: the
+ * frames were neither copied out (tx_hold_max_us) nor dropped (drain
+ * timeout) and pinned their sender's slots until the guest posted or more
+ * traffic came.  Now xmit() bumps rx_gen after queueing, and
+ * back_rx_has_input() counts input queued since the worker's last round,
+ * blocked or not, so that round's successor arms the timers first.
  *
  * The window is the few instructions between back_rx_poll() and the
  * "sleeping" store; it opens wide when the worker is preempted at the
