@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "switch/frame.h"
 #include "uplink/vnet.h"
 
 /*
@@ -72,13 +73,13 @@ static uint32_t l3_offset(const uint8_t *f, uint32_t len)
 	return UPLINK_ETH_HLEN;
 }
 
-/* uplink_vnet_parse() on its own: a found header lies within @len, and only its bytes matter. */
+/* sw_frame_parse() on its own: a found header lies within @len, and only its bytes matter. */
 static void check_parse(const uint8_t *f, uint32_t len)
 {
-	struct uplink_l4 l4, again;
+	struct sw_l4 l4, again;
 	uint32_t end;
 
-	if (uplink_vnet_parse(f, len, &l4) < 0)
+	if (sw_frame_parse(f, len, &l4) < 0)
 		return;
 	check(l4.l3 == 4 || l4.l3 == 6);
 	check(l4.l4_off >= UPLINK_ETH_HLEN + (l4.l3 == 4 ? 20u : 40u));
@@ -89,9 +90,9 @@ static void check_parse(const uint8_t *f, uint32_t len)
 	end = (uint32_t)l4.l4_off + l4.l4_len;
 	check(end <= len);
 	/* The same frame cut right after the L4 header parses the same; one byte less does not. */
-	check(uplink_vnet_parse(f, end, &again) == 0);
+	check(sw_frame_parse(f, end, &again) == 0);
 	check(memcmp(&l4, &again, sizeof(l4)) == 0);
-	check(uplink_vnet_parse(f, end - 1, &again) == -EPROTO);
+	check(sw_frame_parse(f, end - 1, &again) == -EPROTO);
 }
 
 /* A software checksum verifies: over csum_start.. with the pseudo-header sum it replaced. */
@@ -103,8 +104,48 @@ static void check_sw_csum(const struct virtio_net_hdr *vh, const uint8_t *orig,
 	/* An odd csum_offset puts the field across 16-bit words: any value is "right". */
 	if (vh->csum_offset % 2)
 		return;
-	check(uplink_csum_fold(frame + vh->csum_start, len - vh->csum_start, be16(orig + field)) ==
+	check(sw_csum_fold(frame + vh->csum_start, len - vh->csum_start, be16(orig + field)) ==
 	      0xffff);
+}
+
+/*
+ * What netback does for a guest without TSO: segments that cover the
+ * payload once, in order, each within gso_size, each a TCP frame of its own
+ * whose full checksum verifies.
+ */
+static void check_segments(const uint8_t *frame, uint32_t len, const struct uplink_meta *m)
+{
+	static uint8_t hdrbuf[256 * SW_TSO_MAX_HDRS], seg[UPLINK_MAX_FRAME];
+	static struct sw_seg segs[256];
+	uint32_t off, ip_sum;
+	struct sw_l4 l4;
+	int n = sw_tso_segment(frame, len, m->gso_type, m->gso_size, false, hdrbuf, sizeof(hdrbuf),
+			       segs, 256);
+
+	check(sw_frame_parse(frame, len, &l4) == 0);
+	off = (uint32_t)l4.l4_off + l4.l4_len;
+	if (n == -E2BIG || (n == -EPROTO && off > SW_TSO_MAX_HDRS)) {
+		check(n == -EPROTO || (len - off + m->gso_size - 1) / m->gso_size > 256);
+		return;
+	}
+	check(n > 0);
+	for (int i = 0; i < n; i++) {
+		const struct sw_seg *g = &segs[i];
+		uint32_t slen = g->hdr_len + g->len, tcp_len = slen - l4.l4_off;
+		struct sw_l4 sl4;
+
+		check(g->hdr_len == l4.l4_off + l4.l4_len && g->off == off);
+		check(g->len > 0 && g->len <= m->gso_size && (i + 1 == n || g->len == m->gso_size));
+		memcpy(seg, g->hdr, g->hdr_len);
+		memcpy(seg + g->hdr_len, frame + g->off, g->len);
+		check(sw_frame_parse(seg, slen, &sl4) == 0 && sl4.l4_off == l4.l4_off);
+		ip_sum = l4.l3 == 4 ? sw_csum_fold(seg + l4.l3_off + 12, 8, 0)
+				    : sw_csum_fold(seg + l4.l3_off + 8, 32, 0);
+		check(sw_csum_fold(seg + l4.l4_off, tcp_len, ip_sum + IPPROTO_TCP + tcp_len) ==
+		      0xffff);
+		off += g->len;
+	}
+	check(off == len);
 }
 
 /* An accepted frame (@frame as it was read): what vnet.h promises about it. */
@@ -112,7 +153,7 @@ static void check_accepted(const struct virtio_net_hdr *vh, const uint8_t *frame
 			   uint32_t mtu, uint32_t offloads, const struct uplink_meta *m)
 {
 	uint32_t l3_off = l3_offset(frame, len);
-	struct uplink_l4 l4;
+	struct sw_l4 l4;
 
 	check(len >= UPLINK_ETH_HLEN && len <= UPLINK_MAX_FRAME);
 	check(!(m->flags & ~(UPLINK_F_CSUM_BLANK | UPLINK_F_DATA_VALIDATED)));
@@ -122,7 +163,7 @@ static void check_accepted(const struct virtio_net_hdr *vh, const uint8_t *frame
 		check(m->gso_type == UPLINK_GSO_NONE && m->gso_size == 0);
 		check(len - l3_off <= mtu);
 		if (m->flags & UPLINK_F_CSUM_BLANK) {
-			check(uplink_vnet_parse(frame, len, &l4) == 0);
+			check(sw_frame_parse(frame, len, &l4) == 0);
 			check(l4.l4_off == vh->csum_start);
 			check(vh->csum_offset ==
 			      (l4.proto == IPPROTO_TCP ? TCP_CSUM_OFF : UDP_CSUM_OFF));
@@ -135,12 +176,13 @@ static void check_accepted(const struct virtio_net_hdr *vh, const uint8_t *frame
 	check(m->gso_size == vh->gso_size && m->gso_size != 0);
 	check(m->flags & UPLINK_F_CSUM_BLANK);
 	check(offloads & (m->gso_type == UPLINK_GSO_TCPV4 ? UPLINK_OFF_TSO4 : UPLINK_OFF_TSO6));
-	check(uplink_vnet_parse(frame, len, &l4) == 0 && l4.proto == IPPROTO_TCP);
+	check(sw_frame_parse(frame, len, &l4) == 0 && l4.proto == IPPROTO_TCP);
 	check(l4.l3 == (m->gso_type == UPLINK_GSO_TCPV4 ? 4 : 6));
 	check(l4.l4_off == vh->csum_start && vh->csum_offset == TCP_CSUM_OFF);
 	/* Payload to segment, and one segment (headers from L3 on, plus gso_size) fits the MTU. */
 	check((uint32_t)l4.l4_off + l4.l4_len < len);
 	check((uint32_t)l4.l4_off + l4.l4_len - l3_off + m->gso_size <= mtu);
+	check_segments(frame, len, m);
 }
 
 /* An accepted frame maps back to a virtio header with the same offloads, accepted again. */

@@ -19,7 +19,7 @@
  * Both sides mean the same by a "blank" checksum: the L4 checksum field
  * holds the folded pseudo-header sum and the rest is left to whoever
  * transmits on real wire.  So the mapping is a matter of finding the L4
- * header (uplink_vnet_parse()), which both directions need: netif has no
+ * header (sw_frame_parse(), switch/frame.h), which both directions need: netif has no
  * csum_start, and a virtio header from a TAP must be checked against the
  * frame it describes before anything trusts it.
  *
@@ -96,34 +96,6 @@ struct uplink_meta {
 };
 
 /**
- * struct uplink_l4 - where a frame's transport header is
- * @l3: 4 or 6 (0 if neither IPv4 nor IPv6)
- * @proto: IPPROTO_TCP, IPPROTO_UDP, or another protocol number
- * @l4_off: offset of the transport header in the frame
- * @l4_len: its length (TCP data offset * 4, or 8 for UDP); 0 for others
- */
-struct uplink_l4 {
-	uint8_t l3;
-	uint8_t proto;
-	uint16_t l4_off;
-	uint16_t l4_len;
-};
-
-/**
- * uplink_vnet_parse() - find the transport header of an Ethernet frame
- * @p: the frame's first bytes (a private copy)
- * @len: bytes at @p
- * @out: filled on success
- *
- * Understands one optional 802.1Q tag, IPv4 (options, not fragments) and
- * IPv6 with at most 8 hop-by-hop/routing/destination-options headers (no
- * fragments).  A TCP or UDP header must lie entirely within @len.
- *
- * Return: 0, or -EPROTO when the frame is not a whole-header TCP/UDP packet
- */
-int uplink_vnet_parse(const uint8_t *p, uint32_t len, struct uplink_l4 *out);
-
-/**
  * uplink_vnet2meta() - validate a frame read from a TAP and map its virtio header
  * @vh: the virtio header (a private copy)
  * @frame: the frame after the header (private and writable)
@@ -176,15 +148,5 @@ static inline int uplink_drop_reason(enum uplink_drop r)
  * Return: e.g. "rx_runt"
  */
 const char *uplink_drop_name(enum uplink_drop r);
-
-/**
- * uplink_csum_fold() - the Internet checksum of @len bytes at @p (RFC 1071)
- * @p: the bytes
- * @len: how many
- * @sum: a partial 32-bit sum to start from (0, or a pseudo-header sum)
- *
- * Return: the one's complement sum, folded to 16 bits (not inverted)
- */
-uint16_t uplink_csum_fold(const uint8_t *p, uint32_t len, uint32_t sum);
 
 #endif /* PVNET_UPLINK_VNET_H */

@@ -12,6 +12,7 @@
 
 #include "frame_builder.h"
 
+#include "switch/frame.h"
 #include "uplink/vnet.h"
 
 #define ALL_OFF (UPLINK_OFF_CSUM4 | UPLINK_OFF_CSUM6 | UPLINK_OFF_TSO4 | UPLINK_OFF_TSO6)
@@ -36,30 +37,30 @@ static void test_parse(void **state)
 		 {6, IPPROTO_TCP, false, 54},
 		 {6, IPPROTO_UDP, true, 58},
 		 {4, IPPROTO_TCP, true, 38}};
-	struct uplink_l4 l4;
+	struct sw_l4 l4;
 	struct fb f;
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		fb_build(&f, t[i].l3, t[i].proto, t[i].vlan, 10, 0);
-		assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), 0);
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
 		assert_int_equal(l4.l3, t[i].l3);
 		assert_int_equal(l4.proto, t[i].proto);
 		assert_int_equal(l4.l4_off, t[i].off);
 		/* Every truncation before the end of the L4 header fails cleanly. */
 		for (uint32_t n = 0; n < t[i].off + (t[i].proto == IPPROTO_TCP ? 20 : 8); n++)
-			assert_int_equal(uplink_vnet_parse(f.b, n, &l4), -EPROTO);
+			assert_int_equal(sw_frame_parse(f.b, n, &l4), -EPROTO);
 	}
 	/* An IPv4 fragment, an ICMP packet, ARP, IPv6 fragment header: not TCP/UDP at a known place. */
 	fb_build(&f, 4, IPPROTO_TCP, false, 10, 0);
 	f.b[14 + 6] = 0x20; /* MF */
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 	fb_build(&f, 4, IPPROTO_ICMP, false, 10, 0);
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 	fb_build(&f, 4, IPPROTO_TCP, false, 10, 0);
 	fb_put16(f.b + 12, 0x0806);
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 	fb_build(&f, 6, 44, false, 10, 0);
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 	/* IPv6 with a hop-by-hop header before TCP; and a loop of extension headers is bounded. */
 	fb_build(&f, 6, IPPROTO_TCP, false, 0, 0);
 	memmove(f.b + 62, f.b + 54, 20);
@@ -67,17 +68,17 @@ static void test_parse(void **state)
 	f.b[54] = IPPROTO_TCP;
 	f.b[20] = 0; /* next header: hop-by-hop */
 	f.len += 8;
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), 0);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
 	assert_int_equal(l4.l4_off, 62);
 	memset(f.b + 54, 0, 200);
 	f.len = 254;
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 	/* A TCP data offset below 5 or past the frame. */
 	fb_build(&f, 4, IPPROTO_TCP, false, 0, 0);
 	f.b[34 + 12] = 4 << 4;
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 	f.b[34 + 12] = 15 << 4;
-	assert_int_equal(uplink_vnet_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 }
 
 static void test_vnet2meta_csum(void **state)
@@ -125,16 +126,15 @@ static void test_vnet2meta_sw_csum(void **state)
 
 	fb_build(&f, 4, IPPROTO_TCP, false, 333, 0);
 	/* Pseudo-header sum in the field, as the kernel leaves it. */
-	pseudo = uplink_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4);
-	fb_put16(f.b + f.l4 + 16, uplink_csum_fold(NULL, 0, pseudo));
+	pseudo = sw_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4);
+	fb_put16(f.b + f.l4 + 16, sw_csum_fold(NULL, 0, pseudo));
 	vh = csum_hdr(&f, IPPROTO_TCP);
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, UPLINK_OFF_CSUM6, &m), 0);
 	assert_int_equal(m.flags, 0);
 	/* Receiver's check: pseudo header + segment sums to 0xffff. */
-	assert_int_equal(
-	    uplink_csum_fold(f.b + f.l4, f.len - f.l4,
-			     uplink_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4)),
-	    0xffff);
+	assert_int_equal(sw_csum_fold(f.b + f.l4, f.len - f.l4,
+				      sw_csum_fold(f.b + 26, 8, 0) + IPPROTO_TCP + (f.len - f.l4)),
+			 0xffff);
 	/* ICMP with a checksum request: not TCP/UDP, computed too. */
 	fb_build(&f, 4, IPPROTO_ICMP, false, 40, 0);
 	f.b[34] = 8; /* echo request; the checksum field starts at 0 */
@@ -143,7 +143,7 @@ static void test_vnet2meta_sw_csum(void **state)
 	    .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 34, .csum_offset = 2};
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	assert_int_equal(m.flags, 0);
-	assert_int_equal(uplink_csum_fold(f.b + 34, f.len - 34, 0), 0xffff);
+	assert_int_equal(sw_csum_fold(f.b + 34, f.len - 34, 0), 0xffff);
 }
 
 static void test_vnet2meta_gso(void **state)
@@ -291,9 +291,9 @@ static void test_csum_reference(void **state)
 	static const uint8_t ex[] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
 	static const uint8_t odd[] = {0x01, 0x02, 0x03};
 
-	assert_int_equal(uplink_csum_fold(ex, sizeof(ex), 0), 0xddf2);
-	assert_int_equal(uplink_csum_fold(odd, sizeof(odd), 0), 0x0402);
-	assert_int_equal(uplink_csum_fold(NULL, 0, 0x1ffff), 0x0001);
+	assert_int_equal(sw_csum_fold(ex, sizeof(ex), 0), 0xddf2);
+	assert_int_equal(sw_csum_fold(odd, sizeof(odd), 0), 0x0402);
+	assert_int_equal(sw_csum_fold(NULL, 0, 0x1ffff), 0x0001);
 }
 
 int main(void)

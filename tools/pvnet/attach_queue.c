@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "switch/frame.h"
 
 _Static_assert(PVNET_PKT_CSUM_BLANK == UPLINK_F_CSUM_BLANK, "flag bits differ");
 _Static_assert(PVNET_PKT_DATA_VALIDATED == UPLINK_F_DATA_VALIDATED, "flag bits differ");
@@ -99,7 +100,7 @@ int attach_frame_check(const struct virtio_net_hdr *vh, struct pvnet_buf *head, 
 {
 	uint32_t field = (uint32_t)vh->csum_start + vh->csum_offset;
 	uint8_t *first = head->data;
-	struct uplink_l4 l4;
+	struct sw_l4 l4;
 	int rc;
 
 	*linearized = false;
@@ -121,7 +122,7 @@ int attach_frame_check(const struct virtio_net_hdr *vh, struct pvnet_buf *head, 
 	if ((vh->gso_type == VIRTIO_NET_HDR_GSO_TCPV4 ||
 	     vh->gso_type == VIRTIO_NET_HDR_GSO_TCPV6) &&
 	    (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && field + 2 <= head->len &&
-	    uplink_vnet_parse(first, head->len, &l4) == 0)
+	    sw_frame_parse(first, head->len, &l4) == 0)
 		return uplink_vnet2meta(vh, first, head->len, mtu, offloads, out);
 	/* Anything else over a page (jumbo frames without TSO, odd headers): a linear copy. */
 	*linearized = true;

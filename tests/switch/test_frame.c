@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/* test_frame.c - software offloads on frames: checksum completion and TCP segmentation */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <netinet/in.h>
+
+#include "../uplink/frame_builder.h"
+#include "switch/frame.h"
+#include "switch/pkt.h"
+
+#define MAX_SEGS 256
+
+static struct fb f;
+static uint8_t hdrbuf[MAX_SEGS * SW_TSO_MAX_HDRS];
+static struct sw_seg segs[MAX_SEGS];
+static uint8_t seg[70000], joined[70000];
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+/* A TCP frame of @payload bytes with TCP options, flags FIN|PSH|CWR|ACK, seq near the wrap. */
+static void tcp_frame(int l3, bool vlan, uint32_t payload, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	uint32_t hl = 32; /* 12 bytes of options: NOP NOP timestamp */
+	uint8_t *t;
+
+	fb_build(&f, l3, IPPROTO_TCP, vlan, payload + (hl - 20), 0);
+	t = f.b + f.l4;
+	t[12] = (uint8_t)((hl / 4) << 4);
+	t[13] = 0x80 | 0x10 | 0x08 | 0x01;    /* CWR ACK PSH FIN */
+	memcpy(t + 4, "\xff\xff\xf0\x00", 4); /* the sequence wraps inside the frame */
+	memcpy(t + 20, "\x01\x01\x08\x0a\x00\x00\x00\x01\x00\x00\x00\x02", 12);
+	if (l3 == 4)
+		fb_put16(f.b + f.l4 - 20 + 4, 0xfffe); /* the IP id wraps too */
+	for (uint32_t i = 0; i < payload; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		t[hl + i] = (uint8_t)x;
+	}
+}
+
+/* The pseudo-header sum of a TCP segment of @tcp_len bytes in @p (IP header at @l3_off). */
+static uint32_t pseudo(const uint8_t *p, int l3, uint32_t l3_off, uint32_t tcp_len)
+{
+	if (l3 == 4)
+		return sw_csum_fold(p + l3_off + 12, 8, 0) + IPPROTO_TCP + tcp_len;
+	return sw_csum_fold(p + l3_off + 8, 32, 0) + IPPROTO_TCP + tcp_len;
+}
+
+/* Segment f with @mss and check every segment as a receiving stack would. */
+static void check_segments(int l3, bool vlan, uint32_t payload, uint16_t mss, bool blank)
+{
+	uint32_t l3_off = vlan ? 18 : 14, hdrs, want, off = 0, seq0;
+	uint16_t id0;
+	int n;
+
+	tcp_frame(l3, vlan, payload, payload ^ mss);
+	hdrs = f.l4 + 32;
+	seq0 = get32(f.b + f.l4 + 4);
+	id0 = get16(f.b + l3_off + 4);
+	want = (payload + mss - 1) / mss;
+	n = sw_tso_segment(f.b, f.len, l3 == 4 ? SW_GSO_TCPV4 : SW_GSO_TCPV6, mss, blank, hdrbuf,
+			   sizeof(hdrbuf), segs, MAX_SEGS);
+	assert_int_equal(n, (int)want);
+	for (int i = 0; i < n; i++) {
+		const struct sw_seg *g = &segs[i];
+		uint32_t len = g->hdr_len + g->len, tcp_len = len - f.l4;
+		uint8_t *ip = seg + l3_off, *t = seg + f.l4;
+		struct sw_l4 l4;
+
+		assert_int_equal(g->hdr_len, hdrs);
+		assert_int_equal(g->off, hdrs + off);
+		assert_int_equal(g->len, i + 1 < n ? mss : payload - off);
+		memcpy(seg, g->hdr, g->hdr_len);
+		memcpy(seg + g->hdr_len, f.b + g->off, g->len);
+		/* Still a frame a receiver parses to the same headers. */
+		assert_int_equal(sw_frame_parse(seg, len, &l4), 0);
+		assert_int_equal(l4.l4_off, f.l4);
+		assert_int_equal(l4.l4_len, 32);
+		assert_memory_equal(seg, f.b, 12); /* the MACs */
+		if (l3 == 4) {
+			assert_int_equal(get16(ip + 2), len - l3_off);
+			assert_int_equal(get16(ip + 4), (uint16_t)(id0 + i));
+			assert_int_equal(sw_csum_fold(ip, 20, 0), 0xffff);
+		} else {
+			assert_int_equal(get16(ip + 4), len - l3_off - 40);
+		}
+		assert_int_equal(get32(t + 4), seq0 + off);
+		assert_int_equal(t[13] & 0x01, i + 1 == n ? 0x01 : 0); /* FIN */
+		assert_int_equal(t[13] & 0x08, i + 1 == n ? 0x08 : 0); /* PSH */
+		assert_int_equal(t[13] & 0x80, i == 0 ? 0x80 : 0);     /* CWR */
+		assert_int_equal(t[13] & 0x10, 0x10);		       /* ACK */
+		assert_memory_equal(t + 20, f.b + f.l4 + 20, 12);      /* options */
+		if (blank) {
+			/* The field holds the pseudo-header sum: completing it gives a valid one. */
+			assert_int_equal(get16(t + 16),
+					 sw_csum_fold(NULL, 0, pseudo(seg, l3, l3_off, tcp_len)));
+			sw_csum_complete(seg, len, f.l4, f.l4 + 16);
+		}
+		assert_int_equal(sw_csum_fold(t, tcp_len, pseudo(seg, l3, l3_off, tcp_len)),
+				 0xffff);
+		memcpy(joined + off, seg + hdrs, g->len);
+		off += g->len;
+	}
+	assert_int_equal(off, payload);
+	assert_memory_equal(joined, f.b + hdrs, payload);
+}
+
+static void test_tso_v4(void **state)
+{
+	(void)state;
+	check_segments(4, false, 65535 - 14 - 20 - 32, 1448, false);
+	check_segments(4, false, 65535 - 14 - 20 - 32, 1448, true);
+	check_segments(4, true, 3000, 1000, false); /* exact multiple */
+	check_segments(4, false, 1, 1448, true);    /* one short segment */
+	check_segments(4, false, 9000, 8948, false);
+}
+
+static void test_tso_v6(void **state)
+{
+	(void)state;
+	check_segments(6, false, 65535 - 14 - 40 - 32, 1428, false);
+	check_segments(6, true, 65535 - 18 - 40 - 32, 1428, true);
+	check_segments(6, false, 7, 3, false); /* odd lengths */
+}
+
+/* At the bounds: as many segments as there is room for, and one more. */
+static void test_tso_limits(void **state)
+{
+	(void)state;
+	check_segments(4, false, MAX_SEGS * 10, 10, false);
+	tcp_frame(4, false, MAX_SEGS * 10 + 1, 1);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 10, false, hdrbuf, sizeof(hdrbuf),
+					segs, MAX_SEGS),
+			 -E2BIG);
+	/* Headers of every segment must fit the caller's buffer. */
+	tcp_frame(4, false, 100, 1);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 10, false, hdrbuf,
+					9 * (f.l4 + 32), segs, MAX_SEGS),
+			 -E2BIG);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 10, false, hdrbuf,
+					10 * (f.l4 + 32), segs, MAX_SEGS),
+			 10);
+}
+
+/* What is not a TCP GSO frame of the announced family is refused, never cut. */
+static void test_tso_refused(void **state)
+{
+	(void)state;
+	tcp_frame(4, false, 3000, 2);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 0, false, hdrbuf, sizeof(hdrbuf),
+					segs, MAX_SEGS),
+			 -EINVAL);
+	assert_int_equal(
+	    sw_tso_segment(f.b, f.len, 3, 1000, false, hdrbuf, sizeof(hdrbuf), segs, MAX_SEGS),
+	    -EINVAL);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV6, 1000, false, hdrbuf,
+					sizeof(hdrbuf), segs, MAX_SEGS),
+			 -EPROTO);
+	/* headers only: nothing to segment */
+	assert_int_equal(sw_tso_segment(f.b, f.l4 + 32, SW_GSO_TCPV4, 1000, false, hdrbuf,
+					sizeof(hdrbuf), segs, MAX_SEGS),
+			 -EPROTO);
+	/* the TCP header cut short */
+	assert_int_equal(sw_tso_segment(f.b, f.l4 + 31, SW_GSO_TCPV4, 1000, false, hdrbuf,
+					sizeof(hdrbuf), segs, MAX_SEGS),
+			 -EPROTO);
+	fb_build(&f, 4, IPPROTO_UDP, false, 3000, 1);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 1000, false, hdrbuf,
+					sizeof(hdrbuf), segs, MAX_SEGS),
+			 -EPROTO);
+	/* an IPv4 fragment */
+	tcp_frame(4, false, 3000, 2);
+	fb_put16(f.b + 14 + 6, 0x2000);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 1000, false, hdrbuf,
+					sizeof(hdrbuf), segs, MAX_SEGS),
+			 -EPROTO);
+}
+
+/* A blank checksum completed in software verifies, for TCP and UDP, v4 and v6. */
+static void test_csum_complete(void **state)
+{
+	(void)state;
+	for (int l3 = 4; l3 <= 6; l3 += 2) {
+		for (int udp = 0; udp < 2; udp++) {
+			uint8_t proto = udp ? IPPROTO_UDP : IPPROTO_TCP;
+			uint32_t l3_off = 14, field;
+			struct sw_l4 l4;
+
+			fb_build(&f, l3, proto, false, 1001, (uint8_t)l3);
+			assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+			field = l4.l4_off + (udp ? SW_FRAME_UDP_CSUM_OFF : SW_FRAME_TCP_CSUM_OFF);
+			fb_put16(f.b + field,
+				 sw_csum_fold(NULL, 0,
+					      (l3 == 4 ? sw_csum_fold(f.b + l3_off + 12, 8, 0)
+						       : sw_csum_fold(f.b + l3_off + 8, 32, 0)) +
+						  proto + (f.len - l4.l4_off)));
+			sw_csum_complete(f.b, f.len, l4.l4_off, field);
+			assert_int_equal(
+			    sw_csum_fold(f.b + l4.l4_off, f.len - l4.l4_off,
+					 (l3 == 4 ? sw_csum_fold(f.b + l3_off + 12, 8, 0)
+						  : sw_csum_fold(f.b + l3_off + 8, 32, 0)) +
+					     proto + (f.len - l4.l4_off)),
+			    0xffff);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_tso_v4),	  cmocka_unit_test(test_tso_v6),
+	    cmocka_unit_test(test_tso_limits),	  cmocka_unit_test(test_tso_refused),
+	    cmocka_unit_test(test_csum_complete),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
