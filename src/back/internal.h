@@ -102,6 +102,10 @@ struct back_queue_stats {
 	_Atomic uint64_t rx_held_copied;
 	_Atomic uint64_t rx_nomem;
 	_Atomic uint64_t rx_waits;
+	_Atomic uint64_t rx_sw_csum;
+	_Atomic uint64_t rx_sw_gso;
+	_Atomic uint64_t rx_sw_gso_segs;
+	_Atomic uint64_t rx_sw_bad;
 	_Atomic uint64_t notifications;
 	_Atomic uint64_t wakeups;
 	_Atomic uint64_t evtchn_spurious;
@@ -302,6 +306,7 @@ struct back_queue {
 	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan;
 	uint32_t rx_gen_seen; /* the worker's */
 	struct back_hold_pool hold;
+	struct back_rx_sw *sw; /* software offloads' scratch (rx.c), made on first use */
 	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
 	uint16_t rx_copy_slot[BACK_RX_COPY_OPS];
 	netif_rx_response_t rx_rsp[BACK_RX_RING_SIZE];

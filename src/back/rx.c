@@ -83,10 +83,12 @@
  */
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "back/internal.h"
+#include "switch/frame.h"
 
 /**
  * struct rx_held - a frame copied out of its sender's memory
@@ -110,14 +112,38 @@ struct rx_piece {
 	uint32_t len;
 };
 
-/* Per-frame bookkeeping of one RX batch. */
+/* Per-frame bookkeeping of one RX batch (@npkts: frames the guest gets, segments included). */
 struct rx_ent {
 	uint32_t len;
+	uint16_t npkts;
 	uint16_t rsp0;
 	uint16_t nrsp;
 	uint16_t copy0;
 	uint16_t ncopy;
 	bool drop;
+};
+
+/*
+ * struct back_rx_sw - scratch for doing what a guest did not negotiate
+ * @frame: a private copy of the frame being fixed, read once from its pieces
+ * @hdrs: each segment's headers
+ * @segs: the segments (or, for a checksum, the frame itself as segs[0])
+ *
+ * Made on first use (most guests negotiate every offload), used by whoever
+ * holds rx_lock, for one frame per batch: the batch's grant copies read it.
+ */
+struct back_rx_sw {
+	uint8_t frame[XEN_NETIF_MAX_TX_SIZE];
+	uint8_t hdrs[BACK_RX_RING_SIZE * SW_TSO_MAX_HDRS];
+	struct sw_seg segs[BACK_RX_RING_SIZE];
+};
+
+/* What a frame needs done in software before this guest can take it. */
+enum rx_sw {
+	RX_SW_NONE = 0,
+	RX_SW_CSUM, /* a blank checksum, and no csum offload for its family */
+	RX_SW_GSO,  /* a GSO type the guest did not negotiate */
+	RX_SW_BAD,  /* needs one of those but is not a frame we can do it for */
 };
 
 static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *const *items,
@@ -134,6 +160,8 @@ int back_rx_init(struct back_queue *q)
 void back_rx_fini(struct back_queue *q)
 {
 	back_mpsc_fini(&q->rxq);
+	free(q->sw);
+	q->sw = NULL;
 	free(q->hold.base);
 	q->hold = (struct back_hold_pool){0};
 }
@@ -528,11 +556,8 @@ static unsigned int rx_slots_needed(const struct back_vif *vif, uint32_t len, ui
 {
 	unsigned int n = (len + BACK_PAGE_SIZE - 1) / BACK_PAGE_SIZE;
 
+	/* A GSO type the guest lacks never gets here (rx_sw_need()). */
 	if (len == 0 || (n > 1 && !vif->fe.sg))
-		return 0;
-	if (gso_type == SW_GSO_TCPV4 && !vif->fe.gso_tcpv4)
-		return 0;
-	if (gso_type == SW_GSO_TCPV6 && !vif->fe.gso_tcpv6)
 		return 0;
 	if (gso_type != SW_GSO_NONE)
 		n++;
@@ -555,20 +580,28 @@ static int rx_avail(struct back_queue *q, bool seq)
 	return (int)(prod - q->rx.req_cons);
 }
 
-/* Plan one frame into slots starting at the ring's req_cons; consumes them. */
-static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsigned int need,
-		    unsigned int nrsp, unsigned int *ncopy, struct rx_ent *e)
+/* One frame to plan: its bytes, and what its first response and extras say. */
+struct rx_src {
+	const struct rx_piece *pc;
+	unsigned int np;
+	uint8_t flags;
+	uint8_t gso_type;
+	uint16_t gso_size;
+	uint8_t hash_type;
+	uint32_t hash;
+};
+
+/* Plan one frame into @need slots starting at the ring's req_cons; consumes them. */
+static void rx_plan_src(struct back_queue *q, const struct rx_src *s, unsigned int need,
+			unsigned int nrsp, unsigned int *ncopy)
 {
-	const struct sw_pkt *pkt = it->ptr;
-	const struct rx_held *held = it->aux;
-	uint8_t flags = held ? held->flags : pkt->flags;
-	uint8_t gso_type = held ? held->gso_type : pkt->gso_type;
-	uint16_t gso_size = held ? held->gso_size : pkt->gso_size;
-	struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
+	const struct rx_piece *pc = s->pc;
+	uint8_t flags = s->flags, gso_type = s->gso_type;
+	uint16_t gso_size = s->gso_size;
 	netif_rx_request_t req[BACK_RX_MAX_SLOTS];
-	unsigned int np = rx_pieces(it, pc), slot = 0, doff = 0;
+	unsigned int np = s->np, slot = 0, doff = 0;
 	netif_rx_response_t *rsp = &q->rx_rsp[nrsp];
-	bool hash = it->hash_type != BACK_HASH_TYPE_NONE;
+	bool hash = s->hash_type != BACK_HASH_TYPE_NONE;
 	/* Extra-info slots follow the first data slot: GSO first, then HASH. */
 	unsigned int nextra = (gso_type != SW_GSO_NONE) + hash;
 	unsigned int last_data = need - 1 == nextra ? 0 : need - 1;
@@ -576,9 +609,6 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 	for (unsigned int i = 0; i < need; i++)
 		RING_COPY_REQUEST(&q->rx, q->rx.req_cons + i, &req[i]);
 	q->rx.req_cons += need;
-	e->rsp0 = (uint16_t)nrsp;
-	e->nrsp = (uint16_t)need;
-	e->copy0 = (uint16_t)*ncopy;
 	for (unsigned int i = 0; i < need; i++)
 		rsp[i] =
 		    (netif_rx_response_t){.id = req[i].id, .offset = 0, .flags = 0, .status = 0};
@@ -610,7 +640,6 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 			}
 		}
 	}
-	e->ncopy = (uint16_t)(*ncopy - e->copy0);
 
 	/* Flags: offloads on the first slot, more_data on every data slot but the last. */
 	if (flags & SW_PKT_CSUM_BLANK)
@@ -633,10 +662,10 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 			k++;
 		}
 		if (hash) {
-			uint32_t v = it->hash; /* little-endian on the wire, as on x86 */
+			uint32_t v = s->hash; /* little-endian on the wire, as on x86 */
 
 			ex[k] = (netif_extra_info_t){.type = XEN_NETIF_EXTRA_TYPE_HASH};
-			ex[k].u.hash.type = it->hash_type;
+			ex[k].u.hash.type = s->hash_type;
 			ex[k].u.hash.algorithm = XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ;
 			ex[k].u.hash.value[0] = (uint8_t)v;
 			ex[k].u.hash.value[1] = (uint8_t)(v >> 8);
@@ -649,6 +678,200 @@ static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsig
 				ex[i].flags |= XEN_NETIF_EXTRA_FLAG_MORE;
 			memcpy(&rsp[1 + i], &ex[i], sizeof(ex[i]));
 		}
+	}
+}
+
+/* Plan a queued frame as it is. */
+static void rx_plan(struct back_queue *q, const struct back_mpsc_item *it, unsigned int need,
+		    unsigned int nrsp, unsigned int *ncopy, struct rx_ent *e)
+{
+	const struct sw_pkt *pkt = it->ptr;
+	const struct rx_held *held = it->aux;
+	struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
+	struct rx_src s = {
+	    .pc = pc,
+	    .np = rx_pieces(it, pc),
+	    .flags = held ? held->flags : pkt->flags,
+	    .gso_type = held ? held->gso_type : pkt->gso_type,
+	    .gso_size = held ? held->gso_size : pkt->gso_size,
+	    .hash_type = it->hash_type,
+	    .hash = it->hash,
+	};
+
+	e->rsp0 = (uint16_t)nrsp;
+	e->nrsp = (uint16_t)need;
+	e->copy0 = (uint16_t)*ncopy;
+	rx_plan_src(q, &s, need, nrsp, ncopy);
+	e->ncopy = (uint16_t)(*ncopy - e->copy0);
+}
+
+/*
+ * Software offloads.  A guest that did not negotiate an offload must not
+ * be given a frame that uses it, as Linux's core resolves a partial
+ * checksum or segments a GSO skb for a netback vif whose features lack
+ * them.  The frame is copied once into q->sw (so what is checked is what
+ * is delivered, whatever its sender does to its pages meanwhile), fixed
+ * there, and planned from there: one frame with its checksum filled in, or
+ * gso_size segments with their own headers (switch/frame.h), blank
+ * checksums where the guest takes those.  At most one such frame per
+ * batch; a guest that negotiated everything (Linux's netfront, libpvnet)
+ * never gets here, and pays one flag test per frame.
+ */
+static enum rx_sw rx_sw_need(const struct back_vif *vif, const struct back_mpsc_item *it)
+{
+	const struct sw_pkt *pkt = it->ptr;
+	const struct rx_held *held = it->aux;
+	uint8_t flags = held ? held->flags : pkt->flags;
+	uint8_t gso = held ? held->gso_type : pkt->gso_type;
+	struct sw_l4 l4;
+
+	if (gso == SW_GSO_TCPV4)
+		return vif->fe.gso_tcpv4 ? RX_SW_NONE : RX_SW_GSO;
+	if (gso == SW_GSO_TCPV6)
+		return vif->fe.gso_tcpv6 ? RX_SW_NONE : RX_SW_GSO;
+	if (!(flags & SW_PKT_CSUM_BLANK) || (vif->fe.csum_ipv4 && vif->fe.csum_ipv6))
+		return RX_SW_NONE;
+	/* The family, from private bytes: the header copy, or a held frame whole. */
+	if (sw_frame_parse(held ? held->data : pkt->hdr, held ? held->len : pkt->hdr_len, &l4) < 0)
+		return RX_SW_BAD;
+	return (l4.l3 == 4 ? vif->fe.csum_ipv4 : vif->fe.csum_ipv6) ? RX_SW_NONE : RX_SW_CSUM;
+}
+
+/* Ring slots one frame of @bytes takes (extras included), or 0 if it cannot go. */
+static unsigned int rx_sw_slots(const struct back_vif *vif, uint32_t bytes, bool hash)
+{
+	unsigned int n = (bytes + BACK_PAGE_SIZE - 1) / BACK_PAGE_SIZE;
+
+	if (n > 1 && !vif->fe.sg)
+		return 0;
+	return n + hash;
+}
+
+/*
+ * Do @kind for @it into q->sw.  Returns the frames the guest will get (1,
+ * or the segments), with the slots and copy operations they take in
+ * *@need and *@nops and their bytes in *@bytes; 0 if it cannot be done
+ * (counted; the caller drops the frame).
+ */
+static unsigned int rx_sw_prepare(struct back_queue *q, const struct back_mpsc_item *it,
+				  enum rx_sw kind, unsigned int *need, unsigned int *nops,
+				  uint32_t *bytes)
+{
+	const struct sw_pkt *pkt = it->ptr;
+	const struct rx_held *held = it->aux;
+	struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
+	unsigned int np = rx_pieces(it, pc), nseg;
+	bool hash = it->hash_type != BACK_HASH_TYPE_NONE;
+	struct back_rx_sw *sw = q->sw;
+	uint32_t len = 0;
+	struct sw_l4 l4;
+	int rc;
+
+	if (np == 0) {
+		back_stat_add(&q->stats->rx_malformed, 1);
+		return 0;
+	}
+	if (!sw && !(sw = q->sw = malloc(sizeof(*sw)))) {
+		back_stat_add(&q->stats->rx_nomem, 1);
+		return 0;
+	}
+	for (unsigned int i = 0; i < np; i++) {
+		if (pc[i].len > sizeof(sw->frame) - len) {
+			back_stat_add(&q->stats->rx_malformed, 1);
+			return 0;
+		}
+		memcpy(sw->frame + len, pc[i].base, pc[i].len);
+		len += pc[i].len;
+	}
+	if (kind == RX_SW_CSUM) {
+		uint32_t field;
+
+		/* Parsed again on the copy: the header may not be the one rx_sw_need() saw. */
+		if (sw_frame_parse(sw->frame, len, &l4) < 0)
+			goto bad;
+		field = l4.l4_off +
+			(l4.proto == IPPROTO_TCP ? SW_FRAME_TCP_CSUM_OFF : SW_FRAME_UDP_CSUM_OFF);
+		sw_csum_complete(sw->frame, len, l4.l4_off, field);
+		sw->segs[0] = (struct sw_seg){.off = 0, .len = len};
+		nseg = 1;
+	} else {
+		uint8_t gso = held ? held->gso_type : pkt->gso_type;
+		uint16_t mss = held ? held->gso_size : pkt->gso_size;
+		bool blank = gso == SW_GSO_TCPV4 ? q->vif->fe.csum_ipv4 : q->vif->fe.csum_ipv6;
+
+		rc = sw_tso_segment(sw->frame, len, gso, mss, blank, sw->hdrs, sizeof(sw->hdrs),
+				    sw->segs, BACK_RX_RING_SIZE);
+		if (rc <= 0)
+			goto bad;
+		nseg = (unsigned int)rc;
+	}
+	*need = *nops = 0;
+	*bytes = 0;
+	for (unsigned int i = 0; i < nseg; i++) {
+		uint32_t b = sw->segs[i].hdr_len + sw->segs[i].len;
+		unsigned int n = rx_sw_slots(q->vif, b, hash);
+
+		if (n == 0) {
+			back_stat_add(&q->stats->rx_oversize, 1);
+			return 0;
+		}
+		*need += n;
+		*nops += n + 1; /* two pieces: a page boundary splits at most one more */
+		*bytes += b;
+	}
+	/* More than the ring or one batch's copies can ever take: it would wait forever. */
+	if (*need > BACK_RX_RING_SIZE || *nops > BACK_RX_COPY_OPS)
+		goto bad;
+	return nseg;
+bad:
+	back_stat_add(&q->stats->rx_sw_bad, 1);
+	return 0;
+}
+
+/*
+ * Plan the @nseg frames rx_sw_prepare() left in q->sw, as one entry.  The
+ * counters count here: a frame that waited for buffers was prepared again.
+ */
+static void rx_plan_sw(struct back_queue *q, const struct back_mpsc_item *it, enum rx_sw kind,
+		       unsigned int nseg, unsigned int nrsp, unsigned int *ncopy, struct rx_ent *e)
+{
+	const struct back_rx_sw *sw = q->sw;
+	bool hash = it->hash_type != BACK_HASH_TYPE_NONE;
+	uint8_t gso = it->aux ? ((const struct rx_held *)it->aux)->gso_type
+			      : ((const struct sw_pkt *)it->ptr)->gso_type;
+	bool blank = kind == RX_SW_GSO &&
+		     (gso == SW_GSO_TCPV4 ? q->vif->fe.csum_ipv4 : q->vif->fe.csum_ipv6);
+	unsigned int at = nrsp;
+
+	e->rsp0 = (uint16_t)nrsp;
+	e->copy0 = (uint16_t)*ncopy;
+	e->npkts = (uint16_t)nseg;
+	for (unsigned int i = 0; i < nseg; i++) {
+		const struct sw_seg *g = &sw->segs[i];
+		struct rx_piece pc[2];
+		unsigned int np = 0, n = rx_sw_slots(q->vif, g->hdr_len + g->len, hash);
+		struct rx_src s = {
+		    .pc = pc,
+		    .flags = blank ? SW_PKT_CSUM_BLANK : 0,
+		    .gso_type = SW_GSO_NONE,
+		    .hash_type = it->hash_type,
+		    .hash = it->hash,
+		};
+
+		if (g->hdr_len)
+			pc[np++] = (struct rx_piece){g->hdr, g->hdr_len};
+		pc[np++] = (struct rx_piece){sw->frame + g->off, g->len};
+		s.np = np;
+		rx_plan_src(q, &s, n, at, ncopy);
+		at += n;
+	}
+	e->nrsp = (uint16_t)(at - nrsp);
+	e->ncopy = (uint16_t)(*ncopy - e->copy0);
+	if (kind == RX_SW_GSO) {
+		back_stat_add(&q->stats->rx_sw_gso, 1);
+		back_stat_add(&q->stats->rx_sw_gso_segs, nseg);
+	} else {
+		back_stat_add(&q->stats->rx_sw_csum, 1);
 	}
 }
 
@@ -683,7 +906,7 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
 			pthread_mutex_unlock(&rx_rl_lock);
 		} else {
 			back_stat_add(&q->stats->rx_bytes, e->len);
-			delivered++;
+			delivered += e->npkts;
 		}
 		item_release(q, items[i]);
 	}
@@ -717,6 +940,7 @@ static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *cons
 	struct rx_ent ents[BACK_BATCH];
 	unsigned int nent = 0, ncopy = 0, nrsp = 0;
 	int avail = rx_avail(q, false);
+	bool sw_used = false;
 
 	if (avail < 0)
 		return 0;
@@ -727,15 +951,35 @@ static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *cons
 		struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
 		const struct rx_held *held = it->aux;
 		uint8_t gso = held ? held->gso_type : ((struct sw_pkt *)it->ptr)->gso_type;
-		unsigned int need = rx_slots_needed(q->vif, len, gso, it->hash_type);
+		enum rx_sw kind = rx_sw_need(q->vif, it);
+		unsigned int need = 0, nops = 0, nseg = 0;
 
-		*e = (struct rx_ent){.len = len};
-		if (need == 0 || rx_pieces(it, pc) == 0) {
-			back_stat_add(need == 0 ? &q->stats->rx_oversize : &q->stats->rx_malformed,
-				      1);
-			e->drop = true;
-			nent++;
-			continue;
+		*e = (struct rx_ent){.len = len, .npkts = 1};
+		if (kind == RX_SW_NONE) {
+			need = rx_slots_needed(q->vif, len, gso, it->hash_type);
+			if (need == 0 || rx_pieces(it, pc) == 0) {
+				back_stat_add(need == 0 ? &q->stats->rx_oversize
+							: &q->stats->rx_malformed,
+					      1);
+				e->drop = true;
+				nent++;
+				continue;
+			}
+		} else {
+			if (sw_used)
+				break; /* q->sw holds an earlier frame of this batch */
+			if (kind != RX_SW_BAD)
+				nseg = rx_sw_prepare(q, it, kind, &need, &nops, &e->len);
+			else
+				back_stat_add(&q->stats->rx_sw_bad, 1);
+			if (nseg == 0) {
+				e->drop = true;
+				nent++;
+				continue;
+			}
+			if (ncopy + nops > BACK_RX_COPY_OPS)
+				break; /* not with this batch's copies: first in the next */
+			sw_used = true;
 		}
 		if ((unsigned int)avail - nrsp < need) {
 			/* Ask to be notified when enough are posted, then re-check. */
@@ -755,7 +999,10 @@ static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *cons
 			}
 		}
 		atomic_store_explicit(&q->rx_blocked, false, memory_order_relaxed);
-		rx_plan(q, it, need, nrsp, &ncopy, e);
+		if (nseg)
+			rx_plan_sw(q, it, kind, nseg, nrsp, &ncopy, e);
+		else
+			rx_plan(q, it, need, nrsp, &ncopy, e);
 		nrsp += need;
 		nent++;
 	}

@@ -42,15 +42,19 @@ static const struct back_stat_desc back_stats[] = {
     STAT(rx_packets),	       /* frames delivered into the guest's buffers */
     STAT(rx_bytes),	       /* their bytes */
     STAT(rx_direct),	       /* of rx_packets, delivered by the forwarding thread itself */
-    STAT(rx_dropped),	   /* dropped after queueing: expired + bad_gref + oversize + malformed */
+    STAT(rx_dropped), /* dropped after queueing: expired, bad_gref, oversize, malformed, sw_bad */
     STAT(rx_queue_full),   /* refused by xmit: queue full in items or bytes */
     STAT(rx_expired),	   /* waited longer than the drain timeout */
     STAT(rx_bad_gref),	   /* grant copy into a posted buffer failed */
-    STAT(rx_oversize),	   /* needs more slots / GSO / sg the guest lacks */
+    STAT(rx_oversize),	   /* needs more slots or sg than the guest has */
     STAT(rx_malformed),	   /* descriptor whose pieces do not add up to its length */
     STAT(rx_held_copied),  /* held payloads copied out to free the sender */
-    STAT(rx_nomem),	   /* copy-out found its pool full or unallocatable (retried later) */
+    STAT(rx_nomem),	   /* no memory: copy-out's pool (retried later), sw scratch (dropped) */
     STAT(rx_waits),	   /* times the head frame waited for RX buffers */
+    STAT(rx_sw_csum),	   /* blank checksums filled in for a guest without that offload */
+    STAT(rx_sw_gso),	   /* GSO frames segmented for a guest without that GSO type */
+    STAT(rx_sw_gso_segs),  /* the segments they became (each counted in rx_packets) */
+    STAT(rx_sw_bad),	   /* frames needing one of those that were not TCP/UDP it fits */
     STAT(notifications),   /* event channel notifications sent to the guest */
     STAT(wakeups),	   /* worker wake-ups */
     STAT(evtchn_spurious), /* wake-ups by an event that brought no work */

@@ -185,6 +185,8 @@ int ff_connect(struct ff *f, const struct ff_opts *o)
 		fe_write(f, f->fe_path, "feature-rx-notify", 1);
 	if (o->ipv6_csum)
 		fe_write(f, f->fe_path, "feature-ipv6-csum-offload", 1);
+	if (o->no_csum)
+		fe_write(f, f->fe_path, "feature-no-csum-offload", 1);
 	if (o->persistent) {
 		fe_write(f, f->fe_path, "feature-persistent", 1);
 		if (o->persistent_grants >= 0)

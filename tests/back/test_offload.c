@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_offload.c - netback gives a guest only the offloads it negotiated:
+ * GSO frames segmented and blank checksums filled in for one that lacks them
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <netinet/in.h>
+
+#include "../uplink/frame_builder.h"
+#include "fx.h"
+#include "switch/frame.h"
+
+/* TCP header length of the test frames: 20 bytes and a 12-byte timestamp option. */
+#define TCP_HL 32u
+
+static struct fb f;
+static uint8_t rbuf[65536], joined[65536];
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+static uint32_t pseudo(const uint8_t *p, int l3, uint32_t l4_len)
+{
+	if (l3 == 4)
+		return sw_csum_fold(p + 14 + 12, 8, 0) + IPPROTO_TCP + l4_len;
+	return sw_csum_fold(p + 14 + 8, 32, 0) + IPPROTO_TCP + l4_len;
+}
+
+/*
+ * A TCP frame from A to B with @payload bytes (a pseudo-random pattern), its
+ * checksum blank as a sender with checksum offload leaves it.
+ */
+static void tcp_frame(int l3, uint32_t payload, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 7;
+	uint8_t *t;
+
+	fb_build(&f, l3, IPPROTO_TCP, false, payload + TCP_HL - 20, 0);
+	memcpy(f.b, mac_b, 6);
+	memcpy(f.b + 6, mac_a, 6);
+	t = f.b + f.l4;
+	t[12] = (TCP_HL / 4) << 4;
+	t[13] = 0x10 | 0x08; /* ACK PSH */
+	memcpy(t + 4, "\x00\x00\x10\x00", 4);
+	memcpy(t + 20, "\x01\x01\x08\x0a\x00\x00\x00\x01\x00\x00\x00\x02", 12);
+	for (uint32_t i = 0; i < payload; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		t[TCP_HL + i] = (uint8_t)x;
+	}
+	fb_put16(t + 16, sw_csum_fold(NULL, 0, pseudo(f.b, l3, f.len - f.l4)));
+}
+
+/* Send f from A with @opt. */
+static void send_f(struct fx *x, const struct ff_txopt *opt)
+{
+	assert_int_equal(ff_tx_frame(&x->a, 0, f.b, f.len, opt), 0);
+	ff_tx_push(&x->a, 0);
+}
+
+/* Receive up to @n frames at B into consecutive slices of @out (lengths in @lens). */
+static unsigned int recv_n(struct fx *x, unsigned int n, uint8_t (*out)[2048], uint32_t *lens,
+			   struct ff_rxinfo *infos)
+{
+	unsigned int got = 0;
+	uint64_t end = test_now_ms() + WAIT_MS;
+
+	while (got < n && test_now_ms() < end) {
+		int r;
+
+		ff_rx_post(&x->b, 0, FF_RING);
+		r = ff_rx_recv(&x->b, 0, rbuf, sizeof(rbuf), &infos[got]);
+		if (r == -EAGAIN) {
+			loop_run_once(x->w.loop, 1);
+			continue;
+		}
+		assert_true(r > 0 && r <= 2048);
+		memcpy(out[got], rbuf, (size_t)r);
+		lens[got++] = (uint32_t)r;
+	}
+	return got;
+}
+
+static uint8_t segs[256][2048];
+static uint32_t seglens[256];
+static struct ff_rxinfo infos[256];
+
+/*
+ * A sends one GSO frame of @payload bytes with @mss; B, which did not
+ * negotiate that GSO type, must get the segments a TCP stack would have
+ * sent: right lengths, sequence numbers and flags, checksums blank where
+ * B takes blank ones and valid in full where it does not, payload whole.
+ */
+static void gso_to(enum back_tx_mode mode, int l3, const struct ff_opts *ob, uint32_t payload,
+		   uint16_t mss)
+{
+	struct fx *x = fx_new(mode, NULL, NULL, ob);
+	struct ff_txopt opt = {.gso_type =
+				   l3 == 4 ? XEN_NETIF_GSO_TYPE_TCPV4 : XEN_NETIF_GSO_TYPE_TCPV6,
+			       .gso_size = mss,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	bool blank = l3 == 4 ? !ob->no_csum : ob->ipv6_csum;
+	unsigned int want = (payload + mss - 1) / mss, got;
+	uint32_t hdrs, off = 0;
+
+	tcp_frame(l3, payload, payload + mss);
+	hdrs = f.l4 + TCP_HL;
+	send_f(x, &opt);
+	got = recv_n(x, want, segs, seglens, infos);
+	if (got != want)
+		dump(x, got, want, 0);
+	assert_int_equal(got, want);
+	for (unsigned int i = 0; i < got; i++) {
+		uint8_t *s = segs[i], *t = s + f.l4;
+		uint32_t len = seglens[i], l4_len = len - f.l4;
+
+		assert_int_equal(len, hdrs + (i + 1 < got ? mss : payload - off));
+		assert_int_equal(infos[i].gso_type, 0);
+		assert_memory_equal(s, f.b, 14);
+		if (l3 == 4) {
+			assert_int_equal(get16(s + 14 + 2), len - 14);
+			assert_int_equal(sw_csum_fold(s + 14, 20, 0), 0xffff);
+		} else {
+			assert_int_equal(get16(s + 14 + 4), len - 14 - 40);
+		}
+		assert_int_equal(get32(t + 4), 0x1000 + off);
+		assert_int_equal(t[13] & 0x08, i + 1 == got ? 0x08 : 0);
+		if (blank) {
+			assert_int_equal(infos[i].flags &
+					     (NETRXF_csum_blank | NETRXF_data_validated),
+					 NETRXF_csum_blank | NETRXF_data_validated);
+			assert_int_equal(get16(t + 16),
+					 sw_csum_fold(NULL, 0, pseudo(s, l3, l4_len)));
+		} else {
+			assert_int_equal(infos[i].flags & NETRXF_csum_blank, 0);
+			assert_int_equal(sw_csum_fold(t, l4_len, pseudo(s, l3, l4_len)), 0xffff);
+		}
+		memcpy(joined + off, s + hdrs, len - hdrs);
+		off += len - hdrs;
+	}
+	assert_memory_equal(joined, f.b + hdrs, payload);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso"), 1);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso_segs"), want);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), want);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 0);
+	/* A got its answer: the frame completed once, however many segments it made. */
+	WAIT_UNTIL(&x->w,
+		   (ff_tx_reap(&x->a, 0), x->a.q[0].tx.rsp_cons == x->a.q[0].tx.req_prod_pvt),
+		   WAIT_MS);
+	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
+	fx_free(x);
+}
+
+static const struct ff_opts no_gso = {.nq = 1, .sg = true, .rx_notify = true, .ipv6_csum = true};
+static const struct ff_opts no_gso_csum = {.nq = 1, .sg = true, .rx_notify = true, .no_csum = true};
+static const struct ff_opts no_sg = {.nq = 1, .rx_notify = true, .ipv6_csum = true};
+
+static void test_gso_v4_blank(void **state)
+{
+	(void)state;
+	gso_to(BACK_TX_MAP, 4, &no_gso, 65535 - 14 - 20 - TCP_HL, 1448);
+	gso_to(BACK_TX_COPY, 4, &no_gso, 30000, 1448);
+}
+
+static void test_gso_v4_full(void **state)
+{
+	(void)state;
+	gso_to(BACK_TX_MAP, 4, &no_gso_csum, 65535 - 14 - 20 - TCP_HL, 1448);
+	gso_to(BACK_TX_PERSISTENT, 4, &no_gso_csum, 4001, 1000);
+}
+
+static void test_gso_v6(void **state)
+{
+	(void)state;
+	gso_to(BACK_TX_MAP, 6, &no_gso, 60000, 1428);
+	gso_to(BACK_TX_COPY, 6, &no_gso_csum, 60000, 1428); /* no ipv6 csum offload either */
+}
+
+/* Without feature-sg a segment must fit one page: small MSS yes, jumbo no. */
+static void test_gso_no_sg(void **state)
+{
+	struct ff_txopt opt = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+			       .gso_size = 8000,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x;
+
+	(void)state;
+	gso_to(BACK_TX_MAP, 4, &no_sg, 20000, 1448);
+	x = fx_new(BACK_TX_MAP, NULL, NULL, &no_sg);
+	tcp_frame(4, 20000, 1);
+	send_f(x, &opt);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_oversize") == 1, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 0);
+	/* B still takes what fits. */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
+	fx_free(x);
+}
+
+/* Receive one frame at B into rbuf; its length, or -EAGAIN after WAIT_MS. */
+static int recv_one(struct fx *x, struct ff_rxinfo *info)
+{
+	uint64_t end = test_now_ms() + WAIT_MS;
+	int r = -EAGAIN;
+
+	while (test_now_ms() < end) {
+		ff_rx_post(&x->b, 0, FF_RING);
+		r = ff_rx_recv(&x->b, 0, rbuf, sizeof(rbuf), info);
+		if (r != -EAGAIN)
+			break;
+		loop_run_once(x->w.loop, 1);
+	}
+	return r;
+}
+
+/* Send f with a blank checksum; B must get it whole with the checksum filled in. */
+static void csum_filled(struct fx *x, uint8_t proto, int l3)
+{
+	struct ff_txopt opt = {.flags = NETTXF_csum_blank | NETTXF_data_validated};
+	uint32_t field = f.l4 + (proto == IPPROTO_TCP ? 16 : 6);
+	struct ff_rxinfo info;
+	int r;
+
+	send_f(x, &opt);
+	r = recv_one(x, &info);
+	assert_int_equal(r, (int)f.len);
+	assert_int_equal(info.flags & NETRXF_csum_blank, 0);
+	assert_memory_equal(rbuf, f.b, field);
+	assert_memory_equal(rbuf + field + 2, f.b + field + 2, f.len - field - 2);
+	assert_int_equal(sw_csum_fold(rbuf + f.l4, f.len - f.l4,
+				      pseudo(rbuf, l3, f.len - f.l4) - IPPROTO_TCP + proto),
+			 0xffff);
+}
+
+/* A guest without checksum offload for a family gets TCP and UDP checksums filled in. */
+static void test_csum_fill(void **state)
+{
+	struct ff_txopt opt = {.flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &no_gso_csum);
+
+	(void)state;
+	tcp_frame(4, 9000, 3); /* over several slots */
+	csum_filled(x, IPPROTO_TCP, 4);
+	tcp_frame(6, 1001, 4); /* no feature-ipv6-csum-offload either */
+	csum_filled(x, IPPROTO_TCP, 6);
+	fb_build(&f, 4, IPPROTO_UDP, false, 777, 9);
+	memcpy(f.b, mac_b, 6);
+	memcpy(f.b + 6, mac_a, 6);
+	fb_put16(f.b + f.l4 + 6,
+		 sw_csum_fold(NULL, 0, pseudo(f.b, 4, f.len - f.l4) - IPPROTO_TCP + IPPROTO_UDP));
+	csum_filled(x, IPPROTO_UDP, 4);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_csum"), 3);
+	/* A blank checksum on what is not TCP or UDP cannot be filled in: dropped, counted. */
+	make_frame(x->buf, 100, mac_b, mac_a, 1);
+	assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 100, &opt), 0);
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_sw_bad") == 1, WAIT_MS));
+	/* Frames without offloads pass untouched, and B is still up. */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_csum"), 3);
+	fx_free(x);
+}
+
+/* GSO frames that cannot be segmented are dropped and counted; nothing else suffers. */
+static void test_gso_refused(void **state)
+{
+	struct ff_txopt opt = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+			       .gso_size = 1448,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &no_gso);
+
+	(void)state;
+	/* not TCP at all */
+	make_frame(x->buf, 30000, mac_b, mac_a, 1);
+	assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 30000, &opt), 0);
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_sw_bad") == 1, WAIT_MS));
+	/* IPv6 announced as TCPv4 */
+	tcp_frame(6, 30000, 2);
+	send_f(x, &opt);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_sw_bad") == 2, WAIT_MS));
+	/* more segments than B's ring has slots: it could never be delivered */
+	opt.gso_size = 100;
+	tcp_frame(4, 60000, 3);
+	send_f(x, &opt);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_sw_bad") == 3, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 3);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 0);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	fx_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_gso_v4_blank), cmocka_unit_test(test_gso_v4_full),
+	    cmocka_unit_test(test_gso_v6),	 cmocka_unit_test(test_gso_no_sg),
+	    cmocka_unit_test(test_csum_fill),	 cmocka_unit_test(test_gso_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
