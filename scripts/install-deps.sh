@@ -17,6 +17,7 @@ pkgs=(
 	iproute2            # network namespaces for the integration tests
 	iputils-ping        # ping across pvnet in the TAP tests
 	iperf3              # TCP through pvnet in the TAP tests and the benchmark
+	ethtool             # the TAP devices' offloads, checked in the TAP tests
 	gnuplot-nox         # pvnet bench --plot: PNG charts of the sweeps
 )
 

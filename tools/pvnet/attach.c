@@ -45,12 +45,14 @@ static void attach_usage(FILE *f)
 	fprintf(
 	    f,
 	    "Usage: pvnet [-d DIR] attach --netns NS --ifname NAME [--mac MAC] [--queues N]\n"
-	    "                            [--mtu MTU] [--run-dir DIR]\n"
+	    "                            [--mtu MTU] [--no-offload] [--run-dir DIR]\n"
 	    "Become a frontend domain of pvnetd whose guest is the kernel stack of network\n"
 	    "namespace NS (created if absent): a TAP NAME in NS carries the vif's frames,\n"
 	    "with the vif's MAC.  Runs until SIGINT/SIGTERM, then prints its counters.\n"
 	    "  --queues N   vif and TAP queues, 1..16 (default 1; one thread each)\n"
-	    "  --mtu MTU    the TAP's MTU, 68..65521 (default 1500; over 4082 needs feature-sg)\n");
+	    "  --mtu MTU    the TAP's MTU, 68..65521 (default 1500; over 4082 needs feature-sg)\n"
+	    "  --no-offload negotiate no checksum or segmentation offload, as a netfront\n"
+	    "               without them: pvnetd then fills in checksums and segments for us\n");
 }
 
 static int parse_mac(const char *s, uint8_t mac[6])
@@ -241,16 +243,22 @@ struct attach_opts {
 	unsigned int queues;
 	uint32_t mtu;
 	bool have_mac;
+	bool no_offload;
 	uint8_t mac[6];
 };
 
 static int parse_opts(int argc, char **argv, struct attach_opts *o)
 {
 	static const struct option opts[] = {
-	    {"netns", required_argument, NULL, 'n'}, {"ifname", required_argument, NULL, 'i'},
-	    {"mac", required_argument, NULL, 'm'},   {"queues", required_argument, NULL, 'q'},
-	    {"mtu", required_argument, NULL, 'M'},   {"run-dir", required_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},	     {0},
+	    {"netns", required_argument, NULL, 'n'},
+	    {"ifname", required_argument, NULL, 'i'},
+	    {"mac", required_argument, NULL, 'm'},
+	    {"queues", required_argument, NULL, 'q'},
+	    {"mtu", required_argument, NULL, 'M'},
+	    {"run-dir", required_argument, NULL, 'd'},
+	    {"no-offload", no_argument, NULL, 'O'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	char *end;
 	unsigned long v;
@@ -293,6 +301,9 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			break;
 		case 'd':
 			o->run_dir = optarg;
+			break;
+		case 'O':
+			o->no_offload = true;
 			break;
 		case 'h':
 			attach_usage(stdout);
@@ -382,6 +393,9 @@ int attach_main(int argc, char **argv, const char *run_dir)
 		cfg.tx_buffers = PVNET_RING_SIZE;
 	if (o.have_mac)
 		memcpy(cfg.mac, o.mac, sizeof(cfg.mac));
+	if (o.no_offload)
+		cfg.features &= ~(uint32_t)(PVNET_F_CSUM | PVNET_F_IPV6_CSUM | PVNET_F_GSO_TCPV4 |
+					    PVNET_F_GSO_TCPV6);
 	rc = pvnet_domain_create(
 	    o.run_dir, o.queues * (2 + cfg.tx_buffers + cfg.rx_buffers) + ATTACH_EXTRA_PAGES, &dom);
 	if (rc < 0) {
