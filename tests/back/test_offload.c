@@ -107,7 +107,7 @@ static struct ff_rxinfo infos[256];
  * B takes blank ones and valid in full where it does not, payload whole.
  */
 static void gso_to(enum back_tx_mode mode, int l3, const struct ff_opts *ob, uint32_t payload,
-		   uint16_t mss)
+		   uint16_t mss, bool held)
 {
 	struct fx *x = fx_new(mode, NULL, NULL, ob);
 	struct ff_txopt opt = {.gso_type =
@@ -121,6 +121,10 @@ static void gso_to(enum back_tx_mode mode, int l3, const struct ff_opts *ob, uin
 	tcp_frame(l3, payload, payload + mss);
 	hdrs = f.l4 + TCP_HL;
 	send_f(x, &opt);
+	/* Held: B posts nothing until netback has copied the frame out of A's pages. */
+	if (held)
+		assert_true(
+		    WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_held_copied") == 1, WAIT_MS));
 	got = recv_n(x, want, segs, seglens, infos);
 	if (got != want)
 		dump(x, got, want, 0);
@@ -173,22 +177,23 @@ static const struct ff_opts no_sg = {.nq = 1, .rx_notify = true, .ipv6_csum = tr
 static void test_gso_v4_blank(void **state)
 {
 	(void)state;
-	gso_to(BACK_TX_MAP, 4, &no_gso, 65535 - 14 - 20 - TCP_HL, 1448);
-	gso_to(BACK_TX_COPY, 4, &no_gso, 30000, 1448);
+	gso_to(BACK_TX_MAP, 4, &no_gso, 65535 - 14 - 20 - TCP_HL, 1448, false);
+	gso_to(BACK_TX_COPY, 4, &no_gso, 30000, 1448, false);
+	gso_to(BACK_TX_MAP, 4, &no_gso, 30000, 1448, true); /* from the hold pool */
 }
 
 static void test_gso_v4_full(void **state)
 {
 	(void)state;
-	gso_to(BACK_TX_MAP, 4, &no_gso_csum, 65535 - 14 - 20 - TCP_HL, 1448);
-	gso_to(BACK_TX_PERSISTENT, 4, &no_gso_csum, 4001, 1000);
+	gso_to(BACK_TX_MAP, 4, &no_gso_csum, 65535 - 14 - 20 - TCP_HL, 1448, false);
+	gso_to(BACK_TX_PERSISTENT, 4, &no_gso_csum, 4001, 1000, false);
 }
 
 static void test_gso_v6(void **state)
 {
 	(void)state;
-	gso_to(BACK_TX_MAP, 6, &no_gso, 60000, 1428);
-	gso_to(BACK_TX_COPY, 6, &no_gso_csum, 60000, 1428); /* no ipv6 csum offload either */
+	gso_to(BACK_TX_MAP, 6, &no_gso, 60000, 1428, false);
+	gso_to(BACK_TX_COPY, 6, &no_gso_csum, 60000, 1428, false); /* no ipv6 csum offload */
 }
 
 /* Without feature-sg a segment must fit one page: small MSS yes, jumbo no. */
@@ -200,7 +205,7 @@ static void test_gso_no_sg(void **state)
 	struct fx *x;
 
 	(void)state;
-	gso_to(BACK_TX_MAP, 4, &no_sg, 20000, 1448);
+	gso_to(BACK_TX_MAP, 4, &no_sg, 20000, 1448, false);
 	x = fx_new(BACK_TX_MAP, NULL, NULL, &no_sg);
 	tcp_frame(4, 20000, 1);
 	send_f(x, &opt);
