@@ -511,6 +511,11 @@ struct pvnet_buf {
  * @bufs: receives up to @n buffers (data = page, len 0, next NULL)
  * @n: how many wanted
  *
+ * Finding none free (with @n > 0) stops the queue as a full ring stops
+ * pvnet_send(): the TX completion event is armed, so pvnet_queue_fd()
+ * becomes readable (and pvnet_queue_wait() returns) when buffers come
+ * back.  Taking fewer than @n arms nothing.
+ *
  * Return: how many were taken (0 when none are free), or -errno
  */
 int pvnet_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,

@@ -111,8 +111,8 @@ enum bench_seq {
  * @front_tx_errors: TX requests the backend answered with an error
  * @front_rx_errors: RX frames the backend marked as errors
  * @front_tx_ring_full: sends stopped by a full ring (back-pressure, not a drop)
- * @tx_copy_fallback: A, zero-copy API: frames sent with pvnet_send() because no TX
- *	buffer was free (the call that arms the TX-completion wakeup)
+ * @tx_copy_fallback: A, zero-copy API: frames sent with pvnet_send() because fewer
+ *	TX buffers were free than a frame needs (the call that arms the wakeup then)
  * @cpu_us: CPU time (user + system) of the whole process, getrusage(RUSAGE_SELF)
  * @t_ns: CLOCK_MONOTONIC of the snapshot: the midpoint between asking the threads and
  *	the last answer (0: not taken)

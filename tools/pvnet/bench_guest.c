@@ -253,10 +253,13 @@ static unsigned int chain_iov(struct pvnet_buf *h, uint32_t frame, struct iovec 
 }
 
 /*
- * Send one frame through pvnet_send(): used when no TX buffer is free,
- * because pvnet_send() finding no room is what arms the TX-completion
- * wakeup (pvnet_tx_alloc() returning 0 does not).  Return 1 if it went,
- * 0 if the queue is stopped (wait on its fd), or -errno.
+ * Send one frame through pvnet_send(): used when the free TX buffers are
+ * fewer than one frame needs.  pvnet_tx_alloc() arms the TX-completion
+ * wakeup only when it finds none at all; a multi-page frame can find some
+ * but too few, which arms nothing, and a sender sleeping then would wait
+ * for its poll timeout.  pvnet_send() either sends or stops the queue and
+ * arms it.  Return 1 if it went, 0 if the queue is stopped (wait on its
+ * fd), or -errno.
  */
 static int send_one_copy(struct worker *w, uint8_t *frame)
 {
@@ -323,7 +326,7 @@ static void *sender_zerocopy(void *arg)
 			}
 		}
 		if (!nheld) {
-			/* Every buffer is in flight: one copying send, which arms the wakeup. */
+			/* Not one frame's buffers free: one copying send, which arms the wakeup. */
 			rc = send_one_copy(w, frame);
 			if (rc < 0) {
 				worker_fail(w, "pvnet_send", rc);
