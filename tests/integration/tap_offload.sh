@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tap_offload.sh - a guest without offloads beside one with them (pvnet attach --no-offload):
-# TCP both ways, IPv4 and IPv6.  The guest with TSO sends 64 KiB segments with blank
-# checksums; pvnetd must segment them and fill the checksums in for the other, whose
-# kernel drops anything with a bad checksum, so every byte iperf3 counts proves it.
+# TCP both ways, IPv4 and IPv6, with an attached namespace and with one on the TAP uplink
+# (whose kernel is offered TSO too).  They send 64 KiB segments with blank checksums;
+# pvnetd must segment them and fill the checksums in for the guest without offloads,
+# whose kernel drops anything with a bad checksum, so every byte iperf3 counts proves it.
 # usage: tap_offload.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -16,12 +17,14 @@ trap tap_cleanup EXIT
 
 A=pvoa$$
 B=pvob$$
+U=pvou$$
 RUN="$TAP_TMP/run"
-start_pvnetd "$RUN" --tx-mode map || exit 1
-tap_ns "$A" && tap_ns "$B" || exit 1
+tap_ns "$A" && tap_ns "$B" && tap_ns "$U" || exit 1
+start_pvnetd "$RUN" --tx-mode map --uplink "tap:up0@$U" || exit 1
 tap_attach PA "$A" eth0 || exit 1
 tap_attach PB "$B" eth0 --no-offload || exit 1
 tap_addr "$A" eth0 10.78.0.1 fd78::1 && tap_addr "$B" eth0 10.78.0.2 fd78::2
+tap_addr "$U" up0 10.78.0.3 fd78::3
 check "A's TAP offers TSO to its kernel" \
 	sh -c "ip netns exec $A ethtool -k eth0 | grep -q '^tcp-segmentation-offload: on'"
 check "B's TAP offers none" \
@@ -31,6 +34,14 @@ check "ping B -> A (IPv6)" tap_ping "$B" fd78::1
 for run in "10.78.0.2" "fd78::2" "10.78.0.2 -R" "fd78::2 -R"; do
 	what="iperf3 TCP A -> B ${run/ -R/, reverse (B -> A)}"
 	if r=$(tap_iperf "$B" "$A" $run -t 1); then
+		ok "$what: $r"
+	else
+		not_ok "$what"
+	fi
+done
+for run in "10.78.0.2" "fd78::2 -R"; do
+	what="iperf3 TCP uplink -> B ${run/ -R/, reverse (B -> uplink)}"
+	if r=$(tap_iperf "$B" "$U" $run -t 1); then
 		ok "$what: $r"
 	else
 		not_ok "$what"
