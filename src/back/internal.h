@@ -90,6 +90,7 @@ struct back_queue_stats {
 	_Atomic uint64_t tx_zerocopy_fail;
 	_Atomic uint64_t tx_copied;
 	_Atomic uint64_t tx_stalls;
+	_Atomic uint64_t tx_rate_limited;
 	_Atomic uint64_t rx_packets;
 	_Atomic uint64_t rx_bytes;
 	_Atomic uint64_t rx_direct;
@@ -275,6 +276,18 @@ struct back_queue {
 	_Atomic bool rx_blocked;
 	_Atomic RING_IDX rx_wait_for;
 
+	/*
+	 * TX credit (tx.c, the vif's @rate): @credit_rate is the rate last
+	 * applied; up to @credit_left bytes may go before the window that
+	 * started at @credit_start_ns ends; @rate_limited: a packet found too
+	 * little, and TX waits until @credit_next_ns.  Worker-private.
+	 */
+	uint64_t credit_rate;
+	uint64_t credit_left;
+	uint64_t credit_start_ns;
+	uint64_t credit_next_ns;
+	bool rate_limited;
+
 	/* TX. */
 	struct back_tx_pending *pending;
 	uint16_t pending_free;
@@ -332,6 +345,17 @@ struct back_frontend {
 	bool sg, gso_tcpv4, gso_tcpv6, csum_ipv4, csum_ipv6, rx_notify;
 };
 
+/*
+ * A TX rate limit in one word, so that a worker reads both halves at once:
+ * up to 2^40 - 1 bytes per window of up to 2^24 - 1 us (16.7 s).
+ */
+#define BACK_RATE_USEC_BITS    24
+#define BACK_RATE(bytes, usec) ((uint64_t)(bytes) << BACK_RATE_USEC_BITS | (uint64_t)(usec))
+#define BACK_RATE_BYTES(r)     ((r) >> BACK_RATE_USEC_BITS)
+#define BACK_RATE_USEC(r)      ((r) & ((1ULL << BACK_RATE_USEC_BITS) - 1))
+#define BACK_RATE_MAX_BYTES    ((1ULL << (64 - BACK_RATE_USEC_BITS)) - 1)
+#define BACK_RATE_MAX_USEC     ((1ULL << BACK_RATE_USEC_BITS) - 1)
+
 /**
  * struct back_vif - one vif (loop thread, except where noted)
  * @b: the backend
@@ -344,6 +368,9 @@ struct back_frontend {
  * @state: backend XenbusState
  * @fe_state: last frontend state seen
  * @watching: the frontend-state watch is registered
+ * @watching_rate: the watch on our own "rate" key is registered
+ * @rate: TX rate limit from the backend's "rate" key, BACK_RATE(bytes, usec);
+ *	0 unlimited (written on the loop thread, read by workers)
  * @fe: negotiated features (read by workers, written while none runs)
  * @mode: how this connection moves guest pages (enum back_tx_mode)
  * @persistent_grants: PERSISTENT: pages per queue the frontend declared
@@ -371,6 +398,8 @@ struct back_vif {
 	enum xenbus_state state;
 	enum xenbus_state fe_state;
 	bool watching;
+	bool watching_rate;
+	_Atomic uint64_t rate;
 	struct back_frontend fe;
 	enum back_tx_mode mode;
 	uint32_t persistent_grants;
@@ -560,6 +589,14 @@ bool back_tx_poll(struct back_queue *q);
  * Return: true if any frame was completed
  */
 bool back_tx_complete(struct back_queue *q);
+
+/**
+ * back_tx_credit_timeout() - lower a worker's poll timeout to when TX credit returns
+ * @q: the queue
+ * @now: back_now_ns()
+ * @timeout_ms: the timeout so far (-1: none); lowered if TX waits for credit
+ */
+void back_tx_credit_timeout(struct back_queue *q, uint64_t now, int *timeout_ms);
 
 /**
  * back_tx_has_work() - final check before sleeping (sets req_event)

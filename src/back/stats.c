@@ -39,6 +39,7 @@ static const struct back_stat_desc back_stats[] = {
     STAT(tx_zerocopy_fail),    /* of those, copied out by a slow consumer */
     STAT(tx_copied),	       /* frames whose payload was grant-copied (copy mode) */
     STAT(tx_stalls),	       /* polls stopped: every pending slot in flight */
+    STAT(tx_rate_limited),     /* times TX waited for credit (the backend's "rate" key) */
     STAT(rx_packets),	       /* frames delivered into the guest's buffers */
     STAT(rx_bytes),	       /* their bytes */
     STAT(rx_direct),	       /* of rx_packets, delivered by the forwarding thread itself */

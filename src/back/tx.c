@@ -45,6 +45,16 @@
  * one call (nothing to unmap with persistent grants), writes the responses (first slot, a NULL response per extra,
  * then each data slot) and frees the slots.  Copy mode answers in step 6
  * and only frees pool pages at completion.
+ *
+ * Rate limit (the backend's "rate" key, "BYTES,USEC", as xl writes it for
+ * a vif's rate=; Linux netback's credit scheduler): each queue may take
+ * BYTES of guest TX per window of USEC.  A packet whose first-slot size
+ * exceeds the credit left stops the poll before it is read; the next
+ * window's credit comes when the window ends (the worker sleeps until
+ * then, back_tx_credit_timeout()), never more than max(BYTES, 128 KiB)
+ * at once, so that a 64 KiB frame always fits a window.  Like Linux, the
+ * limit is per queue, and a dropped packet uses credit too.  One branch
+ * per packet when no rate is set.
  */
 
 #include <errno.h>
@@ -148,12 +158,87 @@ static void tx_push(struct back_queue *q)
 		back_notify(q, q->port_tx);
 }
 
+/* A window's credit, at most max(BYTES, 128 KiB) saved up (Linux's tx_add_credit()). */
+#define TX_CREDIT_MIN_BURST (128u * 1024)
+
+static void tx_credit_add(struct back_queue *q)
+{
+	uint64_t bytes = BACK_RATE_BYTES(q->credit_rate);
+	uint64_t burst = bytes > TX_CREDIT_MIN_BURST ? bytes : TX_CREDIT_MIN_BURST;
+	uint64_t left = q->credit_left + bytes; /* < 2^41: no wrap */
+
+	q->credit_left = left < burst ? left : burst;
+	q->rate_limited = false;
+}
+
+/*
+ * Before a poll: apply a changed rate, and the credit of a window that has
+ * ended while we waited.  Returns false while TX must still wait.
+ */
+static bool tx_credit_begin(struct back_queue *q, uint64_t now)
+{
+	uint64_t rate = atomic_load_explicit(&q->vif->rate, memory_order_relaxed);
+
+	if (rate != q->credit_rate) {
+		uint64_t bytes = BACK_RATE_BYTES(rate);
+
+		q->credit_rate = rate;
+		q->credit_start_ns = now;
+		q->rate_limited = false;
+		if (q->credit_left > bytes)
+			q->credit_left = bytes;
+		if (rate && !q->credit_left)
+			tx_credit_add(q);
+	}
+	if (!q->rate_limited)
+		return true;
+	if (now < q->credit_next_ns)
+		return false;
+	tx_credit_add(q);
+	return true;
+}
+
+/* May a packet of @size bytes go now?  Takes its credit if so (Linux's tx_credit_exceeded()). */
+static bool tx_credit_take(struct back_queue *q, uint32_t size, uint64_t now)
+{
+	uint64_t next = q->credit_start_ns + BACK_RATE_USEC(q->credit_rate) * 1000;
+
+	if (size > q->credit_left && now >= next) {
+		q->credit_start_ns = now;
+		tx_credit_add(q);
+	}
+	if (size <= q->credit_left) {
+		q->credit_left -= size;
+		return true;
+	}
+	q->credit_next_ns = next > now ? next : now;
+	q->credit_start_ns = q->credit_next_ns;
+	q->rate_limited = true;
+	back_stat_add(&q->stats->tx_rate_limited, 1);
+	return false;
+}
+
+void back_tx_credit_timeout(struct back_queue *q, uint64_t now, int *timeout_ms)
+{
+	uint64_t ms;
+
+	if (!q->rate_limited)
+		return;
+	ms = q->credit_next_ns > now ? (q->credit_next_ns - now + 999999) / 1000000 : 0;
+	if (*timeout_ms < 0 || ms < (uint64_t)*timeout_ms)
+		*timeout_ms = (int)ms;
+}
+
 bool back_tx_has_work(struct back_queue *q)
 {
 	netif_tx_sring_t *s = q->tx.sring;
 
 	if (q->tx_stalled)
 		return false; /* a completion wakes us */
+	if (q->rate_limited && back_now_ns() < q->credit_next_ns)
+		return false; /* the credit timeout wakes us */
+	if (atomic_load_explicit(&q->vif->rate, memory_order_relaxed) != q->credit_rate)
+		return true; /* a new rate (its watch woke us) */
 	if (__atomic_load_n(&s->req_prod, __ATOMIC_ACQUIRE) != q->tx.req_cons)
 		return true;
 	/* RING_FINAL_CHECK_FOR_REQUESTS: store event, full barrier, re-read. */
@@ -398,9 +483,15 @@ bool back_tx_poll(struct back_queue *q)
 	struct back_tx_parse pp;
 	unsigned int avail, pos = 0, npl = 0, ncopy = 0, nmap = 0, nunmap = 0, nfwd = 0, i;
 	bool map = q->mode != BACK_TX_COPY, progress = false;
+	uint64_t now = 0;
 	RING_IDX prod;
 	int rc;
 
+	if (q->credit_rate || atomic_load_explicit(&q->vif->rate, memory_order_relaxed)) {
+		now = back_now_ns();
+		if (!tx_credit_begin(q, now))
+			return false;
+	}
 	prod = __atomic_load_n(&q->tx.sring->req_prod, __ATOMIC_ACQUIRE);
 	if (RING_REQUEST_PROD_OVERFLOW(&q->tx, prod)) {
 		back_queue_fatal(q,
@@ -422,6 +513,8 @@ bool back_tx_poll(struct back_queue *q)
 			back_stat_add(&q->stats->tx_stalls, q->tx_stalled);
 			break;
 		}
+		if (q->credit_rate && !tx_credit_take(q, q->snap[pos].size, now))
+			break;
 		rc = back_tx_ring2pkt(&q->snap[pos], avail - pos, &pp);
 		if (rc == BACK_TX_FATAL) {
 			back_queue_fatal(q, "tx: %s (slot %u)", pp.reason, q->tx.req_cons);

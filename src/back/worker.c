@@ -151,6 +151,7 @@ static bool has_work(struct back_queue *q, bool ctrl)
 static bool round_once(struct back_queue *q, bool ctrl, int *timeout)
 {
 	bool did = false;
+	uint64_t now;
 
 	*timeout = -1;
 	if (atomic_load_explicit(&q->vif->broken, memory_order_relaxed) != 0) {
@@ -160,7 +161,9 @@ static bool round_once(struct back_queue *q, bool ctrl, int *timeout)
 	}
 	did |= back_tx_complete(q);
 	did |= back_tx_poll(q);
-	did |= back_rx_poll(q, back_now_ns(), timeout);
+	now = back_now_ns();
+	did |= back_rx_poll(q, now, timeout);
+	back_tx_credit_timeout(q, now, timeout);
 	if (ctrl)
 		did |= back_ctrl_poll(q);
 	return did;

@@ -551,6 +551,64 @@ static void fe_state_changed(void *ctx, const char *path, const char *token)
 	}
 }
 
+/*
+ * Parse the backend's "rate" key as Linux netback does (xen_net_read_rate()):
+ * "BYTES,USEC", decimal, nothing else.  Returns BACK_RATE(), 0 for none.
+ */
+static uint64_t parse_rate(const char *v, size_t len, bool *bad)
+{
+	unsigned long long bytes, usec;
+	const char *comma = memchr(v, ',', len);
+	size_t nb = comma ? (size_t)(comma - v) : 0, nu = comma ? len - nb - 1 : 0;
+
+	*bad = true;
+	if (!comma || nb == 0 || nb > 13 || nu == 0 || nu > 8 || strspn(v, "0123456789") != nb ||
+	    strspn(comma + 1, "0123456789") != nu)
+		return 0;
+	bytes = strtoull(v, NULL, 10);
+	usec = strtoull(comma + 1, NULL, 10);
+	/* 0 bytes would stop the vif for good; 0 us refills at once (no limit) */
+	if (bytes == 0 || bytes > BACK_RATE_MAX_BYTES || usec > BACK_RATE_MAX_USEC)
+		return 0;
+	*bad = false;
+	return usec ? BACK_RATE(bytes, usec) : 0;
+}
+
+/* Watch callback: our "rate" key changed (or the watch was added); workers take it next round. */
+static void rate_changed(void *ctx, const char *path, const char *token)
+{
+	struct back_vif *vif = ctx;
+	char key[96], *val = NULL;
+	uint64_t rate = 0;
+	bool bad = false;
+	size_t len = 0;
+
+	(void)path;
+	(void)token;
+	snprintf(key, sizeof(key), "%s/rate", vif->be_path);
+	if (store_read(vif->b->store, key, &val, &len) == 0)
+		rate = parse_rate(val, len, &bad);
+	if (bad)
+		warn("vif%u.%u: rate '%.*s' is not BYTES,USEC (1..%llu bytes per 1..%llu us): "
+		     "TX unlimited",
+		     vif->domid, vif->devid, (int)(len > 40 ? 40 : len), val,
+		     (unsigned long long)BACK_RATE_MAX_BYTES,
+		     (unsigned long long)BACK_RATE_MAX_USEC);
+	free(val);
+	if (rate == atomic_load_explicit(&vif->rate, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&vif->rate, rate, memory_order_relaxed);
+	if (rate)
+		info("vif%u.%u: TX rate limited to %llu bytes per %llu us per queue", vif->domid,
+		     vif->devid, (unsigned long long)BACK_RATE_BYTES(rate),
+		     (unsigned long long)BACK_RATE_USEC(rate));
+	else
+		info("vif%u.%u: TX rate unlimited", vif->domid, vif->devid);
+	for (unsigned int i = 0; i < vif->nq; i++)
+		if (vif->q[i])
+			back_worker_wake(vif->q[i]);
+}
+
 int back_xenbus_start(struct back_vif *vif)
 {
 	char path[96];
@@ -564,6 +622,11 @@ int back_xenbus_start(struct back_vif *vif)
 	if (rc < 0)
 		return rc;
 	vif->watching = true;
+	snprintf(path, sizeof(path), "%s/rate", vif->be_path);
+	rc = store_watch_add(vif->b->store, path, "rate", rate_changed, vif);
+	if (rc < 0)
+		return rc;
+	vif->watching_rate = true;
 	return 0;
 }
 
@@ -576,4 +639,9 @@ void back_xenbus_stop(struct back_vif *vif)
 	snprintf(path, sizeof(path), "%s/state", vif->fe_path);
 	store_watch_del(vif->b->store, path, vif->be_path, fe_state_changed, vif);
 	vif->watching = false;
+	if (vif->watching_rate) {
+		snprintf(path, sizeof(path), "%s/rate", vif->be_path);
+		store_watch_del(vif->b->store, path, "rate", rate_changed, vif);
+		vif->watching_rate = false;
+	}
 }
