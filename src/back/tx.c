@@ -201,9 +201,9 @@ static bool tx_credit_begin(struct back_queue *q, uint64_t now)
 /* May a packet of @size bytes go now?  Takes its credit if so (Linux's tx_credit_exceeded()). */
 static bool tx_credit_take(struct back_queue *q, uint32_t size, uint64_t now)
 {
-	uint64_t next = q->credit_start_ns + BACK_RATE_USEC(q->credit_rate) * 1000;
+	uint64_t window = BACK_RATE_USEC(q->credit_rate) * 1000;
 
-	if (size > q->credit_left && now >= next) {
+	if (size > q->credit_left && now >= q->credit_start_ns + window) {
 		q->credit_start_ns = now;
 		tx_credit_add(q);
 	}
@@ -211,7 +211,8 @@ static bool tx_credit_take(struct back_queue *q, uint32_t size, uint64_t now)
 		q->credit_left -= size;
 		return true;
 	}
-	q->credit_next_ns = next > now ? next : now;
+	/* A whole window from now if it just began: a packet over BYTES takes several. */
+	q->credit_next_ns = q->credit_start_ns + window;
 	q->credit_start_ns = q->credit_next_ns;
 	q->rate_limited = true;
 	back_stat_add(&q->stats->tx_rate_limited, 1);

@@ -98,6 +98,32 @@ static void test_rate_refill(void **state)
 	fx_free(x);
 }
 
+/*
+ * 500 bytes per 100 ms and frames of 1000: each frame needs two windows'
+ * credit.  Five in a row take at least eight windows; and after an idle
+ * spell the window that begins with a frame still has only one window's
+ * credit, so that frame waits for the next window, it does not get two.
+ */
+static void test_rate_small(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	unsigned int got = 0;
+	uint64_t t0;
+
+	(void)state;
+	set_rate(x, "500,100000");
+	t0 = test_now_ms();
+	send_only(x, &x->a, mac_a, mac_b, 5, LEN, 3);
+	assert_true(WAIT_UNTIL(&x->w, (got = drain_b(x, got)) == 5, WAIT_MS));
+	assert_true(test_now_ms() - t0 >= 8 * 100 - 20);
+	got = receive_for(x, got, 300); /* idle: no credit is saved beyond one window */
+	t0 = test_now_ms();
+	send_only(x, &x->a, mac_a, mac_b, 1, LEN, 9);
+	assert_true(WAIT_UNTIL(&x->w, (got = drain_b(x, got)) == 6, WAIT_MS));
+	assert_true(test_now_ms() - t0 >= 100 - 20);
+	fx_free(x);
+}
+
 /* A rate that is not BYTES,USEC limits nothing; a later good one does. */
 static void test_rate_malformed(void **state)
 {
@@ -131,6 +157,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rate_window),
 	    cmocka_unit_test(test_rate_refill),
+	    cmocka_unit_test(test_rate_small),
 	    cmocka_unit_test(test_rate_malformed),
 	};
 
