@@ -31,17 +31,14 @@ check "B's TAP offers none" \
 	sh -c "ip netns exec $B ethtool -k eth0 | grep -q '^tcp-segmentation-offload: off'"
 check "ping A -> B" tap_ping "$A" 10.78.0.2
 check "ping B -> A (IPv6)" tap_ping "$B" fd78::1
-for run in "10.78.0.2" "fd78::2" "10.78.0.2 -R" "fd78::2 -R"; do
-	what="iperf3 TCP A -> B ${run/ -R/, reverse (B -> A)}"
-	if r=$(tap_iperf "$B" "$A" $run -t 1); then
-		ok "$what: $r"
-	else
-		not_ok "$what"
-	fi
-done
-for run in "10.78.0.2" "fd78::2 -R"; do
-	what="iperf3 TCP uplink -> B ${run/ -R/, reverse (B -> uplink)}"
-	if r=$(tap_iperf "$B" "$U" $run -t 1); then
+# From (client) A, then from the uplink's namespace, to B; "-R": B sends.
+for spec in "A 10.78.0.2" "A fd78::2" "A 10.78.0.2 -R" "A fd78::2 -R" "uplink 10.78.0.2" \
+	"uplink fd78::2 -R"; do
+	read -r from run <<<"$spec"
+	cli=$A
+	[ "$from" = uplink ] && cli=$U
+	what="iperf3 TCP $from -> B ${run/ -R/, reverse (B -> $from)}"
+	if r=$(tap_iperf "$B" "$cli" $run -t 1); then
 		ok "$what: $r"
 	else
 		not_ok "$what"
