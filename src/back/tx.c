@@ -234,12 +234,13 @@ bool back_tx_has_work(struct back_queue *q)
 {
 	netif_tx_sring_t *s = q->tx.sring;
 
+	/* seq_cst, as the watch's store: it reads `sleeping` after storing (back_worker_wake()). */
+	if (atomic_load_explicit(&q->vif->rate, memory_order_seq_cst) != q->credit_rate)
+		return true; /* a new rate to apply */
 	if (q->tx_stalled)
 		return false; /* a completion wakes us */
 	if (q->rate_limited && back_now_ns() < q->credit_next_ns)
 		return false; /* the credit timeout wakes us */
-	if (atomic_load_explicit(&q->vif->rate, memory_order_relaxed) != q->credit_rate)
-		return true; /* a new rate (its watch woke us) */
 	if (__atomic_load_n(&s->req_prod, __ATOMIC_ACQUIRE) != q->tx.req_cons)
 		return true;
 	/* RING_FINAL_CHECK_FOR_REQUESTS: store event, full barrier, re-read. */

@@ -597,7 +597,8 @@ static void rate_changed(void *ctx, const char *path, const char *token)
 	free(val);
 	if (rate == atomic_load_explicit(&vif->rate, memory_order_relaxed))
 		return;
-	atomic_store_explicit(&vif->rate, rate, memory_order_relaxed);
+	/* seq_cst: a worker about to sleep either sees it or is woken below. */
+	atomic_store_explicit(&vif->rate, rate, memory_order_seq_cst);
 	if (rate)
 		info("vif%u.%u: TX rate limited to %llu bytes per %llu us per queue", vif->domid,
 		     vif->devid, (unsigned long long)BACK_RATE_BYTES(rate),
