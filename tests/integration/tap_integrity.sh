@@ -16,9 +16,10 @@ tap_require
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 trap tap_cleanup EXIT
 
-A=pvia$$
-B=pvib$$
 for q in 1 4; do
+	# Names of this round's own: a namespace deleted by the last round may linger in the kernel.
+	A=pvia$$-$q
+	B=pvib$$-$q
 	RUN="$TAP_TMP/run$q"
 	start_pvnetd "$RUN" --tx-mode map || exit 1
 	tap_ns "$A" && tap_ns "$B" || exit 1

@@ -29,6 +29,9 @@ tap_ns() {
 tap_attach() {
 	local var=$1 ns=$2 ifn=$3 log="$TAP_TMP/attach-$2.log" i pid
 	shift 3
+	# Emptied here, not by the background job's redirection, which may come after
+	# the first grep below: an earlier adapter's "attached:" must not count.
+	: >"$log"
 	"$PVNET" -d "$RUN" attach --netns "$ns" --ifname "$ifn" "$@" >"$log" 2>&1 &
 	pid=$!
 	TAP_PIDS+=("$pid")

@@ -14,9 +14,10 @@ MODE=${3:-map}
 tap_require
 trap tap_cleanup EXIT
 
-A=pvta$$
-B=pvtb$$
 for q in 1 4; do
+	# Names of this round's own: a namespace deleted by the last round may linger in the kernel.
+	A=pvta$$-$q
+	B=pvtb$$-$q
 	RUN="$TAP_TMP/run$q" # a fresh run directory: no socket left from the last round
 	start_pvnetd "$RUN" --tx-mode "$MODE" || exit 1
 	tap_ns "$A" && tap_ns "$B" || exit 1
