@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
-#include "../uplink/frame_builder.h"
+#include "../common/frame_builder.h"
 #include "fx.h"
 #include "switch/frame.h"
 

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
-#include "../uplink/frame_builder.h"
+#include "../common/frame_builder.h"
 #include "switch/frame.h"
 #include "switch/pkt.h"
 

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
-#include "frame_builder.h"
+#include "../common/frame_builder.h"
 
 #include "attach.h"
 

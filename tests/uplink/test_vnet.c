@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <netinet/in.h>
 
-#include "frame_builder.h"
+#include "../common/frame_builder.h"
 
 #include "switch/frame.h"
 #include "uplink/vnet.h"

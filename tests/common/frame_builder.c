@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* frame_builder.c - test frames for the uplink tests */
+/* frame_builder.c - test frames for the uplink, switch and netback tests */
 #include <netinet/in.h>
 #include <string.h>
 

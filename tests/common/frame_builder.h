@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* frame_builder.h - test frames for the uplink tests: Ethernet [+ 802.1Q] + IPv4/IPv6 + L4 + payload */
-#ifndef PVNET_TESTS_UPLINK_FRAME_BUILDER_H
-#define PVNET_TESTS_UPLINK_FRAME_BUILDER_H
+/* frame_builder.h - test frames (Ethernet [+ 802.1Q] + IPv4/IPv6 + L4 + payload) for several suites */
+#ifndef PVNET_TESTS_COMMON_FRAME_BUILDER_H
+#define PVNET_TESTS_COMMON_FRAME_BUILDER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,4 +32,4 @@ void fb_build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload, 
 /* Store @v big-endian at @p. */
 void fb_put16(uint8_t *p, uint16_t v);
 
-#endif /* PVNET_TESTS_UPLINK_FRAME_BUILDER_H */
+#endif /* PVNET_TESTS_COMMON_FRAME_BUILDER_H */
