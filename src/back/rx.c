@@ -128,6 +128,7 @@ struct rx_ent {
  * @frame: a private copy of the frame being fixed, read once from its pieces
  * @hdrs: each segment's headers
  * @segs: the segments (or, for a checksum, the frame itself as segs[0])
+ * @flags: SW_PKT_* offload flags of every segment (a blank checksum or none)
  *
  * Made on first use (most guests negotiate every offload), used by whoever
  * holds rx_lock, for one frame per batch: the batch's grant copies read it.
@@ -136,6 +137,7 @@ struct back_rx_sw {
 	uint8_t frame[XEN_NETIF_MAX_TX_SIZE];
 	uint8_t hdrs[BACK_RX_RING_SIZE * SW_TSO_MAX_HDRS];
 	struct sw_seg segs[BACK_RX_RING_SIZE];
+	uint8_t flags;
 };
 
 /* What a frame needs done in software before this guest can take it. */
@@ -737,16 +739,6 @@ static enum rx_sw rx_sw_need(const struct back_vif *vif, const struct back_mpsc_
 	return (l4.l3 == 4 ? vif->fe.csum_ipv4 : vif->fe.csum_ipv6) ? RX_SW_NONE : RX_SW_CSUM;
 }
 
-/* Ring slots one frame of @bytes takes (extras included), or 0 if it cannot go. */
-static unsigned int rx_sw_slots(const struct back_vif *vif, uint32_t bytes, bool hash)
-{
-	unsigned int n = (bytes + BACK_PAGE_SIZE - 1) / BACK_PAGE_SIZE;
-
-	if (n > 1 && !vif->fe.sg)
-		return 0;
-	return n + hash;
-}
-
 /*
  * Do @kind for @it into q->sw.  Returns the frames the guest will get (1,
  * or the segments), with the slots and copy operations they take in
@@ -761,7 +753,6 @@ static unsigned int rx_sw_prepare(struct back_queue *q, const struct back_mpsc_i
 	const struct rx_held *held = it->aux;
 	struct rx_piece pc[1 + SW_PKT_MAX_FRAGS];
 	unsigned int np = rx_pieces(it, pc), nseg;
-	bool hash = it->hash_type != BACK_HASH_TYPE_NONE;
 	struct back_rx_sw *sw = q->sw;
 	uint32_t len = 0;
 	struct sw_l4 l4;
@@ -793,6 +784,7 @@ static unsigned int rx_sw_prepare(struct back_queue *q, const struct back_mpsc_i
 			(l4.proto == IPPROTO_TCP ? SW_FRAME_TCP_CSUM_OFF : SW_FRAME_UDP_CSUM_OFF);
 		sw_csum_complete(sw->frame, len, l4.l4_off, field);
 		sw->segs[0] = (struct sw_seg){.off = 0, .len = len};
+		sw->flags = 0;
 		nseg = 1;
 	} else {
 		uint8_t gso = held ? held->gso_type : pkt->gso_type;
@@ -804,12 +796,13 @@ static unsigned int rx_sw_prepare(struct back_queue *q, const struct back_mpsc_i
 		if (rc <= 0)
 			goto bad;
 		nseg = (unsigned int)rc;
+		sw->flags = blank ? SW_PKT_CSUM_BLANK : 0;
 	}
 	*need = *nops = 0;
 	*bytes = 0;
 	for (unsigned int i = 0; i < nseg; i++) {
 		uint32_t b = sw->segs[i].hdr_len + sw->segs[i].len;
-		unsigned int n = rx_sw_slots(q->vif, b, hash);
+		unsigned int n = rx_slots_needed(q->vif, b, SW_GSO_NONE, it->hash_type);
 
 		if (n == 0) {
 			back_stat_add(&q->stats->rx_oversize, 1);
@@ -836,11 +829,6 @@ static void rx_plan_sw(struct back_queue *q, const struct back_mpsc_item *it, en
 		       unsigned int nseg, unsigned int nrsp, unsigned int *ncopy, struct rx_ent *e)
 {
 	const struct back_rx_sw *sw = q->sw;
-	bool hash = it->hash_type != BACK_HASH_TYPE_NONE;
-	uint8_t gso = it->aux ? ((const struct rx_held *)it->aux)->gso_type
-			      : ((const struct sw_pkt *)it->ptr)->gso_type;
-	bool blank = kind == RX_SW_GSO &&
-		     (gso == SW_GSO_TCPV4 ? q->vif->fe.csum_ipv4 : q->vif->fe.csum_ipv6);
 	unsigned int at = nrsp;
 
 	e->rsp0 = (uint16_t)nrsp;
@@ -849,10 +837,11 @@ static void rx_plan_sw(struct back_queue *q, const struct back_mpsc_item *it, en
 	for (unsigned int i = 0; i < nseg; i++) {
 		const struct sw_seg *g = &sw->segs[i];
 		struct rx_piece pc[2];
-		unsigned int np = 0, n = rx_sw_slots(q->vif, g->hdr_len + g->len, hash);
+		unsigned int np = 0, n = rx_slots_needed(q->vif, g->hdr_len + g->len, SW_GSO_NONE,
+							 it->hash_type);
 		struct rx_src s = {
 		    .pc = pc,
-		    .flags = blank ? SW_PKT_CSUM_BLANK : 0,
+		    .flags = sw->flags,
 		    .gso_type = SW_GSO_NONE,
 		    .hash_type = it->hash_type,
 		    .hash = it->hash,
