@@ -80,6 +80,11 @@ const char *back_tx_mode_name(enum back_tx_mode m);
  *	default 10000, Linux's rx_drain_timeout_msecs
  * @rx_drain_timeout_nonotify_ms: the same for a frontend without
  *	feature-rx-notify, which we must poll; default 30, as Linux
+ * @rx_stall_timeout_ms: a queue whose head frame has waited this long for
+ *	RX buffers is stalled: its frames are dropped and the vif's carrier
+ *	goes off until the guest posts enough; default 60000, Linux's
+ *	rx_stall_timeout_msecs; 0 never; only for frontends with
+ *	feature-rx-notify (without it we could not learn of new buffers)
  * @tx_hold_max_us: a mapped guest payload waiting in an RX queue longer than
  *	this is copied out and the sender's grant released; default 20000.
  *	Until then the waiting frames hold their sender's ring slots, which is
@@ -106,6 +111,7 @@ struct back_config {
 	uint32_t rx_queue_max_bytes;
 	uint32_t rx_drain_timeout_ms;
 	uint32_t rx_drain_timeout_nonotify_ms;
+	uint32_t rx_stall_timeout_ms;
 	uint32_t tx_hold_max_us;
 	uint32_t poll_us;
 	uint32_t persistent_max_grants;
@@ -230,6 +236,18 @@ const char *back_vif_error(const struct back_vif *vif);
  * Return: the state last written to the backend directory
  */
 enum xenbus_state back_vif_state(const struct back_vif *vif);
+
+/**
+ * back_vif_carrier() - is the vif's carrier on?
+ * @vif: the vif
+ *
+ * Off while one of its queues is stalled (the guest posted no RX buffers
+ * for the head frame for rx_stall_timeout_ms): frames for it are then
+ * dropped at once, not queued; on again when every queue is ready.
+ *
+ * Return: true when connected and no queue is stalled
+ */
+bool back_vif_carrier(const struct back_vif *vif);
 
 /**
  * back_vif_port() - the switch port of a vif

@@ -103,6 +103,9 @@ struct back_queue_stats {
 	_Atomic uint64_t rx_held_copied;
 	_Atomic uint64_t rx_nomem;
 	_Atomic uint64_t rx_waits;
+	_Atomic uint64_t rx_stalls;
+	_Atomic uint64_t rx_stall_flushed;
+	_Atomic uint64_t rx_carrier_off;
 	_Atomic uint64_t rx_sw_csum;
 	_Atomic uint64_t rx_sw_gso;
 	_Atomic uint64_t rx_sw_gso_segs;
@@ -272,8 +275,11 @@ struct back_queue {
 	 * The head frame waits for the guest's buffers until req_prod reaches
 	 * @rx_wait_for (the req_event we wrote).  Written under @rx_lock,
 	 * read by the worker before it sleeps (worker.c, has_work).
+	 * @rx_stalled: it waited rx_stall_timeout_ms; the vif's carrier is off
+	 * until req_prod reaches @rx_wait_for (rx.c, stall detection).
 	 */
 	_Atomic bool rx_blocked;
+	_Atomic bool rx_stalled;
 	_Atomic RING_IDX rx_wait_for;
 
 	/*
@@ -317,7 +323,8 @@ struct back_queue {
 	/* Charged by xmit() on any thread: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t rxq_bytes;
 	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan;
-	uint32_t rx_gen_seen; /* the worker's */
+	uint32_t rx_gen_seen;	   /* the worker's */
+	uint64_t rx_blocked_since; /* when the head began to wait (0: it does not), under rx_lock */
 	struct back_hold_pool hold;
 	struct back_rx_sw *sw; /* software offloads' scratch (rx.c), made on first use */
 	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
@@ -379,6 +386,9 @@ struct back_frontend {
  * @q: the queues
  * @port: switch port while connected
  * @rx_timeout_ns: RX drain timeout for this frontend
+ * @rx_stall_ns: RX stall timeout for this frontend (0: no stall detection)
+ * @rx_stalled_queues: queues stalled now; the carrier is off while > 0
+ *	(workers change it, xmit() and the status read it)
  * @broken: 0, or a worker found the guest misbehaving: 1 while it writes
  *	@broken_reason, 2 once the reason is ready (any thread)
  * @broken_reason: its reason, written by the worker that set @broken
@@ -408,6 +418,8 @@ struct back_vif {
 	struct back_queue *q[BACK_MAX_QUEUES_LIMIT];
 	struct sw_port *port;
 	uint64_t rx_timeout_ns;
+	uint64_t rx_stall_ns;
+	_Atomic unsigned int rx_stalled_queues;
 	_Atomic int broken;
 	char broken_reason[160];
 	char *error;

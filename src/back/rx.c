@@ -317,6 +317,12 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 	_Static_assert(BACK_MAX_QUEUES_LIMIT <= 32, "queue bit masks");
 	if (nq == 0 || n > SW_BATCH_MAX || atomic_load_explicit(&vif->broken, memory_order_relaxed))
 		return 0;
+	if (atomic_load_explicit(&vif->rx_stalled_queues, memory_order_relaxed)) {
+		/* Carrier off (stall detection below): no queueing for a guest that takes nothing. */
+		atomic_fetch_add_explicit(&vif->q[0]->stats->rx_carrier_off, n,
+					  memory_order_relaxed);
+		return 0;
+	}
 	back_hash_snapshot(&vif->hash, &snap);
 	/*
 	 * Pass 1, in input order: pick each frame's queue; keep it for direct
@@ -394,14 +400,17 @@ bool back_rx_has_input(struct back_queue *q)
 	 */
 	if (atomic_load_explicit(&q->rx_gen, memory_order_seq_cst) != q->rx_gen_seen)
 		return true;
-	if (back_mpsc_peek(&q->rxq, 0) == NULL)
-		return false;
-	if (!atomic_load_explicit(&q->rx_blocked, memory_order_acquire))
-		return true;
+	if (!atomic_load_explicit(&q->rx_stalled, memory_order_acquire)) {
+		if (back_mpsc_peek(&q->rxq, 0) == NULL)
+			return false;
+		if (!atomic_load_explicit(&q->rx_blocked, memory_order_acquire))
+			return true;
+	}
 	/*
-	 * Blocked on the guest's buffers: have they come?  The event that
-	 * said so may have been consumed already (late EOI, or while another
-	 * thread set the block), so the ring is the authority.
+	 * Blocked on the guest's buffers, or stalled (nothing queued, waiting
+	 * to turn the carrier on): have they come?  The event that said so
+	 * may have been consumed already (late EOI, or while another thread
+	 * set the block), so the ring is the authority.
 	 */
 	prod = __atomic_load_n(&q->rx.sring->req_prod, __ATOMIC_SEQ_CST);
 	return (int32_t)(prod - atomic_load_explicit(&q->rx_wait_for, memory_order_relaxed)) >= 0;
@@ -449,15 +458,13 @@ static void item_release(struct back_queue *q, struct back_mpsc_item *it)
 	it->ptr = it->aux = NULL;
 }
 
-unsigned int back_rx_drop_all(struct back_queue *q)
+/* Drop every queued frame, counted as rx_dropped; the caller holds rx_lock.  Returns how many. */
+static unsigned int rx_purge(struct back_queue *q)
 {
 	struct back_mpsc_item *it;
 	unsigned int n = 0;
 	uint32_t bytes = 0;
 
-	if (!q->rxq.cells)
-		return 0;
-	pthread_mutex_lock(&q->rx_lock);
 	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
 		bytes += item_len(it);
 		item_release(q, it);
@@ -465,8 +472,19 @@ unsigned int back_rx_drop_all(struct back_queue *q)
 		n++;
 	}
 	back_stat_add(&q->stats->rx_dropped, n);
-	pthread_mutex_unlock(&q->rx_lock);
 	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
+	return n;
+}
+
+unsigned int back_rx_drop_all(struct back_queue *q)
+{
+	unsigned int n;
+
+	if (!q->rxq.cells)
+		return 0;
+	pthread_mutex_lock(&q->rx_lock);
+	n = rx_purge(q);
+	pthread_mutex_unlock(&q->rx_lock);
 	return n;
 }
 
@@ -1000,6 +1018,49 @@ static unsigned int rx_deliver(struct back_queue *q, struct back_mpsc_item *cons
 	return nent;
 }
 
+/*
+ * Stall detection (Linux netback's, with its XSA-392 fix): a queue whose
+ * head frame has waited rx_stall_timeout_ms for enough buffers, however
+ * many it has, is stalled: what it holds is dropped and the vif's carrier
+ * goes off, so that frames for a guest that takes none are refused at once
+ * instead of each waiting out the drain timeout (and being copied out of
+ * its sender's pages meanwhile).  The ring's req_event still asks the
+ * guest to notify once it has posted enough for that head frame
+ * (@rx_wait_for); then the queue is ready, and the carrier comes back on
+ * when no queue of the vif is stalled.  The caller holds rx_lock.
+ */
+static void rx_stall(struct back_queue *q)
+{
+	struct back_vif *vif = q->vif;
+	unsigned int n = rx_purge(q);
+
+	back_stat_add(&q->stats->rx_stall_flushed, n);
+	back_stat_add(&q->stats->rx_stalls, 1);
+	q->rx_blocked_since = 0;
+	atomic_store_explicit(&q->rx_stalled, true, memory_order_seq_cst);
+	if (atomic_fetch_add_explicit(&vif->rx_stalled_queues, 1, memory_order_relaxed) == 0)
+		warn("vif%u.%u: guest RX stalled: queue %u had too few buffers for %llu ms; "
+		     "carrier off",
+		     vif->domid, vif->devid, q->id,
+		     (unsigned long long)(vif->rx_stall_ns / 1000000));
+}
+
+/* A stalled queue whose guest has posted enough is ready again; the caller holds rx_lock. */
+static bool rx_unstall(struct back_queue *q)
+{
+	struct back_vif *vif = q->vif;
+	int avail = rx_avail(q, true);
+
+	if (avail < 0 || avail < (int)(atomic_load_explicit(&q->rx_wait_for, memory_order_relaxed) -
+				       q->rx.req_cons))
+		return false;
+	atomic_store_explicit(&q->rx_stalled, false, memory_order_seq_cst);
+	if (atomic_fetch_sub_explicit(&vif->rx_stalled_queues, 1, memory_order_relaxed) == 1)
+		info("vif%u.%u: guest RX ready again (queue %u); carrier on", vif->domid,
+		     vif->devid, q->id);
+	return true;
+}
+
 bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 {
 	struct back_mpsc_item *items[BACK_BATCH], *it;
@@ -1017,8 +1078,16 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 	 */
 	pthread_mutex_lock(&q->rx_lock);
 	did = rx_maintain(q, now, &due);
+	if (atomic_load_explicit(&q->rx_stalled, memory_order_relaxed) && !rx_unstall(q)) {
+		/* What an xmit() racing the stall queued before it saw the carrier off. */
+		n = rx_purge(q);
+		back_stat_add(&q->stats->rx_stall_flushed, n);
+		pthread_mutex_unlock(&q->rx_lock);
+		return did || n;
+	}
 	if (!back_mpsc_peek(&q->rxq, 0)) {
 		atomic_store_explicit(&q->rx_blocked, false, memory_order_relaxed);
+		q->rx_blocked_since = 0;
 		pthread_mutex_unlock(&q->rx_lock);
 		return did;
 	}
@@ -1032,6 +1101,17 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 		back_mpsc_pop(&q->rxq);
 	}
 	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
+	if (!atomic_load_explicit(&q->rx_blocked, memory_order_relaxed)) {
+		q->rx_blocked_since = 0;
+	} else if (done || !q->rx_blocked_since) {
+		q->rx_blocked_since = now; /* the guest took frames: its wait starts again */
+	} else if (q->vif->rx_stall_ns && now - q->rx_blocked_since >= q->vif->rx_stall_ns) {
+		rx_stall(q);
+		did = true;
+	}
+	if (q->rx_blocked_since && q->vif->rx_stall_ns &&
+	    q->rx_blocked_since + q->vif->rx_stall_ns < due)
+		due = q->rx_blocked_since + q->vif->rx_stall_ns;
 	if (due != UINT64_MAX && back_mpsc_peek(&q->rxq, 0)) {
 		uint64_t ms = due > now ? (due - now + 999999) / 1000000 : 0;
 

@@ -43,29 +43,32 @@ static const struct back_stat_desc back_stats[] = {
     STAT(rx_packets),	       /* frames delivered into the guest's buffers */
     STAT(rx_bytes),	       /* their bytes */
     STAT(rx_direct),	       /* of rx_packets, delivered by the forwarding thread itself */
-    STAT(rx_dropped), /* dropped after queueing: expired, bad_gref, oversize, malformed, sw_bad */
-    STAT(rx_queue_full),   /* refused by xmit: queue full in items or bytes */
-    STAT(rx_expired),	   /* waited longer than the drain timeout */
-    STAT(rx_bad_gref),	   /* grant copy into a posted buffer failed */
-    STAT(rx_oversize),	   /* needs more slots or sg than the guest has */
-    STAT(rx_malformed),	   /* descriptor whose pieces do not add up to its length */
-    STAT(rx_held_copied),  /* held payloads copied out to free the sender */
-    STAT(rx_nomem),	   /* no memory: copy-out's pool (retried later), sw scratch (dropped) */
-    STAT(rx_waits),	   /* times the head frame waited for RX buffers */
-    STAT(rx_sw_csum),	   /* blank checksums filled in for a guest without that offload */
-    STAT(rx_sw_gso),	   /* GSO frames segmented for a guest without that GSO type */
-    STAT(rx_sw_gso_segs),  /* the segments they became (each counted in rx_packets) */
-    STAT(rx_sw_bad),	   /* frames needing one of those that were not TCP/UDP it fits */
-    STAT(notifications),   /* event channel notifications sent to the guest */
-    STAT(wakeups),	   /* worker wake-ups */
-    STAT(evtchn_spurious), /* wake-ups by an event that brought no work */
-    STAT(fatal),	   /* fatal errors (queue 0 only) */
-    STAT(ctrl_requests),   /* control-ring requests answered (queue 0 only) */
-    STAT(poll_rounds),	   /* empty rounds spent polling inside the poll window */
-    STAT(grant_copy_ops),  /* grant copy ops issued to the hypervisor (gnt.c) */
-    STAT(grant_map_ops),   /* grant map ops, persistent first-time maps included */
-    STAT(grant_unmap_ops), /* grant unmap ops */
-    STAT(grant_batches),   /* grant hypercalls: batches of the ops above */
+    STAT(rx_dropped),	  /* dropped after queueing: the rx_ reasons but queue_full, carrier_off */
+    STAT(rx_queue_full),  /* refused by xmit: queue full in items or bytes */
+    STAT(rx_expired),	  /* waited longer than the drain timeout */
+    STAT(rx_bad_gref),	  /* grant copy into a posted buffer failed */
+    STAT(rx_oversize),	  /* needs more slots or sg than the guest has */
+    STAT(rx_malformed),	  /* descriptor whose pieces do not add up to its length */
+    STAT(rx_held_copied), /* held payloads copied out to free the sender */
+    STAT(rx_nomem),	  /* no memory: copy-out's pool (retried later), sw scratch (dropped) */
+    STAT(rx_waits),	  /* times the head frame waited for RX buffers */
+    STAT(rx_stalls),	  /* times the queue stalled (no buffers for the stall timeout) */
+    STAT(rx_stall_flushed),    /* frames queued when it stalled, dropped then */
+    STAT(rx_carrier_off),      /* refused by xmit while the carrier was off (queue 0 only) */
+    STAT(rx_sw_csum),	       /* blank checksums filled in for a guest without that offload */
+    STAT(rx_sw_gso),	       /* GSO frames segmented for a guest without that GSO type */
+    STAT(rx_sw_gso_segs),      /* the segments they became (each counted in rx_packets) */
+    STAT(rx_sw_bad),	       /* frames needing one of those that were not TCP/UDP it fits */
+    STAT(notifications),       /* event channel notifications sent to the guest */
+    STAT(wakeups),	       /* worker wake-ups */
+    STAT(evtchn_spurious),     /* wake-ups by an event that brought no work */
+    STAT(fatal),	       /* fatal errors (queue 0 only) */
+    STAT(ctrl_requests),       /* control-ring requests answered (queue 0 only) */
+    STAT(poll_rounds),	       /* empty rounds spent polling inside the poll window */
+    STAT(grant_copy_ops),      /* grant copy ops issued to the hypervisor (gnt.c) */
+    STAT(grant_map_ops),       /* grant map ops, persistent first-time maps included */
+    STAT(grant_unmap_ops),     /* grant unmap ops */
+    STAT(grant_batches),       /* grant hypercalls: batches of the ops above */
     STAT(persistent_overflow), /* references past the frontend's persistent-grants */
 };
 
@@ -73,6 +76,11 @@ const struct back_stat_desc *back_stats_names(unsigned int *n)
 {
 	*n = sizeof(back_stats) / sizeof(back_stats[0]);
 	return back_stats;
+}
+
+bool back_vif_carrier(const struct back_vif *vif)
+{
+	return vif->nq && atomic_load_explicit(&vif->rx_stalled_queues, memory_order_relaxed) == 0;
 }
 
 int back_vif_stats(const struct back_vif *vif, unsigned int queue, uint64_t *vals)

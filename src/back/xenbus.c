@@ -427,6 +427,9 @@ static int back_xenbus_connect(struct back_vif *vif)
 	vif->rx_timeout_ns = (uint64_t)(vif->fe.rx_notify ? b->cfg.rx_drain_timeout_ms
 							  : b->cfg.rx_drain_timeout_nonotify_ms) *
 			     1000000;
+	/* Linux too: without rx-notify we poll, and a guest that posts nothing is not stalled. */
+	vif->rx_stall_ns = vif->fe.rx_notify ? (uint64_t)b->cfg.rx_stall_timeout_ms * 1000000 : 0;
+	atomic_store(&vif->rx_stalled_queues, 0);
 
 	rc = fe_read_uint(vif, vif->fe_path, "multi-queue-num-queues", UINT32_MAX, &nq);
 	if (rc == -ENOENT) {
