@@ -343,13 +343,14 @@ static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vi
 		json_array_append_new(queues, o);
 	}
 	snprintf(name, sizeof(name), "vif%u.%u", domid, devid);
-	return json_pack("{s:s, s:i, s:i, s:s, s:s?, s:s?, s:o, s:o}", "name", name, "domid", domid,
-			 "devid", devid, "state",
+	return json_pack("{s:s, s:i, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o}", "name", name, "domid",
+			 domid, "devid", devid, "state",
 			 (unsigned int)st <
 				 sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
 			     ? xenbus_state_names[st]
 			     : "?",
-			 "tx_mode", nq ? back_tx_mode_name(back_vif_tx_mode(vif)) : NULL, "error",
+			 "tx_mode", nq ? back_tx_mode_name(back_vif_tx_mode(vif)) : NULL, "carrier",
+			 nq ? (back_vif_carrier(vif) ? "on" : "off") : NULL, "error",
 			 back_vif_error(vif), "queues", queues, "switch", port2json(vif));
 }
 
