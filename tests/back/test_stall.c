@@ -131,6 +131,120 @@ static void test_stall_not_without_rx_notify(void **state)
 	fx_free(x);
 }
 
+/* Frame @seed of the flapping test: make_frame()'s, its seed in bytes 14..17. */
+static uint32_t flap_frame(uint8_t *buf, uint32_t seed)
+{
+	uint32_t len = len_of(seed, 60, 9000);
+
+	make_frame(buf, len, mac_b, mac_a, seed);
+	memcpy(buf + 14, &seed, sizeof(seed));
+	return len;
+}
+
+/* B receives what is there: every frame bit-exact and later than the last; returns the count. */
+static unsigned int flap_receive(struct fx *x, uint32_t *next_seed)
+{
+	struct ff_rxinfo info;
+	unsigned int n = 0;
+	uint32_t seed;
+	int len;
+
+	while ((len = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN) {
+		assert_true(len >= 18);
+		memcpy(&seed, x->rbuf + 14, sizeof(seed));
+		assert_true(seed >= *next_seed); /* dropped ones skipped, none reordered */
+		assert_int_equal(len, flap_frame(x->buf, seed));
+		assert_memory_equal(x->rbuf, x->buf, (size_t)len);
+		*next_seed = seed + 1;
+		n++;
+	}
+	return n;
+}
+
+/* Frames for B that netback counted as dropped, by reason; the others must stay 0. */
+static uint64_t flap_dropped(struct fx *x)
+{
+	static const char *const none[] = {"rx_bad_gref", "rx_oversize", "rx_malformed",
+					   "rx_sw_bad", "rx_nomem"};
+
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		assert_int_equal(stat_b(x, none[i]), 0);
+	return stat_b(x, "rx_queue_full") + stat_b(x, "rx_expired") +
+	       stat_b(x, "rx_stall_flushed") + stat_b(x, "rx_carrier_off");
+}
+
+/*
+ * A 5 ms stall timeout and a receiver that comes and goes (100 ms away
+ * first, then 0-30 ms away, 0-10 ms present) while A streams: the queue
+ * stalls and recovers again and again, racing A's worker delivering
+ * straight into B's ring.  Whatever B gets is bit-exact and in order;
+ * every frame A sent is received or counted under a drop reason; at the
+ * end B's carrier is on and nothing of A's is pinned.
+ */
+static void flap(enum back_tx_mode mode)
+{
+	struct back_config cfg;
+	struct ff_rxinfo info;
+	struct fx *x;
+	uint64_t end, rng = 0x5ee0 + mode, phase_end;
+	uint32_t sent = 0, next_seed = 0;
+	unsigned int got = 0;
+	bool present = false;
+
+	back_config_default(&cfg);
+	cfg.rx_stall_timeout_ms = 5;
+	x = fx_new(mode, &cfg, NULL, NULL);
+	send_only(x, &x->b, mac_b, mac_a, 1, 60, 0); /* the switch learns B */
+	ff_rx_post(&x->a, 0, FF_RING);
+	assert_true(WAIT_UNTIL(&x->w, ff_rx_recv(&x->a, 0, x->rbuf, sizeof(x->rbuf), &info) == 60,
+			       WAIT_MS));
+	end = test_now_ms() + 1000;
+	phase_end = test_now_ms() + 100;
+	while (test_now_ms() < end) {
+		ff_tx_reap(&x->a, 0);
+		for (int i = 0; i < 8 && ff_tx_free(&x->a, 0) >= 3; i++) {
+			uint32_t len = flap_frame(x->buf, sent);
+
+			assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, len, NULL), 0);
+			sent++;
+		}
+		ff_tx_push(&x->a, 0);
+		if (present) {
+			ff_rx_post(&x->b, 0, FF_RING);
+			got += flap_receive(x, &next_seed);
+		}
+		if (test_now_ms() >= phase_end) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			present = !present;
+			phase_end = test_now_ms() + (rng >> 33) % (present ? 10 : 30);
+		}
+		loop_run_once(x->w.loop, 0);
+	}
+	/* B stays: everything settles, received or counted. */
+	assert_true(WAIT_UNTIL(&x->w,
+			       (ff_rx_post(&x->b, 0, FF_RING), got += flap_receive(x, &next_seed),
+				ff_tx_reap(&x->a, 0),
+				x->a.q[0].tx.rsp_cons == x->a.q[0].tx.req_prod_pvt &&
+				    got + flap_dropped(x) == sent && back_vif_carrier(x->vb)),
+			       WAIT_MS));
+	assert_true(stat_b(x, "rx_stalls") >= 1);
+	assert_true(got > 0);
+	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
+	fx_free(x);
+}
+
+static void test_stall_flap_map(void **state)
+{
+	(void)state;
+	flap(BACK_TX_MAP);
+}
+
+static void test_stall_flap_copy(void **state)
+{
+	(void)state;
+	flap(BACK_TX_COPY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +252,8 @@ int main(void)
 	    cmocka_unit_test(test_stall_copy),
 	    cmocka_unit_test(test_stall_one_slot),
 	    cmocka_unit_test(test_stall_not_without_rx_notify),
+	    cmocka_unit_test(test_stall_flap_map),
+	    cmocka_unit_test(test_stall_flap_copy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
