@@ -11,8 +11,9 @@
  * to its ring; the harness parses packet after packet, as the TX worker
  * does on its snapshot, and checks the parser's promises: it consumes
  * between 1 and BACK_TX_MAX_SLOTS slots, never more than it was given,
- * describes only slots it consumed, and an accepted packet's data slots add
- * up to its length, each within one page.  A broken promise traps.
+ * describes only slots it consumed, an accepted packet's data slots add
+ * up to its length, each within one page, and a multicast filter request
+ * is its first slot and extras only.  A broken promise traps.
  */
 
 #define FUZZ_MAX_SLOTS 256 /* one ring's worth */
@@ -40,8 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)rc;
 		if (p.verdict == BACK_TX_FATAL)
 			break;
-		check(p.verdict == BACK_TX_OK || p.verdict == BACK_TX_DROP);
+		check(p.verdict == BACK_TX_OK || p.verdict == BACK_TX_DROP ||
+		      p.verdict == BACK_TX_MCAST);
 		check(p.nslots >= 1 && p.nslots <= n - pos && p.nslots <= BACK_TX_MAX_SLOTS);
+		if (p.verdict == BACK_TX_MCAST)
+			check(p.nslots == 1u + p.nextras &&
+			      (p.mcast_op == XEN_NETIF_EXTRA_TYPE_MCAST_ADD ||
+			       p.mcast_op == XEN_NETIF_EXTRA_TYPE_MCAST_DEL));
 		if (p.verdict == BACK_TX_OK) {
 			uint32_t sum = 0;
 

@@ -19,6 +19,11 @@ def gso(size, typ, more=False):
     return struct.pack("<BBHBBH", 1, 1 if more else 0, size, typ, 0, 0) + b"\0" * 4
 
 
+def mcast(typ, mac, more=False):
+    # netif_extra_info: type 2 (MCAST_ADD) or 3 (MCAST_DEL), flags, 6-byte address; padded to 12 bytes
+    return struct.pack("<BB", typ, 1 if more else 0) + bytes(mac) + b"\0" * 4
+
+
 def chain(total, nslots, first_extra=None):
     per = total // nslots
     s = req(8, 0, (MORE if nslots > 1 else 0) | (EXTRA if first_extra else 0) | CSUM, 0, total)
@@ -46,6 +51,9 @@ seeds = {
     "slots_20": chain(20 * 60, 20),
     "slots_22": chain(22 * 60, 22),
     "chain_past_end": req(8, 0, MORE, 0, 200) + req(9, 0, MORE, 1, 100),
+    "mcast_add_then_frame": req(8, 0, EXTRA, 0, 0) + mcast(2, [1, 0, 0x5e, 0, 0, 0xfb]) + req(8, 0, 0, 1, 60),
+    "mcast_del_more_data": req(8, 0, EXTRA | MORE, 0, 0) + mcast(3, [0x33, 0x33, 0, 0, 0, 1], True)
+    + gso(1448, 1) + req(9, 0, 0, 1, 60),
     "back_to_back": req(8, 0, 0, 0, 60) * 4 + req(8, 0, MORE, 4, 3000) + req(9, 0, 0, 5, 1000),
 }
 for name, data in seeds.items():

@@ -61,6 +61,8 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
 #define BACK_RX_COPY_OPS    512
 #define BACK_RXQ_CAP	    2048 /* items; bytes are bounded separately */
 #define BACK_ETH_MIN_FRAME  60
+/* Multicast addresses one frontend's filter holds: Linux's XEN_NETBK_MCAST_MAX. */
+#define BACK_MCAST_MAX 64
 
 /* A cache line: per-queue and cross-thread fields are aligned to it (no false sharing). */
 #define BACK_CACHE_LINE 64
@@ -91,6 +93,9 @@ struct back_queue_stats {
 	_Atomic uint64_t tx_copied;
 	_Atomic uint64_t tx_stalls;
 	_Atomic uint64_t tx_rate_limited;
+	_Atomic uint64_t tx_mcast_add;
+	_Atomic uint64_t tx_mcast_del;
+	_Atomic uint64_t tx_mcast_full;
 	_Atomic uint64_t rx_packets;
 	_Atomic uint64_t rx_bytes;
 	_Atomic uint64_t rx_direct;
@@ -103,6 +108,7 @@ struct back_queue_stats {
 	_Atomic uint64_t rx_held_copied;
 	_Atomic uint64_t rx_nomem;
 	_Atomic uint64_t rx_waits;
+	_Atomic uint64_t rx_mcast_filtered;
 	_Atomic uint64_t rx_stalls;
 	_Atomic uint64_t rx_stall_flushed;
 	_Atomic uint64_t rx_carrier_off;
@@ -389,6 +395,11 @@ struct back_frontend {
  * @rx_stall_ns: RX stall timeout for this frontend (0: no stall detection)
  * @rx_stalled_queues: queues stalled now; the carrier is off while > 0
  *	(workers change it, xmit() and the status read it)
+ * @watching_mcast: the watch on the frontend's request-multicast-control
+ * @mcast_filter: that key's sampled value: multicast frames not in @mcast
+ *	are dropped (loop thread writes, xmit() reads)
+ * @mcast_lock: serialises the TX workers that change @mcast
+ * @mcast: the frontend's multicast filter (mcast.c), read by xmit()
  * @broken: 0, or a worker found the guest misbehaving: 1 while it writes
  *	@broken_reason, 2 once the reason is ready (any thread)
  * @broken_reason: its reason, written by the worker that set @broken
@@ -420,6 +431,10 @@ struct back_vif {
 	uint64_t rx_timeout_ns;
 	uint64_t rx_stall_ns;
 	_Atomic unsigned int rx_stalled_queues;
+	bool watching_mcast;
+	_Atomic bool mcast_filter;
+	pthread_mutex_t mcast_lock;
+	_Atomic uint64_t mcast[BACK_MCAST_MAX];
 	_Atomic int broken;
 	char broken_reason[160];
 	char *error;
@@ -754,5 +769,32 @@ uint64_t back_rx_age(const struct back_mpsc_item *it, uint64_t now);
  * Return: true if an RX round would make progress
  */
 bool back_rx_has_input(struct back_queue *q);
+
+/**
+ * back_mcast_apply() - a frontend's multicast filter request (a TX "dummy")
+ * @vif: the vif
+ * @op: XEN_NETIF_EXTRA_TYPE_MCAST_ADD or XEN_NETIF_EXTRA_TYPE_MCAST_DEL
+ * @addr: the address
+ *
+ * Any TX worker of the vif.  ADD adds an entry (an address added twice
+ * needs two DELs, as in Linux), DEL removes one; deleting an address that
+ * is not there is no error.
+ *
+ * Return: NETIF_RSP_OKAY, or NETIF_RSP_ERROR when ADD finds the filter full
+ */
+int16_t back_mcast_apply(struct back_vif *vif, uint8_t op, const uint8_t addr[6]);
+
+/**
+ * back_mcast_drop() - does the frontend's filter drop this frame?
+ * @vif: the vif
+ * @dst: the frame's destination MAC
+ *
+ * Any thread (xmit(), while @vif->mcast_filter is on).  True for a
+ * multicast destination that is not broadcast and not in the filter.
+ */
+bool back_mcast_drop(struct back_vif *vif, const uint8_t dst[6]);
+
+/* back_mcast_reset() - empty the filter (at connect, while no worker runs). */
+void back_mcast_reset(struct back_vif *vif);
 
 #endif /* PVNET_BACK_INTERNAL_H */

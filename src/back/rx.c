@@ -308,7 +308,9 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 {
 	struct back_vif *vif = port->priv;
 	unsigned int nq = vif->nq, i, ndirect = 0;
-	uint32_t wake = 0, direct = 0, tried = 0, max = vif->b->cfg.rx_queue_max_bytes;
+	uint32_t wake = 0, direct = 0, tried = 0, max = vif->b->cfg.rx_queue_max_bytes,
+		 filtered = 0;
+	bool filter = atomic_load_explicit(&vif->mcast_filter, memory_order_relaxed);
 	uint64_t now = back_now_ns();
 	struct back_hash_snap snap;
 	struct back_mpsc_item kept[SW_BATCH_MAX];
@@ -334,6 +336,12 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 		struct sw_pkt *pkt = pkts[i];
 		struct back_hash_result r;
 
+		if (filter && pkt->hdr_len >= 6 && (pkt->hdr[0] & 1) &&
+		    back_mcast_drop(vif, pkt->hdr)) {
+			sw_pkt_put(pkt); /* taken: the guest asked not to get it */
+			filtered++;
+			continue;
+		}
 		back_hash_select(&vif->hash, &snap, pkt->hdr, pkt->hdr_len, nq, &r);
 		unsigned int qi = r.queue;
 		uint32_t bit = 1u << qi;
@@ -358,6 +366,9 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 		}
 		wake |= bit;
 	}
+	if (filtered)
+		atomic_fetch_add_explicit(&vif->q[0]->stats->rx_mcast_filtered, filtered,
+					  memory_order_relaxed);
 	/* Pass 2, per queue kept: deliver its frames in their order, then release the ring. */
 	for (unsigned int j = 0; j < nq; j++) {
 		struct back_mpsc_item *mine[SW_BATCH_MAX];

@@ -40,6 +40,9 @@ static const struct back_stat_desc back_stats[] = {
     STAT(tx_copied),	       /* frames whose payload was grant-copied (copy mode) */
     STAT(tx_stalls),	       /* polls stopped: every pending slot in flight */
     STAT(tx_rate_limited),     /* times TX waited for credit (the backend's "rate" key) */
+    STAT(tx_mcast_add),	       /* multicast filter requests: addresses added */
+    STAT(tx_mcast_del),	       /* addresses removed (or not there) */
+    STAT(tx_mcast_full),       /* additions refused: the filter holds BACK_MCAST_MAX */
     STAT(rx_packets),	       /* frames delivered into the guest's buffers */
     STAT(rx_bytes),	       /* their bytes */
     STAT(rx_direct),	       /* of rx_packets, delivered by the forwarding thread itself */
@@ -52,7 +55,8 @@ static const struct back_stat_desc back_stats[] = {
     STAT(rx_held_copied), /* held payloads copied out to free the sender */
     STAT(rx_nomem),	  /* no memory: copy-out's pool (retried later), sw scratch (dropped) */
     STAT(rx_waits),	  /* times the head frame waited for RX buffers */
-    STAT(rx_stalls),	  /* times the queue stalled (no buffers for the stall timeout) */
+    STAT(rx_mcast_filtered),   /* multicast frames the guest's filter does not take */
+    STAT(rx_stalls),	       /* times the queue stalled (no buffers for the stall timeout) */
     STAT(rx_stall_flushed),    /* frames queued when it stalled, dropped then */
     STAT(rx_carrier_off),      /* refused by xmit while the carrier was off (queue 0 only) */
     STAT(rx_sw_csum),	       /* blank checksums filled in for a guest without that offload */

@@ -346,6 +346,23 @@ static void tx_drop_slots(struct back_queue *q, const netif_tx_request_t *slots,
 		tx_rsp(q, slots[i].id, NETIF_RSP_ERROR);
 }
 
+/* A multicast filter request: apply it, answer it (no packet, nothing mapped). */
+static void tx_mcast(struct back_queue *q, const netif_tx_request_t *slots,
+		     const struct back_tx_parse *pp)
+{
+	int16_t st = back_mcast_apply(q->vif, pp->mcast_op, pp->mcast_addr);
+
+	tx_rsp(q, slots[0].id, st);
+	for (unsigned int i = 1; i <= pp->nextras; i++)
+		tx_rsp(q, 0, NETIF_RSP_NULL);
+	if (pp->mcast_op == XEN_NETIF_EXTRA_TYPE_MCAST_DEL)
+		back_stat_add(&q->stats->tx_mcast_del, 1);
+	else if (st == NETIF_RSP_OKAY)
+		back_stat_add(&q->stats->tx_mcast_add, 1);
+	else
+		back_stat_add(&q->stats->tx_mcast_full, 1);
+}
+
 static void tx_count_drop(struct back_queue *q, const struct back_tx_parse *pp)
 {
 	static const size_t off[] = {
@@ -526,6 +543,8 @@ bool back_tx_poll(struct back_queue *q)
 		if (rc == BACK_TX_DROP) {
 			tx_drop_slots(q, &q->snap[pos], &pp);
 			tx_count_drop(q, &pp);
+		} else if (rc == BACK_TX_MCAST) {
+			tx_mcast(q, &q->snap[pos], &pp);
 		} else {
 			for (i = 0; i < pp.nempty; i++)
 				tx_rsp(q, q->snap[pos + pp.empty[i]].id, NETIF_RSP_OKAY);

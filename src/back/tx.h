@@ -39,11 +39,14 @@
  * @BACK_TX_OK: forward the packet
  * @BACK_TX_DROP: answer every consumed slot with an error, count @drop
  * @BACK_TX_FATAL: the frontend is malicious or broken: disable the vif
+ * @BACK_TX_MCAST: not a packet: a multicast filter request (@mcast_op,
+ *	@mcast_addr); answer the first slot with its outcome, the extras NULL
  */
 enum back_tx_verdict {
 	BACK_TX_OK = 0,
 	BACK_TX_DROP = 1,
 	BACK_TX_FATAL = 2,
+	BACK_TX_MCAST = 3,
 };
 
 /**
@@ -65,7 +68,7 @@ enum back_tx_drop {
  * @verdict: enum back_tx_verdict
  * @drop: enum back_tx_drop when @verdict is BACK_TX_DROP
  * @reason: a static string for BACK_TX_FATAL and BACK_TX_DROP
- * @nslots: ring slots consumed, first included (valid for OK and DROP)
+ * @nslots: ring slots consumed, first included (valid for OK, DROP and MCAST)
  * @nextras: extra-info slots among them (they follow the first slot)
  * @len: packet length (the first slot's size)
  * @txflags: NETTXF_csum_blank / NETTXF_data_validated of the first slot
@@ -76,6 +79,8 @@ enum back_tx_drop {
  * @data_len: bytes of each of them (the first slot's is computed)
  * @nempty: later data slots of size 0: answered at once, never mapped (XSA-448)
  * @empty: their indices
+ * @mcast_op: BACK_TX_MCAST: XEN_NETIF_EXTRA_TYPE_MCAST_ADD or _DEL
+ * @mcast_addr: BACK_TX_MCAST: the address to add to or remove from the filter
  */
 struct back_tx_parse {
 	uint8_t verdict;
@@ -92,6 +97,8 @@ struct back_tx_parse {
 	uint16_t data_len[BACK_TX_MAX_DATA];
 	uint8_t nempty;
 	uint8_t empty[BACK_TX_MAX_DATA];
+	uint8_t mcast_op;
+	uint8_t mcast_addr[6];
 };
 
 /**
@@ -103,7 +110,7 @@ struct back_tx_parse {
  * @out: the verdict
  *
  * A pure function of @slots: it never reads shared memory, so a fuzzer can
- * call it directly.  Consumes exactly one packet: on OK and DROP,
+ * call it directly.  Consumes exactly one packet: on OK, DROP and MCAST,
  * @out->nslots slots (<= @n and <= BACK_TX_MAX_SLOTS); on FATAL nothing is
  * consumed and @out->reason says why.  A chain that runs past @n is fatal,
  * as in Linux: a frontend publishes a packet's slots with one req_prod

@@ -17,8 +17,11 @@
  *      fatal), have a type in 1 .. XEN_NETIF_EXTRA_TYPE_MAX-1 (else fatal),
  *      and the chain is bounded by BACK_TX_MAX_EXTRAS (else fatal).  GSO
  *      must carry a size and a TCPv4/TCPv6 type (else fatal, checked last
- *      as Linux does); MCAST_ADD/DEL and HASH are ignored (we advertise
- *      neither multicast control nor hashing).
+ *      as Linux does); HASH is ignored.  An MCAST_ADD or MCAST_DEL extra
+ *      makes the request a multicast filter request, not a packet: it
+ *      consumes the first slot and its extras only (data slots are not
+ *      looked at: a "dummy" request, as Linux handles it), ADD before DEL
+ *      when both are there, the last extra of a type counting.
  *   2. data slots after the first (NETTXF_more_data chain), with a counter k
  *      checked before each slot is read: k == n left is fatal (the chain runs
  *      past what the frontend published); k >= 20 is fatal (malicious);
@@ -61,7 +64,7 @@ static int tx_drop(struct back_tx_parse *out, enum back_tx_drop why, const char 
  * extra slots, or -1 after filling a fatal verdict.
  */
 static int tx_extras(const netif_tx_request_t *slots, unsigned int n, struct back_tx_parse *out,
-		     netif_extra_info_t *gso)
+		     netif_extra_info_t *gso, netif_extra_info_t *mcast)
 {
 	unsigned int i = 1, count = 0;
 	netif_extra_info_t ex;
@@ -77,6 +80,10 @@ static int tx_extras(const netif_tx_request_t *slots, unsigned int n, struct bac
 			return tx_fatal(out, "bad extra info type"), -1;
 		if (ex.type == XEN_NETIF_EXTRA_TYPE_GSO)
 			*gso = ex;
+		else if (ex.type == XEN_NETIF_EXTRA_TYPE_MCAST_ADD)
+			mcast[0] = ex;
+		else if (ex.type == XEN_NETIF_EXTRA_TYPE_MCAST_DEL)
+			mcast[1] = ex;
 		i++;
 		count++;
 		if (!(ex.flags & XEN_NETIF_EXTRA_FLAG_MORE))
@@ -87,7 +94,7 @@ static int tx_extras(const netif_tx_request_t *slots, unsigned int n, struct bac
 int back_tx_ring2pkt(const netif_tx_request_t *slots, unsigned int n, struct back_tx_parse *out)
 {
 	netif_tx_request_t first = slots[0], txp;
-	netif_extra_info_t gso = {.type = XEN_NETIF_EXTRA_TYPE_NONE};
+	netif_extra_info_t gso = {.type = XEN_NETIF_EXTRA_TYPE_NONE}, mcast[2] = {{0}};
 	enum back_tx_drop drop = BACK_TX_DROP_NONE;
 	const char *drop_reason = NULL;
 	unsigned int k, idx, remaining;
@@ -99,11 +106,20 @@ int back_tx_ring2pkt(const netif_tx_request_t *slots, unsigned int n, struct bac
 		return tx_fatal(out, "no slot");
 
 	if (first.flags & NETTXF_extra_info) {
-		nextras = tx_extras(slots, n, out, &gso);
+		nextras = tx_extras(slots, n, out, &gso, mcast);
 		if (nextras < 0)
 			return BACK_TX_FATAL;
 	}
 	out->nextras = (uint8_t)nextras;
+	for (int m = 0; m < 2; m++) {
+		if (mcast[m].type == XEN_NETIF_EXTRA_TYPE_NONE)
+			continue;
+		out->verdict = BACK_TX_MCAST;
+		out->mcast_op = mcast[m].type;
+		memcpy(out->mcast_addr, mcast[m].u.mcast.addr, sizeof(out->mcast_addr));
+		out->nslots = (uint16_t)(1 + nextras);
+		return BACK_TX_MCAST;
+	}
 	out->len = first.size;
 	out->txflags = first.flags & (NETTXF_csum_blank | NETTXF_data_validated);
 	idx = 1 + (unsigned int)nextras;

@@ -242,6 +242,7 @@ int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t
 	memcpy(vif->mac, mac, sizeof(vif->mac));
 	vif->state = XenbusStateInitialising;
 	vif->ctrl.fd = -1;
+	pthread_mutex_init(&vif->mcast_lock, NULL);
 	snprintf(vif->fe_path, sizeof(vif->fe_path), "/local/domain/%u/device/vif/%u", domid,
 		 devid);
 	snprintf(vif->be_path, sizeof(vif->be_path), "/local/domain/%u/backend/vif/%u/%u",
@@ -264,6 +265,7 @@ fail_unlink:
 fail_rm:
 	store_rm(b->store, vif->fe_path);
 	store_rm(b->store, vif->be_path);
+	pthread_mutex_destroy(&vif->mcast_lock);
 	free(vif);
 	return rc;
 }
@@ -288,6 +290,7 @@ void back_vif_destroy(struct back_vif *vif)
 		}
 	}
 	free(vif->error);
+	pthread_mutex_destroy(&vif->mcast_lock);
 	free(vif);
 }
 

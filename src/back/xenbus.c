@@ -136,14 +136,20 @@ void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s)
 /*
  * Our feature keys, written once when the vif is created (Linux writes
  * them at probe).  feature-ctrl-ring: the control ring (ctrl.c) with
- * Toeplitz hashing; multicast control is not advertised.
+ * Toeplitz hashing; multicast control (mcast.c), also changed while
+ * connected (we watch request-multicast-control).
  */
 static int write_features(struct back_vif *vif)
 {
 	static const char *const on[] = {
-	    "feature-sg",	 "feature-gso-tcpv4",
-	    "feature-gso-tcpv6", "feature-ipv6-csum-offload",
-	    "feature-rx-copy",	 "feature-split-event-channels",
+	    "feature-sg",
+	    "feature-gso-tcpv4",
+	    "feature-gso-tcpv6",
+	    "feature-ipv6-csum-offload",
+	    "feature-rx-copy",
+	    "feature-split-event-channels",
+	    "feature-multicast-control",
+	    "feature-dynamic-multicast-control",
 	};
 	int rc = 0;
 
@@ -430,6 +436,9 @@ static int back_xenbus_connect(struct back_vif *vif)
 	/* Linux too: without rx-notify we poll, and a guest that posts nothing is not stalled. */
 	vif->rx_stall_ns = vif->fe.rx_notify ? (uint64_t)b->cfg.rx_stall_timeout_ms * 1000000 : 0;
 	atomic_store(&vif->rx_stalled_queues, 0);
+	/* A new connection starts with an empty filter (Linux frees it at disconnect). */
+	back_mcast_reset(vif);
+	atomic_store(&vif->mcast_filter, fe_feature(vif, "request-multicast-control", false));
 
 	rc = fe_read_uint(vif, vif->fe_path, "multi-queue-num-queues", UINT32_MAX, &nq);
 	if (rc == -ENOENT) {
@@ -613,6 +622,18 @@ static void rate_changed(void *ctx, const char *path, const char *token)
 			back_worker_wake(vif->q[i]);
 }
 
+/* Watch callback: the frontend changed request-multicast-control (feature-dynamic-...). */
+static void mcast_changed(void *ctx, const char *path, const char *token)
+{
+	struct back_vif *vif = ctx;
+	bool on = fe_feature(vif, "request-multicast-control", false);
+
+	(void)path;
+	(void)token;
+	if (on != atomic_exchange(&vif->mcast_filter, on))
+		info("vif%u.%u: multicast filter %s", vif->domid, vif->devid, on ? "on" : "off");
+}
+
 int back_xenbus_start(struct back_vif *vif)
 {
 	char path[96];
@@ -631,6 +652,11 @@ int back_xenbus_start(struct back_vif *vif)
 	if (rc < 0)
 		return rc;
 	vif->watching_rate = true;
+	snprintf(path, sizeof(path), "%s/request-multicast-control", vif->fe_path);
+	rc = store_watch_add(vif->b->store, path, "mcast", mcast_changed, vif);
+	if (rc < 0)
+		return rc;
+	vif->watching_mcast = true;
 	return 0;
 }
 
@@ -647,5 +673,10 @@ void back_xenbus_stop(struct back_vif *vif)
 		snprintf(path, sizeof(path), "%s/rate", vif->be_path);
 		store_watch_del(vif->b->store, path, "rate", rate_changed, vif);
 		vif->watching_rate = false;
+	}
+	if (vif->watching_mcast) {
+		snprintf(path, sizeof(path), "%s/request-multicast-control", vif->fe_path);
+		store_watch_del(vif->b->store, path, "mcast", mcast_changed, vif);
+		vif->watching_mcast = false;
 	}
 }

@@ -183,6 +183,8 @@ int ff_connect(struct ff *f, const struct ff_opts *o)
 		fe_write(f, f->fe_path, "feature-gso-tcpv6", 1);
 	if (o->rx_notify)
 		fe_write(f, f->fe_path, "feature-rx-notify", 1);
+	if (o->mcast_ctrl)
+		fe_write(f, f->fe_path, "request-multicast-control", 1);
 	if (o->ipv6_csum)
 		fe_write(f, f->fe_path, "feature-ipv6-csum-offload", 1);
 	if (o->no_csum)

@@ -66,6 +66,7 @@ struct ff_opts {
 	bool no_rx_copy; /* omit request-rx-copy */
 	bool sg, gso4, gso6, rx_notify, ipv6_csum;
 	bool no_csum;		/* feature-no-csum-offload = 1: no blank IPv4 checksums */
+	bool mcast_ctrl;	/* request-multicast-control = 1 */
 	unsigned int write_nq;	/* if not 0, the multi-queue-num-queues value */
 	bool omit_tx_ring_ref;	/* leave tx-ring-ref out */
 	bool persistent;	/* write feature-persistent = 1 (whatever the backend offers) */

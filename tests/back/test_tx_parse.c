@@ -169,11 +169,26 @@ static unsigned int b_gso_badtype(netif_tx_request_t *s)
 	s[1] = ex(XEN_NETIF_EXTRA_TYPE_GSO, 0, 1400, 3);
 	return 2;
 }
-static unsigned int b_mcast_ignored(netif_tx_request_t *s)
+static unsigned int b_hash_ignored(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_HASH, 0, 0, 0);
+	return 2;
+}
+/* An MCAST extra and a HASH one: a filter request, first slot and extras only. */
+static unsigned int b_mcast(netif_tx_request_t *s)
 {
 	s[0] = rq(0, NETTXF_extra_info, 0, 100);
 	s[1] = ex(XEN_NETIF_EXTRA_TYPE_MCAST_ADD, XEN_NETIF_EXTRA_FLAG_MORE, 0, 0);
 	s[2] = ex(XEN_NETIF_EXTRA_TYPE_HASH, 0, 0, 0);
+	return 3;
+}
+/* A dummy with more_data and a runt size: its data slots are not its own (as Linux reads it). */
+static unsigned int b_mcast_dummy_more(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_extra_info | NETTXF_more_data, 0, 0);
+	s[1] = ex(XEN_NETIF_EXTRA_TYPE_MCAST_DEL, 0, 0, 0);
+	s[2] = rq(0, 0, 2, 60);
 	return 3;
 }
 static unsigned int b_tiny_header_slots(netif_tx_request_t *s)
@@ -217,7 +232,9 @@ static const struct tcase cases[] = {
     {"extra type MAX", b_extra_type_max, BACK_TX_FATAL, 0, 0},
     {"gso size 0", b_gso_size0, BACK_TX_FATAL, 0, 0},
     {"gso bad type", b_gso_badtype, BACK_TX_FATAL, 0, 0},
-    {"mcast and hash ignored", b_mcast_ignored, BACK_TX_OK, 3, 0},
+    {"hash ignored", b_hash_ignored, BACK_TX_OK, 2, 0},
+    {"mcast request", b_mcast, BACK_TX_MCAST, 3, 0},
+    {"mcast dummy with more_data", b_mcast_dummy_more, BACK_TX_MCAST, 2, 0},
     {"tiny header slots", b_tiny_header_slots, BACK_TX_OK, 19, 0},
     {"65535 bytes", b_64k, BACK_TX_OK, 16, 0},
     {"22 slots of zero size", b_empty_first_chain, BACK_TX_FATAL, 0, 0},
@@ -237,7 +254,8 @@ static void test_table(void **state)
 		v = back_tx_ring2pkt(s, n, &out);
 		if (v != c->verdict || out.verdict != v ||
 		    (v != BACK_TX_FATAL && out.nslots != c->nslots) ||
-		    (v == BACK_TX_DROP && out.drop != c->drop) || (v != BACK_TX_OK && !out.reason))
+		    (v == BACK_TX_DROP && out.drop != c->drop) ||
+		    ((v == BACK_TX_DROP || v == BACK_TX_FATAL) && !out.reason))
 			fail_msg("case '%s': verdict %d nslots %u drop %d (%s)", c->name, v,
 				 out.nslots, out.drop, out.reason ? out.reason : "-");
 		assert_true(out.nslots <= n && out.nslots <= BACK_TX_MAX_SLOTS);
@@ -284,10 +302,40 @@ static void test_details(void **state)
 	assert_int_equal(out.data[1], 2);
 	assert_int_equal(out.data_len[0], 100);
 
-	b_mcast_ignored(s);
-	assert_int_equal(back_tx_ring2pkt(s, 3, &out), BACK_TX_OK);
-	assert_int_equal(out.nextras, 2);
+	b_hash_ignored(s);
+	assert_int_equal(back_tx_ring2pkt(s, 2, &out), BACK_TX_OK);
+	assert_int_equal(out.nextras, 1);
 	assert_int_equal(out.gso_type, XEN_NETIF_GSO_TYPE_NONE);
+
+	/* Multicast requests: the address; ADD before DEL; the last extra of a type counts. */
+	{
+		static const uint8_t g1[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb};
+		static const uint8_t g2[6] = {0x33, 0x33, 0x00, 0x00, 0x00, 0x01};
+		netif_extra_info_t e = {.type = XEN_NETIF_EXTRA_TYPE_MCAST_DEL,
+					.flags = XEN_NETIF_EXTRA_FLAG_MORE};
+
+		s[0] = rq(0, NETTXF_extra_info, 0, 0);
+		memcpy(e.u.mcast.addr, g1, 6);
+		memcpy(&s[1], &e, sizeof(e));
+		e.type = XEN_NETIF_EXTRA_TYPE_MCAST_ADD;
+		memcpy(e.u.mcast.addr, g2, 6);
+		memcpy(&s[2], &e, sizeof(e));
+		e.flags = 0;
+		memcpy(e.u.mcast.addr, g1, 6);
+		memcpy(&s[3], &e, sizeof(e));
+		s[4] = rq(0, 0, 4, 60);
+		assert_int_equal(back_tx_ring2pkt(s, 5, &out), BACK_TX_MCAST);
+		assert_int_equal(out.nslots, 4);
+		assert_int_equal(out.nextras, 3);
+		assert_int_equal(out.mcast_op, XEN_NETIF_EXTRA_TYPE_MCAST_ADD);
+		assert_memory_equal(out.mcast_addr, g1, 6);
+		assert_int_equal(back_tx_ring2pkt(s + 4, 1, &out), BACK_TX_OK);
+		s[2] = ex(XEN_NETIF_EXTRA_TYPE_GSO, XEN_NETIF_EXTRA_FLAG_MORE, 1448, 1);
+		s[3] = ex(XEN_NETIF_EXTRA_TYPE_HASH, 0, 0, 0);
+		assert_int_equal(back_tx_ring2pkt(s, 5, &out), BACK_TX_MCAST);
+		assert_int_equal(out.mcast_op, XEN_NETIF_EXTRA_TYPE_MCAST_DEL);
+		assert_memory_equal(out.mcast_addr, g1, 6);
+	}
 
 	b_64k(s);
 	assert_int_equal(back_tx_ring2pkt(s, 16, &out), BACK_TX_OK);
@@ -333,7 +381,8 @@ static void test_garbage(void **state)
 		}
 		int v = back_tx_ring2pkt(s, n, &out);
 
-		assert_true(v == BACK_TX_OK || v == BACK_TX_DROP || v == BACK_TX_FATAL);
+		assert_true(v == BACK_TX_OK || v == BACK_TX_DROP || v == BACK_TX_FATAL ||
+			    v == BACK_TX_MCAST);
 		if (v != BACK_TX_FATAL)
 			assert_true(out.nslots >= 1 && out.nslots <= n);
 		if (v == BACK_TX_OK) {
