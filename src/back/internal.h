@@ -395,11 +395,9 @@ struct back_frontend {
  * @rx_stall_ns: RX stall timeout for this frontend (0: no stall detection)
  * @rx_stalled_queues: queues stalled now; the carrier is off while > 0
  *	(workers change it, xmit() and the status read it)
- * @watching_mcast: the watch on the frontend's request-multicast-control
- * @mcast_filter: that key's sampled value: multicast frames not in @mcast
- *	are dropped (loop thread writes, xmit() reads)
- * @mcast_lock: serialises the TX workers that change @mcast
- * @mcast: the frontend's multicast filter (mcast.c), read by xmit()
+ * @mcast_filter: the frontend's request-multicast-control, sampled:
+ *	multicast frames not in @mcast are dropped (loop thread writes,
+ *	xmit() reads)
  * @broken: 0, or a worker found the guest misbehaving: 1 while it writes
  *	@broken_reason, 2 once the reason is ready (any thread)
  * @broken_reason: its reason, written by the worker that set @broken
@@ -407,6 +405,9 @@ struct back_frontend {
  * @ctrl: the control ring, if the frontend set one up
  * @hash: RX steering configuration (hash.c; written by queue 0's worker)
  * @stats: per-queue counters
+ * @watching_mcast: the watch on the frontend's request-multicast-control
+ * @mcast_lock: serialises the TX workers that change @mcast
+ * @mcast: the frontend's multicast filter (mcast.c), read by xmit()
  */
 struct back_vif {
 	struct back *b;
@@ -431,16 +432,16 @@ struct back_vif {
 	uint64_t rx_timeout_ns;
 	uint64_t rx_stall_ns;
 	_Atomic unsigned int rx_stalled_queues;
-	bool watching_mcast;
 	_Atomic bool mcast_filter;
-	pthread_mutex_t mcast_lock;
-	_Atomic uint64_t mcast[BACK_MCAST_MAX];
 	_Atomic int broken;
 	char broken_reason[160];
 	char *error;
 	struct back_ctrl ctrl;
 	struct back_hash hash;
 	struct back_queue_stats stats[BACK_MAX_QUEUES_LIMIT];
+	bool watching_mcast;
+	pthread_mutex_t mcast_lock;
+	_Atomic uint64_t mcast[BACK_MCAST_MAX];
 };
 
 /**
