@@ -276,6 +276,41 @@ unsigned int back_vif_num_queues(const struct back_vif *vif);
 enum back_tx_mode back_vif_tx_mode(const struct back_vif *vif);
 
 /**
+ * struct back_vif_features - what the current connection negotiated, as
+ *	netback applies it (Linux's defaults for absent or malformed keys)
+ * @sg: feature-sg: frames over a page reach the guest
+ * @gso_tcpv4: feature-gso-tcpv4: TSO frames reach the guest whole
+ * @gso_tcpv6: feature-gso-tcpv6
+ * @csum_ipv4: blank IPv4 checksums go to the guest as they are
+ *	(no feature-no-csum-offload)
+ * @csum_ipv6: feature-ipv6-csum-offload
+ * @rx_notify: feature-rx-notify (stall detection and the long drain timeout)
+ * @split: separate TX and RX event channels
+ * @ctrl_ring: a control ring (Toeplitz hashing)
+ * @mcast_filter: request-multicast-control, now
+ * @mcast_addrs: addresses in the guest's multicast filter
+ * @rate_bytes: the backend's "rate" key: bytes per window, 0 unlimited
+ * @rate_usec: its window in microseconds
+ */
+struct back_vif_features {
+	bool sg, gso_tcpv4, gso_tcpv6, csum_ipv4, csum_ipv6, rx_notify, split, ctrl_ring,
+	    mcast_filter;
+	unsigned int mcast_addrs;
+	uint64_t rate_bytes, rate_usec;
+};
+
+/**
+ * back_vif_features() - the negotiated features of a connected vif
+ * @vif: the vif
+ * @f: filled
+ *
+ * Loop thread.
+ *
+ * Return: 0, or -ENOTCONN when the vif is not connected (@f zeroed)
+ */
+int back_vif_features(const struct back_vif *vif, struct back_vif_features *f);
+
+/**
  * struct back_stat_desc - one per-queue counter
  * @name: Linux/ethtool-style name
  * @offset: offset of its _Atomic uint64_t in the per-queue counters

@@ -798,4 +798,7 @@ bool back_mcast_drop(struct back_vif *vif, const uint8_t dst[6]);
 /* back_mcast_reset() - empty the filter (at connect, while no worker runs). */
 void back_mcast_reset(struct back_vif *vif);
 
+/* back_mcast_count() - addresses in the filter now (any thread; a snapshot). */
+unsigned int back_mcast_count(const struct back_vif *vif);
+
 #endif /* PVNET_BACK_INTERNAL_H */

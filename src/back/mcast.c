@@ -68,6 +68,15 @@ bool back_mcast_drop(struct back_vif *vif, const uint8_t dst[6])
 	return true;
 }
 
+unsigned int back_mcast_count(const struct back_vif *vif)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < BACK_MCAST_MAX; i++)
+		n += atomic_load_explicit(&vif->mcast[i], memory_order_relaxed) != 0;
+	return n;
+}
+
 void back_mcast_reset(struct back_vif *vif)
 {
 	for (unsigned int i = 0; i < BACK_MCAST_MAX; i++)

@@ -338,6 +338,30 @@ enum back_tx_mode back_vif_tx_mode(const struct back_vif *vif)
 	return vif->mode;
 }
 
+int back_vif_features(const struct back_vif *vif, struct back_vif_features *f)
+{
+	uint64_t rate = atomic_load_explicit(&vif->rate, memory_order_relaxed);
+
+	memset(f, 0, sizeof(*f));
+	if (!vif->nq)
+		return -ENOTCONN;
+	*f = (struct back_vif_features){
+	    .sg = vif->fe.sg,
+	    .gso_tcpv4 = vif->fe.gso_tcpv4,
+	    .gso_tcpv6 = vif->fe.gso_tcpv6,
+	    .csum_ipv4 = vif->fe.csum_ipv4,
+	    .csum_ipv6 = vif->fe.csum_ipv6,
+	    .rx_notify = vif->fe.rx_notify,
+	    .split = vif->q[0]->split,
+	    .ctrl_ring = vif->ctrl.mapped,
+	    .mcast_filter = atomic_load_explicit(&vif->mcast_filter, memory_order_relaxed),
+	    .mcast_addrs = back_mcast_count(vif),
+	    .rate_bytes = BACK_RATE_BYTES(rate),
+	    .rate_usec = BACK_RATE_USEC(rate),
+	};
+	return 0;
+}
+
 struct sw_port *back_vif_port(const struct back_vif *vif)
 {
 	return vif->port;

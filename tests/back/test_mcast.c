@@ -108,6 +108,7 @@ static void test_mcast_filter(void **state)
 	const struct ff_opts ob = {
 	    .nq = 1, .sg = true, .gso4 = true, .gso6 = true, .rx_notify = true, .mcast_ctrl = true};
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &ob);
+	struct back_vif_features f;
 
 	(void)state;
 	send_to(x, g1, 5, 0);
@@ -116,6 +117,9 @@ static void test_mcast_filter(void **state)
 	assert_int_equal(stat_b(x, "rx_mcast_filtered"), 5);
 
 	assert_int_equal(mcast_req(x, &x->b, XEN_NETIF_EXTRA_TYPE_MCAST_ADD, g1), NETIF_RSP_OKAY);
+	assert_int_equal(back_vif_features(x->vb, &f), 0);
+	assert_true(f.mcast_filter);
+	assert_int_equal(f.mcast_addrs, 1);
 	send_to(x, g1, 5, 20);
 	assert_int_equal(recv_b(x, g1, 5), 5);
 	send_to(x, g2, 5, 30);
@@ -191,12 +195,17 @@ static void set_request(struct fx *x, const char *v)
 static void test_mcast_dynamic(void **state)
 {
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct back_vif_features f;
 
 	(void)state;
+	assert_int_equal(back_vif_features(x->vb, &f), 0);
+	assert_false(f.mcast_filter);
 	assert_int_equal(mcast_req(x, &x->b, XEN_NETIF_EXTRA_TYPE_MCAST_ADD, g2), NETIF_RSP_OKAY);
 	send_to(x, g1, 3, 0);
 	assert_int_equal(recv_b(x, g1, 3), 3);
 	set_request(x, "1");
+	assert_int_equal(back_vif_features(x->vb, &f), 0);
+	assert_true(f.mcast_filter);
 	send_to(x, g1, 3, 10);
 	send_to(x, g2, 2, 20);
 	assert_int_equal(recv_b(x, g2, 2), 2);

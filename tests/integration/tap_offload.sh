@@ -52,6 +52,13 @@ segs=$(awk '$1 == "rx_sw_gso_segs:" { s += $2 } END { print s + 0 }' <<<"$show")
 bad=$(awk '$1 == "rx_sw_bad:" || $1 == "rx_oversize:" { s += $2 } END { print s + 0 }' <<<"$show")
 check "$vb segmented GSO frames for B ($gso frames, $segs segments)" test "$gso" -gt 0 -a "$segs" -gt "$gso"
 check "$vb found none it could not segment or deliver (rx_sw_bad, rx_oversize)" test "$bad" -eq 0
+# ... and says what it negotiated: B took no offload, A took them all.
+va="vif$(tap_domain "$A").0"
+check "pvnet show: $vb negotiated no checksum offload and no GSO" \
+	grep -qx '  features: sg rx-notify[a-z -]*' <<<"$show"
+check "pvnet show: $va negotiated TSO and checksum offload" \
+	grep -q '^  features: sg gso-tcpv4 gso-tcpv6 csum-ipv4 csum-ipv6 rx-notify' \
+	<<<"$("$PVNET" -d "$RUN" show "$va" 2>&1)"
 check "adapter A detaches cleanly" tap_stop "$PA"
 check "adapter B detaches cleanly" tap_stop "$PB"
 check "pvnetd stops cleanly" stop_pvnetd

@@ -69,6 +69,35 @@ static json_t *fetch_status(const char *cmd)
 	return reply;
 }
 
+/* "  features: sg gso-tcpv4 ..., rate 62500 bytes per 50000 us": what a vif negotiated. */
+static void print_features(const json_t *f)
+{
+	static const char *const flags[][2] = {
+	    {"sg", "sg"},
+	    {"gso_tcpv4", "gso-tcpv4"},
+	    {"gso_tcpv6", "gso-tcpv6"},
+	    {"csum_ipv4", "csum-ipv4"},
+	    {"csum_ipv6", "csum-ipv6"},
+	    {"rx_notify", "rx-notify"},
+	    {"split_event_channels", "split-event-channels"},
+	    {"ctrl_ring", "ctrl-ring"},
+	    {"mcast_filter", "multicast-filter"},
+	};
+	json_int_t rate = json_integer_value(json_object_get(f, "rate_bytes"));
+
+	printf("  features:");
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (json_is_true(json_object_get(f, flags[i][0])))
+			printf(" %s", flags[i][1]);
+	if (json_is_true(json_object_get(f, "mcast_filter")))
+		printf(" (%lld addresses)",
+		       (long long)json_integer_value(json_object_get(f, "mcast_addrs")));
+	if (rate)
+		printf(", rate %lld bytes per %lld us", (long long)rate,
+		       (long long)json_integer_value(json_object_get(f, "rate_usec")));
+	putchar('\n');
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	const char *only = NULL;
@@ -110,6 +139,8 @@ static int cmd_show(int argc, char **argv)
 		       json_array_size(queues) == 1 ? "" : "s", mode ? ", tx " : "",
 		       mode ? mode : "", carrier ? ", carrier " : "", carrier ? carrier : "",
 		       error ? ", disabled: " : "", error ? error : "");
+		if (json_object_size(json_object_get(vif, "features")))
+			print_features(json_object_get(vif, "features"));
 		if (json_object_size(json_object_get(vif, "switch"))) {
 			const char *key;
 			json_t *v;

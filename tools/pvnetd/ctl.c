@@ -320,7 +320,22 @@ static json_t *port2json(const struct back_vif *vif)
 	return o;
 }
 
-/* One vif as `pvnet show` prints it: state, reason, and every queue's counters. */
+/* What the vif's connection negotiated (empty while it is not connected). */
+static json_t *features2json(const struct back_vif *vif)
+{
+	struct back_vif_features f;
+
+	if (back_vif_features(vif, &f) < 0)
+		return json_object();
+	return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:b, s:i, s:I, s:I}", "sg", f.sg,
+			 "gso_tcpv4", f.gso_tcpv4, "gso_tcpv6", f.gso_tcpv6, "csum_ipv4",
+			 f.csum_ipv4, "csum_ipv6", f.csum_ipv6, "rx_notify", f.rx_notify,
+			 "split_event_channels", f.split, "ctrl_ring", f.ctrl_ring, "mcast_filter",
+			 f.mcast_filter, "mcast_addrs", f.mcast_addrs, "rate_bytes",
+			 (json_int_t)f.rate_bytes, "rate_usec", (json_int_t)f.rate_usec);
+}
+
+/* One vif as `pvnet show` prints it: state, reason, features, and every queue's counters. */
 static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vif)
 {
 	const struct back_stat_desc *names;
@@ -343,15 +358,15 @@ static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vi
 		json_array_append_new(queues, o);
 	}
 	snprintf(name, sizeof(name), "vif%u.%u", domid, devid);
-	return json_pack("{s:s, s:i, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o}", "name", name, "domid",
-			 domid, "devid", devid, "state",
-			 (unsigned int)st <
-				 sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
-			     ? xenbus_state_names[st]
-			     : "?",
-			 "tx_mode", nq ? back_tx_mode_name(back_vif_tx_mode(vif)) : NULL, "carrier",
-			 nq ? (back_vif_carrier(vif) ? "on" : "off") : NULL, "error",
-			 back_vif_error(vif), "queues", queues, "switch", port2json(vif));
+	return json_pack(
+	    "{s:s, s:i, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o}", "name", name, "domid", domid,
+	    "devid", devid, "state",
+	    (unsigned int)st < sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
+		? xenbus_state_names[st]
+		: "?",
+	    "tx_mode", nq ? back_tx_mode_name(back_vif_tx_mode(vif)) : NULL, "carrier",
+	    nq ? (back_vif_carrier(vif) ? "on" : "off") : NULL, "error", back_vif_error(vif),
+	    "features", features2json(vif), "queues", queues, "switch", port2json(vif));
 }
 
 static json_t *op_status(struct ctl *c)
