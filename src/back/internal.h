@@ -406,6 +406,7 @@ struct back_frontend {
  * @hash: RX steering configuration (hash.c; written by queue 0's worker)
  * @stats: per-queue counters
  * @watching_mcast: the watch on the frontend's request-multicast-control
+ * @mcast_log: its changes are logged, but a guest may not flood the log
  * @mcast_lock: serialises the TX workers that change @mcast
  * @mcast: the frontend's multicast filter (mcast.c), read by xmit()
  */
@@ -440,6 +441,7 @@ struct back_vif {
 	struct back_hash hash;
 	struct back_queue_stats stats[BACK_MAX_QUEUES_LIMIT];
 	bool watching_mcast;
+	struct log_ratelimit mcast_log;
 	pthread_mutex_t mcast_lock;
 	_Atomic uint64_t mcast[BACK_MCAST_MAX];
 };

@@ -242,6 +242,7 @@ int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t
 	memcpy(vif->mac, mac, sizeof(vif->mac));
 	vif->state = XenbusStateInitialising;
 	vif->ctrl.fd = -1;
+	vif->mcast_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	pthread_mutex_init(&vif->mcast_lock, NULL);
 	snprintf(vif->fe_path, sizeof(vif->fe_path), "/local/domain/%u/device/vif/%u", domid,
 		 devid);
@@ -256,11 +257,14 @@ int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t
 	/* May connect at once: the watch fires on registration. */
 	rc = back_xenbus_start(vif);
 	if (rc < 0)
-		goto fail_unlink;
+		goto fail_unwatch;
 	*out = vif;
 	return 0;
 
-fail_unlink:
+fail_unwatch:
+	/* The watches it did add name this vif: they must go with it. */
+	back_xenbus_stop(vif);
+	back_xenbus_disconnect(vif);
 	b->vifs = vif->next;
 fail_rm:
 	store_rm(b->store, vif->fe_path);

@@ -631,7 +631,8 @@ static void mcast_changed(void *ctx, const char *path, const char *token)
 	(void)path;
 	(void)token;
 	if (on != atomic_exchange(&vif->mcast_filter, on))
-		info("vif%u.%u: multicast filter %s", vif->domid, vif->devid, on ? "on" : "off");
+		log_ratelimited(&vif->mcast_log, LOG_INFO, "vif%u.%u: multicast filter %s",
+				vif->domid, vif->devid, on ? "on" : "off");
 }
 
 int back_xenbus_start(struct back_vif *vif)
