@@ -227,6 +227,14 @@ struct pvnet_vif;
  */
 #define PVNET_F_PERSISTENT (1u << 7)
 #define PVNET_F_ALL	   0xffu
+/*
+ * request-multicast-control (netif.h): the backend delivers only the
+ * multicast groups subscribed with pvnet_mcast_add(), and broadcasts.  Not
+ * in PVNET_F_ALL: a vif that asks for it receives no multicast until it
+ * subscribes (IPv6 neighbour discovery included), so it is for those that
+ * mean to.  Negotiated when the backend offers feature-multicast-control.
+ */
+#define PVNET_F_MCAST_FILTER (1u << 8)
 
 /* Most queues a vif may have (Linux netback's default max_queues is at most 8; 16 leaves room). */
 #define PVNET_MAX_QUEUES 16u
@@ -476,6 +484,38 @@ int pvnet_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts
 	       void *buf, size_t buflen);
 
 /**
+ * pvnet_mcast_add() - subscribe to a multicast group (the backend's filter)
+ * @vif: the vif
+ * @queue: the TX queue to send the request on (a data call: the same
+ *	threading rules as pvnet_send() on that queue)
+ * @mac: the group's multicast MAC address (01:00:5e:... for IPv4,
+ *	33:33:... for IPv6)
+ *
+ * Sends netif's "dummy" TX request with an XEN_NETIF_EXTRA_TYPE_MCAST_ADD
+ * extra; the filter applies while the vif has PVNET_F_MCAST_FILTER, and
+ * subscriptions made before it applies count too.  Subscriptions are
+ * counted (two adds need two pvnet_mcast_del()s).  The backend answers
+ * asynchronously; a refused one (its filter is full: 64 groups in Linux and
+ * pvnet) is counted as mcast_refused in pvnet_queue_stats().
+ *
+ * Return: 1 when the request is on the ring, 0 when the ring or the TX ids
+ * are full (as pvnet_send(): retry once completions come back), -EINVAL
+ * for an address that is not multicast or is broadcast, -EOPNOTSUPP if the
+ * backend does not offer feature-multicast-control, -ENOTCONN, -EIO
+ */
+int pvnet_mcast_add(struct pvnet_vif *vif, unsigned int queue, const uint8_t mac[6]);
+
+/**
+ * pvnet_mcast_del() - drop one subscription to a multicast group
+ * @vif: the vif
+ * @queue: as for pvnet_mcast_add()
+ * @mac: the group's address
+ *
+ * Return: as pvnet_mcast_add()
+ */
+int pvnet_mcast_del(struct pvnet_vif *vif, unsigned int queue, const uint8_t mac[6]);
+
+/**
  * struct pvnet_buf - a granted page handed to the application (zero copy)
  * @data: first byte of the (fragment's) data; TX: the application may move
  *	it within the page, RX: set by the library
@@ -625,7 +665,9 @@ struct pvnet_stat {
  * Counters: tx_packets, tx_bytes, tx_errors (NETIF_RSP_ERROR or DROPPED
  * answers), tx_ring_full (sends stopped by a full ring or no buffers),
  * tx_notify, rx_packets, rx_bytes, rx_errors, rx_notify, rx_spurious (events
- * that woke a receive call which then found nothing).
+ * that woke a receive call which then found nothing), mcast_requests
+ * (pvnet_mcast_add() and _del() requests answered), mcast_refused (of those,
+ * refused by the backend).
  *
  * Return: the number of counters available (may exceed @n), or -EINVAL
  */

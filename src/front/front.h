@@ -95,6 +95,8 @@ enum front_stat {
 	FRONT_STAT_RX_ERRORS,
 	FRONT_STAT_RX_NOTIFY,
 	FRONT_STAT_RX_SPURIOUS,
+	FRONT_STAT_MCAST_REQUESTS,
+	FRONT_STAT_MCAST_REFUSED,
 	FRONT_STAT_NR,
 };
 extern const char *const front_queue_stat_names[FRONT_STAT_NR];
@@ -104,6 +106,7 @@ enum front_tx_owner {
 	FRONT_TX_FREE,	   /* on the free list */
 	FRONT_TX_APP,	   /* given out by pvnet_tx_alloc() */
 	FRONT_TX_INFLIGHT, /* its request is on the ring, no response yet */
+	FRONT_TX_MCAST,	   /* its id carries a multicast filter request, no response yet */
 };
 
 /* Owner of an RX buffer. */
@@ -183,6 +186,11 @@ int front_queue_idle(struct front_queue *q, bool rx_incomplete);
 
 /* ---- tx.c / rx.c: the lock-free bodies of the public data calls (steer.c wraps them) ---- */
 
+/*
+ * pvnet_mcast_add()/_del() without the queue lock: @op is
+ * XEN_NETIF_EXTRA_TYPE_MCAST_ADD or _DEL.
+ */
+int front_mcast(struct pvnet_vif *vif, unsigned int queue, uint8_t op, const uint8_t mac[6]);
 int front_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt *pkts,
 	       unsigned int n, const uint16_t *flows);
 int front_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
@@ -281,6 +289,7 @@ struct pvnet_vif {
 	atomic_flag reason_set;
 	char reason[160];	/* one line: "queue N: RX slot I: what was wrong" */
 	bool ctrl_offered;	/* the backend wrote feature-ctrl-ring = 1 */
+	bool mcast_offered;	/* the backend wrote feature-multicast-control = 1 */
 	struct front_ctrl ctrl; /* set up when cfg.ctrl_ring && ctrl_offered */
 	atomic_bool shared;	/* pvnet_vif_set_steering() called: data calls lock */
 	struct front_steer steer;

@@ -58,6 +58,8 @@ const char *const front_queue_stat_names[FRONT_STAT_NR] = {
 	[FRONT_STAT_RX_ERRORS]    = "rx_errors",
 	[FRONT_STAT_RX_NOTIFY]    = "rx_notify",
 	[FRONT_STAT_RX_SPURIOUS]  = "rx_spurious",
+	[FRONT_STAT_MCAST_REQUESTS] = "mcast_requests",
+	[FRONT_STAT_MCAST_REFUSED] = "mcast_refused",
 };
 /* clang-format on */
 
@@ -326,6 +328,16 @@ int front_queue_tx_reap(struct front_queue *q)
 		RING_COPY_RESPONSE(&q->tx, cons, &rsp);
 		if (rsp.status == NETIF_RSP_NULL)
 			continue; /* the answer to an extra-info slot */
+		if (rsp.id < q->nr_tx && q->tx_owner[rsp.id] == FRONT_TX_MCAST) {
+			/* pvnet_mcast_add()/_del(): no frame, no flow, only the outcome */
+			q->stats[FRONT_STAT_MCAST_REQUESTS]++;
+			if (rsp.status != NETIF_RSP_OKAY)
+				q->stats[FRONT_STAT_MCAST_REFUSED]++;
+			q->tx_owner[rsp.id] = FRONT_TX_FREE;
+			q->tx_free[q->tx_nfree++] = rsp.id;
+			freed++;
+			continue;
+		}
 		if (rsp.id >= q->nr_tx || q->tx_owner[rsp.id] != FRONT_TX_INFLIGHT) {
 			front_vif_broken(q->vif, "queue %u: TX response id %u not in flight",
 					 q->index, rsp.id);

@@ -351,6 +351,25 @@ int pvnet_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt
 	return rc;
 }
 
+static int mcast(struct pvnet_vif *vif, unsigned int queue, uint8_t op, const uint8_t mac[6])
+{
+	pthread_mutex_t *m = front_queue_lock(vif, queue);
+	int rc = front_mcast(vif, queue, op, mac);
+
+	front_queue_unlock(m);
+	return rc;
+}
+
+int pvnet_mcast_add(struct pvnet_vif *vif, unsigned int queue, const uint8_t mac[6])
+{
+	return mcast(vif, queue, XEN_NETIF_EXTRA_TYPE_MCAST_ADD, mac);
+}
+
+int pvnet_mcast_del(struct pvnet_vif *vif, unsigned int queue, const uint8_t mac[6])
+{
+	return mcast(vif, queue, XEN_NETIF_EXTRA_TYPE_MCAST_DEL, mac);
+}
+
 int pvnet_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts, unsigned int n,
 	       void *buf, size_t buflen)
 {

@@ -29,6 +29,12 @@
  * TX interrupts at all; a send that finds no room sets tx_stopped and arms
  * the completion event (front_queue_idle()).
  *
+ * Multicast filter requests (pvnet_mcast_add()/_del()) are netif's
+ * "dummy" requests: a first slot of size 0 with one MCAST_ADD/DEL extra.
+ * They take a TX id like a frame (its buffer is not sent: the backend
+ * reads no data), marked FRONT_TX_MCAST so that reaping counts their
+ * answers apart from frames'.
+ *
  * The functions here are the lock-free bodies of the public data calls;
  * steer.c wraps them (taking the queue's lock when the vif is shared by
  * several sender threads) and adds pvnet_send_flow().
@@ -377,4 +383,42 @@ void front_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 			q->tx_free[q->tx_nfree++] = (uint16_t)b->id;
 		}
 	}
+}
+
+int front_mcast(struct pvnet_vif *vif, unsigned int queue, uint8_t op, const uint8_t mac[6])
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	union front_tx_slot slots[2];
+	struct front_queue *q;
+	RING_IDX pushed;
+	uint16_t id;
+	int rc;
+
+	if (!mac || !(mac[0] & 1) || !memcmp(mac, bcast, sizeof(bcast)))
+		return -EINVAL;
+	rc = front_vif_check(vif, queue, &q);
+	if (rc < 0)
+		return rc;
+	if (!vif->mcast_offered)
+		return -EOPNOTSUPP;
+	rc = front_queue_tx_reap(q);
+	if (rc < 0)
+		return rc;
+	if (!has_room(q, 1, 1))
+		return stop(q, 0);
+	id = q->tx_free[--q->tx_nfree];
+	memset(slots, 0, sizeof(slots));
+	slots[0].req.gref = q->tx_ref[id];
+	slots[0].req.flags = NETTXF_extra_info;
+	slots[0].req.id = id;
+	slots[1].extra.type = op;
+	memcpy(slots[1].extra.u.mcast.addr, mac, sizeof(slots[1].extra.u.mcast.addr));
+	pushed = q->tx.req_prod_pvt;
+	for (unsigned int i = 0; i < 2; i++)
+		memcpy(RING_GET_REQUEST(&q->tx, q->tx.req_prod_pvt + i), &slots[i],
+		       sizeof(netif_tx_request_t));
+	q->tx.req_prod_pvt += 2;
+	q->tx_owner[id] = FRONT_TX_MCAST;
+	push(q, pushed);
+	return 1;
 }

@@ -217,6 +217,12 @@ static int negotiate(struct pvnet_vif *vif, bool *num_queues_key)
 	if (rc < 0)
 		return rc;
 	vif->ctrl_offered = v != 0;
+	rc = read_be_feature(vif, "feature-multicast-control", &v);
+	if (rc < 0)
+		return rc;
+	vif->mcast_offered = v != 0;
+	if (vif->mcast_offered && (vif->cfg.features & PVNET_F_MCAST_FILTER))
+		vif->features |= PVNET_F_MCAST_FILTER;
 	/*
 	 * Persistent grants (docs/persistent-grants.md): our buffers are
 	 * granted once per queue and are the only pages our requests name, so
@@ -304,6 +310,10 @@ static void remove_stale_keys(struct pvnet_vif *vif, uint32_t txn, bool num_queu
 		snprintf(path, sizeof(path), "%s/persistent-grants", vif->fe_path);
 		front_xs_rm(vif->xs, txn, path);
 	}
+	if (!(vif->features & PVNET_F_MCAST_FILTER)) {
+		snprintf(path, sizeof(path), "%s/request-multicast-control", vif->fe_path);
+		front_xs_rm(vif->xs, txn, path);
+	}
 	if (!vif->ctrl.active) {
 		snprintf(path, sizeof(path), "%s/ctrl-ring-ref", vif->fe_path);
 		front_xs_rm(vif->xs, txn, path);
@@ -375,6 +385,12 @@ static int write_keys_once(struct pvnet_vif *vif, uint32_t txn, bool num_queues_
 	}
 	if (!(vif->cfg.features & PVNET_F_CSUM)) {
 		snprintf(path, sizeof(path), "%s/feature-no-csum-offload", vif->fe_path);
+		rc = front_xs_write(vif->xs, txn, path, "1");
+		if (rc < 0)
+			return rc;
+	}
+	if (vif->features & PVNET_F_MCAST_FILTER) {
+		snprintf(path, sizeof(path), "%s/request-multicast-control", vif->fe_path);
 		rc = front_xs_write(vif->xs, txn, path, "1");
 	}
 	return rc;
@@ -581,7 +597,8 @@ static int read_device(struct pvnet_vif *vif)
 
 static int check_config(const struct pvnet_vif_config *cfg)
 {
-	if (!cfg->queues || cfg->queues > PVNET_MAX_QUEUES || (cfg->features & ~PVNET_F_ALL) ||
+	if (!cfg->queues || cfg->queues > PVNET_MAX_QUEUES ||
+	    (cfg->features & ~(PVNET_F_ALL | PVNET_F_MCAST_FILTER)) ||
 	    cfg->tx_buffers < PVNET_MAX_FRAGS || cfg->tx_buffers > PVNET_RING_SIZE ||
 	    cfg->rx_buffers < PVNET_MAX_FRAGS + 1 || cfg->rx_buffers > MAX_RX_BUFFERS ||
 	    cfg->timeout_ms <= 0)

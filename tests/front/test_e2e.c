@@ -29,7 +29,8 @@ struct pair {
 	struct pvnet_vif *a, *b;
 };
 
-static int pair_open(struct pair *p, unsigned int queues)
+/* A and B; B asks for @b_features (A for the defaults). */
+static int pair_open_features(struct pair *p, unsigned int queues, uint32_t b_features)
 {
 	struct pvnet_vif_config cfg;
 	int rc;
@@ -43,9 +44,15 @@ static int pair_open(struct pair *p, unsigned int queues)
 	rc = pvnet_vif_create(p->da, &cfg, &p->a);
 	/* B asks for its MAC; A lets pvnetd choose. */
 	memcpy(cfg.mac, "\x00\x16\x3e\x12\x34\x56", 6);
+	cfg.features = b_features;
 	if (rc == 0)
 		rc = pvnet_vif_create(p->db, &cfg, &p->b);
 	return rc;
+}
+
+static int pair_open(struct pair *p, unsigned int queues)
+{
+	return pair_open_features(p, queues, PVNET_F_ALL);
 }
 
 static void pair_close(struct pair *p)
@@ -286,6 +293,80 @@ static void test_persistent_negotiated(void **state)
 	pair_close(&p);
 }
 
+/* One counter of queue 0 by name. */
+static uint64_t qstat(struct pvnet_vif *vif, const char *name)
+{
+	struct pvnet_stat st[32];
+	int n = pvnet_queue_stats(vif, 0, st, 32);
+
+	for (int i = 0; i < n && i < 32; i++)
+		if (!strcmp(st[i].name, name))
+			return st[i].value;
+	return UINT64_MAX;
+}
+
+/* Let @vif reap its TX answers until @name reaches @want (5 s at most). */
+static bool wait_stat(struct pvnet_vif *vif, const char *name, uint64_t want)
+{
+	struct pvnet_pkt none = {0};
+
+	for (int t = 0; t < 500 && qstat(vif, name) != want; t++) {
+		pvnet_send(vif, 0, &none, 0); /* reaps, sends nothing */
+		poll(NULL, 0, 10);
+	}
+	return qstat(vif, name) == want;
+}
+
+/*
+ * B asks for the multicast filter (PVNET_F_MCAST_FILTER): a group it has
+ * not joined stays away, broadcast does not; pvnet_mcast_add() lets the
+ * group in and pvnet_mcast_del() shuts it out again.
+ */
+static void test_mcast_filter(void **state)
+{
+	static const uint8_t g[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb};
+	static uint8_t f[100], out[PVNET_MAX_FRAME];
+	struct pvnet_pkt pkt = {.data = f, .len = sizeof(f)}, r;
+	uint8_t unicast[6];
+	struct pair p;
+
+	assert_int_equal(pair_open_features(&p, 1, PVNET_F_ALL | PVNET_F_MCAST_FILTER), 0);
+	assert_true(pvnet_vif_features(p.b) & PVNET_F_MCAST_FILTER);
+	assert_false(pvnet_vif_features(p.a) & PVNET_F_MCAST_FILTER);
+	pvnet_vif_mac(p.a, unicast);
+	assert_int_equal(pvnet_mcast_add(p.b, 0, unicast), -EINVAL);
+	assert_int_equal(pvnet_mcast_add(p.b, 0, (const uint8_t *)"\xff\xff\xff\xff\xff\xff"),
+			 -EINVAL);
+
+	for (uint32_t round = 0; round < 2; round++) {
+		/* Not joined (yet, or any more): the group's frame is dropped, the broadcast comes. */
+		make_frame(f, sizeof(f), p.a, 10 * round + 1);
+		memcpy(f, g, 6);
+		assert_int_equal(pvnet_send(p.a, 0, &pkt, 1), 1);
+		make_frame(f, sizeof(f), p.a, 10 * round + 2);
+		assert_int_equal(pvnet_send(p.a, 0, &pkt, 1), 1);
+		assert_int_equal(recv_all(p.b, &r, 1, out, sizeof(out)), 1);
+		assert_memory_equal(r.data, f, sizeof(f));
+
+		if (round == 1)
+			break;
+		assert_int_equal(pvnet_mcast_add(p.b, 0, g), 1);
+		assert_true(wait_stat(p.b, "mcast_requests", 1));
+		make_frame(f, sizeof(f), p.a, 3);
+		memcpy(f, g, 6);
+		assert_int_equal(pvnet_send(p.a, 0, &pkt, 1), 1);
+		assert_int_equal(recv_all(p.b, &r, 1, out, sizeof(out)), 1);
+		assert_memory_equal(r.data, f, sizeof(f));
+		assert_int_equal(pvnet_mcast_del(p.b, 0, g), 1);
+		assert_true(wait_stat(p.b, "mcast_requests", 2));
+	}
+	assert_int_equal(qstat(p.b, "mcast_refused"), 0);
+	assert_int_equal(qstat(p.b, "tx_errors"), 0);
+	assert_int_equal(qstat(p.b, "tx_packets"), 0);
+	assert_null(pvnet_vif_error(p.b));
+	pair_close(&p);
+}
+
 static int group_setup(void **state)
 {
 	return h_start(&H, pvnetd_exe);
@@ -306,7 +387,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sizes),     cmocka_unit_test(test_bursts_in_order),
 	    cmocka_unit_test(test_zero_copy), cmocka_unit_test(test_multi_queue),
-	    cmocka_unit_test(test_reconnect),
+	    cmocka_unit_test(test_reconnect), cmocka_unit_test(test_mcast_filter),
 	};
 	/* The same through persistent grants, and the negotiation itself. */
 	const struct CMUnitTest persistent[] = {
