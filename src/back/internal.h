@@ -382,6 +382,9 @@ struct back_frontend {
  * @fe_state: last frontend state seen
  * @watching: the frontend-state watch is registered
  * @watching_rate: the watch on our own "rate" key is registered
+ * @watching_online: the watch on our own "online" key is registered
+ * @offline: the toolstack set our "online" key to 0 (or removed it): the
+ *	vif closes and does not reconnect until it is 1 again
  * @rate: TX rate limit from the backend's "rate" key, BACK_RATE(bytes, usec);
  *	0 unlimited (written on the loop thread, read by workers)
  * @fe: negotiated features (read by workers, written while none runs)
@@ -422,6 +425,8 @@ struct back_vif {
 	enum xenbus_state fe_state;
 	bool watching;
 	bool watching_rate;
+	bool watching_online;
+	bool offline;
 	_Atomic uint64_t rate;
 	struct back_frontend fe;
 	enum back_tx_mode mode;

@@ -23,6 +23,12 @@
  *	frontend Closing           -> Closing
  *	frontend Closed / Unknown  -> Closed (missing or garbage state: Unknown)
  *
+ * and so does the toolstack, as libxl detaches a device: it sets our
+ * "online" key to 0 (and usually our state to Closing itself); we close
+ * (Closing, the data path torn down), the frontend answers Closed, we go
+ * Closed and stay there, whatever the frontend does, until "online" is 1
+ * again (Linux unregisters the device at that point).
+ *
  * Connect reads the frontend's keys with Linux's defaults for absent ones
  * (sg, GSO, IPv6 checksum offload and rx-notify off; IPv4 checksum offload
  * on unless feature-no-csum-offload), refuses a frontend without
@@ -544,6 +550,11 @@ static void fe_state_changed(void *ctx, const char *path, const char *token)
 	vif->fe_state = (enum xenbus_state)s;
 	debug("vif%u.%u: frontend state %lu, backend %d", vif->domid, vif->devid, s, vif->state);
 
+	if (vif->offline && (s == XenbusStateInitialising || s == XenbusStateConnected)) {
+		/* Detached by the toolstack: no new connection until it says online again. */
+		back_xenbus_set_state(vif, XenbusStateClosed);
+		return;
+	}
 	switch (s) {
 	case XenbusStateInitialising:
 		back_xenbus_set_state(vif, XenbusStateInitWait);
@@ -622,6 +633,35 @@ static void rate_changed(void *ctx, const char *path, const char *token)
 			back_worker_wake(vif->q[i]);
 }
 
+/*
+ * Watch callback: our "online" key changed (or the watch was added).  The
+ * toolstack's word, as libxl writes it to detach a device: 0, or absent
+ * (xenbus_read_unsigned's default), means offline.
+ */
+static void online_changed(void *ctx, const char *path, const char *token)
+{
+	struct back_vif *vif = ctx;
+	char key[96], *val = NULL;
+	bool offline;
+	size_t len = 0;
+
+	(void)path;
+	(void)token;
+	snprintf(key, sizeof(key), "%s/online", vif->be_path);
+	offline = store_read(vif->b->store, key, &val, &len) < 0 || len != 1 || val[0] != '1';
+	free(val);
+	if (offline == vif->offline)
+		return;
+	vif->offline = offline;
+	if (!offline) {
+		info("vif%u.%u: online again", vif->domid, vif->devid);
+		return;
+	}
+	info("vif%u.%u: taken offline by the toolstack: closing", vif->domid, vif->devid);
+	if (vif->state != XenbusStateClosed)
+		back_xenbus_set_state(vif, XenbusStateClosing);
+}
+
 /* Watch callback: the frontend changed request-multicast-control (feature-dynamic-...). */
 static void mcast_changed(void *ctx, const char *path, const char *token)
 {
@@ -658,6 +698,11 @@ int back_xenbus_start(struct back_vif *vif)
 	if (rc < 0)
 		return rc;
 	vif->watching_mcast = true;
+	snprintf(path, sizeof(path), "%s/online", vif->be_path);
+	rc = store_watch_add(vif->b->store, path, "online", online_changed, vif);
+	if (rc < 0)
+		return rc;
+	vif->watching_online = true;
 	return 0;
 }
 
@@ -679,5 +724,10 @@ void back_xenbus_stop(struct back_vif *vif)
 		snprintf(path, sizeof(path), "%s/request-multicast-control", vif->fe_path);
 		store_watch_del(vif->b->store, path, "mcast", mcast_changed, vif);
 		vif->watching_mcast = false;
+	}
+	if (vif->watching_online) {
+		snprintf(path, sizeof(path), "%s/online", vif->be_path);
+		store_watch_del(vif->b->store, path, "online", online_changed, vif);
+		vif->watching_online = false;
 	}
 }

@@ -336,6 +336,61 @@ static void test_disconnect_reconnect(void **state)
 	ff_teardown(&x->f);
 }
 
+/* The toolstack writes our "online" key (dom0), as libxl does to detach a device. */
+static void set_online(struct fx *x, const char *v)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/online", x->be_path);
+	assert_int_equal(store_write(x->w.store, path, v, strlen(v)), 0);
+	loop_run_once(x->w.loop, 0);
+}
+
+/*
+ * Toolstack-initiated close (xl network-detach): online=0 closes a
+ * connected vif and keeps it Closed whatever the frontend does; online=1
+ * lets it connect again.
+ */
+static void test_toolstack_close(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 2, .split = true};
+	struct hv_stats st;
+
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	set_online(x, "0");
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosing);
+	assert_int_equal(xs_read_long(x->w.store, x->be_path, "state"), XenbusStateClosing);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 0);
+	ff_set_state(&x->f, XenbusStateClosed);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	ff_teardown(&x->f);
+	/* The guest tries again: refused while offline. */
+	ff_set_state(&x->f, XenbusStateInitialising);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	hv_stats(x->w.hv, &st);
+	assert_int_equal(st.maps_in_use, 0);
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_teardown(&x->f);
+	/* A malformed value is not "1": still offline. */
+	set_online(x, "yes");
+	ff_set_state(&x->f, XenbusStateInitialising);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	/* Online again: the next attempt connects. */
+	set_online(x, "1");
+	ff_set_state(&x->f, XenbusStateInitialising);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateInitWait);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	ff_set_state(&x->f, XenbusStateClosing);
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_teardown(&x->f);
+}
+
 static void test_destroy_connected(void **state)
 {
 	struct fx *x = *state;
@@ -398,6 +453,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fatal_missing_ring_ref, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fatal_bad_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_disconnect_reconnect, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_toolstack_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_destroy_connected, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_domain_dies, setup, teardown_maybe),
 	};

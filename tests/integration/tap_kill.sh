@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tap_kill.sh - the adapter of one side is killed (SIGKILL) in the middle of an iperf3
 # stream: pvnetd and the other side survive, the vif and domain are released, the TAP is
-# gone, and a new attach in the same namespace works.
+# gone, and a new attach in the same namespace works.  Then the toolstack detaches the
+# other side (online=0): its adapter exits by itself.
 # usage: tap_kill.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -62,7 +63,28 @@ check "a new attach in A works: ping A -> B" tap_ping "$A" 10.78.0.2
 check "and B -> A over IPv6" tap_ping "$B" fd78::1
 if r=$(tap_iperf "$B" "$A" 10.78.0.2 -t 1); then ok "iperf3 after the re-attach: $r"; else
 	not_ok "iperf3 after the re-attach"; fi
+
+# The toolstack detaches B as xl network-detach does: "online" = 0 in B's backend directory.
+# Netback closes, B's adapter sees its backend go and exits by itself; A carries on.
+DOMB=$(tap_domain "$B")
+if command -v xenstore-write >/dev/null; then
+	check "xenstore-write .../backend/vif/$DOMB/0/online 0" env XENSTORED_PATH="$RUN/xenstore.sock" \
+		xenstore-write "/local/domain/0/backend/vif/$DOMB/0/online" 0
+	exited() {
+		local i
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$PB" 2>/dev/null || return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	check "B's adapter sees its backend close and exits" exited
+	check "B's adapter said why" grep -q "the backend disconnected" "$TAP_TMP/attach-$B.log"
+	check "A's adapter carries on" kill -0 "$PA"
+else
+	ok "# SKIP toolstack detach: xenstore-write not installed"
+	tap_stop "$PB"
+fi
 check "adapter A detaches cleanly" tap_stop "$PA"
-check "adapter B detaches cleanly" tap_stop "$PB"
 check "pvnetd stops cleanly" stop_pvnetd
 finish
