@@ -88,6 +88,12 @@ static void test_stall_copy(void **state)
 	stall_and_recover(BACK_TX_COPY);
 }
 
+static void test_stall_persistent(void **state)
+{
+	(void)state;
+	stall_and_recover(BACK_TX_PERSISTENT);
+}
+
 /*
  * XSA-392: a guest that keeps one buffer posted while every frame needs
  * two stalls all the same, and one buffer does not make it ready: the
@@ -245,15 +251,23 @@ static void test_stall_flap_copy(void **state)
 	flap(BACK_TX_COPY);
 }
 
+static void test_stall_flap_persistent(void **state)
+{
+	(void)state;
+	flap(BACK_TX_PERSISTENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stall_map),
 	    cmocka_unit_test(test_stall_copy),
+	    cmocka_unit_test(test_stall_persistent),
 	    cmocka_unit_test(test_stall_one_slot),
 	    cmocka_unit_test(test_stall_not_without_rx_notify),
 	    cmocka_unit_test(test_stall_flap_map),
 	    cmocka_unit_test(test_stall_flap_copy),
+	    cmocka_unit_test(test_stall_flap_persistent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
