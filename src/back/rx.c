@@ -336,8 +336,7 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 		struct sw_pkt *pkt = pkts[i];
 		struct back_hash_result r;
 
-		if (filter && pkt->hdr_len >= 6 && (pkt->hdr[0] & 1) &&
-		    back_mcast_drop(vif, pkt->hdr)) {
+		if (filter && pkt->hdr_len >= 6 && back_mcast_drop(vif, pkt->hdr)) {
 			sw_pkt_put(pkt); /* taken: the guest asked not to get it */
 			filtered++;
 			continue;
