@@ -398,6 +398,7 @@ struct back_frontend {
  * @rx_stall_ns: RX stall timeout for this frontend (0: no stall detection)
  * @rx_stalled_queues: queues stalled now; the carrier is off while > 0
  *	(workers change it, xmit() and the status read it)
+ * @carrier_key: what our "carrier" key says now, 0 or 1 (loop thread)
  * @mcast_filter: the frontend's request-multicast-control, sampled:
  *	multicast frames not in @mcast are dropped (loop thread writes,
  *	xmit() reads)
@@ -438,6 +439,7 @@ struct back_vif {
 	uint64_t rx_timeout_ns;
 	uint64_t rx_stall_ns;
 	_Atomic unsigned int rx_stalled_queues;
+	bool carrier_key;
 	_Atomic bool mcast_filter;
 	_Atomic int broken;
 	char broken_reason[160];
@@ -504,6 +506,15 @@ void back_xenbus_stop(struct back_vif *vif);
 void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s);
 
 /**
+ * back_xenbus_carrier() - bring our "carrier" key up to date (loop thread)
+ * @vif: the vif
+ *
+ * netif.h's link state: 1 while the vif is connected and no queue of it
+ * is stalled (back_vif_carrier()), else 0.  Written only when it changes.
+ */
+void back_xenbus_carrier(struct back_vif *vif);
+
+/**
  * back_xenbus_set_state() - move towards @target along the legal path
  * @vif: the vif
  * @target: InitWait, Connected, Closing or Closed
@@ -557,6 +568,15 @@ void back_worker_wake(struct back_queue *q);
  */
 void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/**
+ * back_ctl_kick() - have the loop thread look at every vif again (any thread)
+ * @b: the backend
+ *
+ * For what only the loop thread may do (the store): a broken vif, a
+ * carrier that changed.  One eventfd write; not for the per-packet path.
+ */
+void back_ctl_kick(struct back *b);
 
 /* Polling a worker earns per unit of its work, in thousandths (worker.c, Adaptive waiting). */
 #define BACK_POLL_EARN_PERMILLE 1000u

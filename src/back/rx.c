@@ -1048,11 +1048,13 @@ static void rx_stall(struct back_queue *q)
 	back_stat_add(&q->stats->rx_stalls, 1);
 	q->rx_blocked_since = 0;
 	atomic_store_explicit(&q->rx_stalled, true, memory_order_seq_cst);
-	if (atomic_fetch_add_explicit(&vif->rx_stalled_queues, 1, memory_order_relaxed) == 0)
+	if (atomic_fetch_add_explicit(&vif->rx_stalled_queues, 1, memory_order_relaxed) == 0) {
 		warn("vif%u.%u: guest RX stalled: queue %u had too few buffers for %llu ms; "
 		     "carrier off",
 		     vif->domid, vif->devid, q->id,
 		     (unsigned long long)(vif->rx_stall_ns / 1000000));
+		back_ctl_kick(q->b); /* the "carrier" key */
+	}
 }
 
 /* A stalled queue whose guest has posted enough is ready again; the caller holds rx_lock. */
@@ -1065,9 +1067,11 @@ static bool rx_unstall(struct back_queue *q)
 				       q->rx.req_cons))
 		return false;
 	atomic_store_explicit(&q->rx_stalled, false, memory_order_seq_cst);
-	if (atomic_fetch_sub_explicit(&vif->rx_stalled_queues, 1, memory_order_relaxed) == 1)
+	if (atomic_fetch_sub_explicit(&vif->rx_stalled_queues, 1, memory_order_relaxed) == 1) {
 		info("vif%u.%u: guest RX ready again (queue %u); carrier on", vif->domid,
 		     vif->devid, q->id);
+		back_ctl_kick(q->b);
+	}
 	return true;
 }
 

@@ -17,7 +17,9 @@
  * (worker.c), which claims vif->broken (0 -> 1), writes the reason, marks
  * it ready (2, release) and writes ctl_fd; the loop thread's ctl_ready()
  * then runs back_vif_fatal() for every vif marked ready.  The vif's
- * workers stop doing anything as soon as broken is set.
+ * workers stop doing anything as soon as broken is set.  A worker whose
+ * queue stalls or recovers (rx.c) writes ctl_fd too, and ctl_ready()
+ * brings every vif's "carrier" key up to date.
  *
  * Everything here runs on the loop thread.
  */
@@ -90,7 +92,7 @@ const char *back_tx_mode_name(enum back_tx_mode m)
 	return "?";
 }
 
-/* A worker reported a broken vif: disable it here, on the loop thread. */
+/* A worker reported a broken vif or a carrier change: act on it here, on the loop thread. */
 static void ctl_ready(struct loop_watch *w, uint32_t events)
 {
 	struct back *b = w->data;
@@ -104,6 +106,7 @@ static void ctl_ready(struct loop_watch *w, uint32_t events)
 		if (atomic_load_explicit(&vif->broken, memory_order_acquire) == 2 &&
 		    vif->state == XenbusStateConnected)
 			back_vif_fatal(vif, "%s", vif->broken_reason);
+		back_xenbus_carrier(vif);
 	}
 }
 
@@ -209,11 +212,18 @@ static int write_dirs(struct back_vif *vif)
 	snprintf(beid, sizeof(beid), "%u", b->cfg.backend_id);
 	snprintf(state, sizeof(state), "%d", XenbusStateInitialising);
 
-	const char *const fe_kv[] = {"backend", vif->be_path, "backend-id", beid,  "handle", handle,
-				     "mac",	mac,	      "state",	    state, NULL};
-	const char *const be_kv[] = {"frontend", vif->fe_path, "frontend-id", domid,	"handle",
-				     handle,	 "mac",	       mac,	      "online", "1",
-				     "type",	 "vif",	       "state",	      state,	NULL};
+	/* clang-format off */
+	const char *const fe_kv[] = {
+		"backend", vif->be_path, "backend-id", beid, "handle", handle, "mac", mac,
+		"state", state, NULL,
+	};
+	const char *const be_kv[] = {
+		"frontend", vif->fe_path, "frontend-id", domid, "handle", handle, "mac", mac,
+		"online", "1", "type", "vif", "state", state,
+		"carrier", "0", /* netif.h's link state: up once connected (xenbus.c) */
+		NULL,
+	};
+	/* clang-format on */
 
 	rc = write_dir(b->store, vif->fe_path, fe_perms, fe_kv);
 	if (rc == 0)

@@ -111,7 +111,6 @@ void back_worker_wake(struct back_queue *q)
 void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
 {
 	struct back_vif *vif = q->vif;
-	uint64_t one = 1;
 	int expect = 0;
 	va_list ap;
 
@@ -121,9 +120,16 @@ void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
 	vsnprintf(vif->broken_reason, sizeof(vif->broken_reason), fmt, ap);
 	va_end(ap);
 	atomic_store_explicit(&vif->broken, 2, memory_order_release);
-	if (write(q->b->ctl_fd, &one, sizeof(one)) < 0)
-		err("vif%u.%u: cannot report a fatal error: %s", vif->domid, vif->devid,
-		    strerror(errno));
+	back_ctl_kick(q->b);
+}
+
+void back_ctl_kick(struct back *b)
+{
+	uint64_t one = 1;
+
+	/* An eventfd only fails to count past 2^64 - 2: the loop reads it long before. */
+	if (write(b->ctl_fd, &one, sizeof(one)) < 0)
+		err("back: cannot wake the loop thread: %s", strerror(errno));
 }
 
 /* Late EOI: consume the pending events of the channels that fired. */

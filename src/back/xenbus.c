@@ -38,8 +38,15 @@
  * the event channel(s), sets up the persistent-grant cache when the
  * frontend accepted feature-persistent (gnt.c), maps and binds the control ring when the frontend
  * wrote ctrl-ring-ref and event-channel-ctrl (ctrl.c; served by queue 0's
- * worker), adds the vif to the switch and starts one worker per queue.  Any failure is fatal for this vif (back_vif_fatal(): reason in
- * the backend's "error" key, state Closing).
+ * worker), adds the vif to the switch (then writes hotplug-status "connected", as a Xen
+ * host's hotplug script does once the vif is on its bridge) and starts one
+ * worker per queue.  Any failure is fatal for this vif (back_vif_fatal():
+ * reason in the backend's "error" key, state Closing).
+ *
+ * Link state (netif.h): our "carrier" key is 1 while we are Connected and
+ * no queue of the vif is stalled (rx.c), else 0; it is written before the
+ * state when we connect or disconnect, and by the loop thread when a
+ * worker reports a stall or a recovery (vif.c, ctl_ready()).
  *
  * Disconnect stops the workers first, then removes the switch port (which
  * waits until no other thread is inside our xmit()), drops the packets
@@ -129,11 +136,27 @@ static bool fe_feature(struct back_vif *vif, const char *key, bool def)
 	return v != 0;
 }
 
+void back_xenbus_carrier(struct back_vif *vif)
+{
+	bool on = vif->state == XenbusStateConnected && back_vif_carrier(vif);
+	int rc;
+
+	if (on == vif->carrier_key)
+		return;
+	rc = xs_write_str(vif, "carrier", on ? "1" : "0");
+	if (rc < 0)
+		warn("vif%u.%u: writing carrier: %s", vif->domid, vif->devid, strerror(-rc));
+	else
+		vif->carrier_key = on;
+}
+
 void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s)
 {
 	int rc;
 
+	/* The carrier first: a frontend that sees Connected finds it up to date. */
 	vif->state = s;
+	back_xenbus_carrier(vif);
 	rc = xs_write_uint(vif, "state", s);
 	if (rc < 0)
 		warn("vif%u.%u: writing state %d: %s", vif->domid, vif->devid, s, strerror(-rc));
@@ -418,6 +441,21 @@ static int ctrl_connect(struct back_vif *vif)
 }
 
 /* Frontend Connected while we wait: read everything, attach, start. */
+/*
+ * What a Xen host's vif hotplug script writes once it has put the vif on
+ * its bridge: here, once the vif's switch port exists (pvnetd is its own
+ * hotplug script).  On failure "error", and the reason in hotplug-error.
+ */
+static void hotplug_status(struct back_vif *vif, const char *status, const char *error)
+{
+	int rc = xs_write_str(vif, "hotplug-status", status);
+
+	if (rc == 0 && error)
+		rc = xs_write_str(vif, "hotplug-error", error);
+	if (rc < 0)
+		warn("vif%u.%u: writing hotplug-status: %s", vif->domid, vif->devid, strerror(-rc));
+}
+
 static int back_xenbus_connect(struct back_vif *vif)
 {
 	struct back *b = vif->b;
@@ -485,9 +523,11 @@ static int back_xenbus_connect(struct back_vif *vif)
 	rc = sw_port_add(b->sw, name, &back_rx_port_ops, vif, &vif->port);
 	if (rc < 0) {
 		vif->port = NULL;
+		hotplug_status(vif, "error", strerror(-rc));
 		back_vif_fatal(vif, "adding switch port %s: %s", name, strerror(-rc));
 		return rc;
 	}
+	hotplug_status(vif, "connected", NULL);
 	for (i = 0; i < nq; i++) {
 		rc = back_worker_start(vif->q[i]);
 		if (rc < 0) {

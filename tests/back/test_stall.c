@@ -36,6 +36,12 @@ static uint64_t stat_b(struct fx *x, const char *name)
 	return back_vif_stat(x->vb, 0, name);
 }
 
+/* B's backend "carrier" key (netif.h's link state), as the guest reads it. */
+static long carrier_key(struct fx *x)
+{
+	return xs_read_long(x->w.store, x->vb->be_path, "carrier");
+}
+
 /*
  * B posts no buffers: once its head frame has waited the stall timeout the
  * queue is stalled, what it held is dropped (and A's pages with it), the
@@ -48,9 +54,12 @@ static void stall_and_recover(enum back_tx_mode mode)
 	uint64_t t0 = test_now_ms();
 
 	assert_true(back_vif_carrier(x->vb));
+	assert_int_equal(carrier_key(x), 1);
 	send_only(x, &x->a, mac_a, mac_b, 20, 1000, 100);
 	assert_true(WAIT_UNTIL(&x->w, !back_vif_carrier(x->vb), WAIT_MS));
 	assert_true(test_now_ms() - t0 >= STALL_MS);
+	/* The guest is told: the store's key follows (the loop thread writes it). */
+	assert_true(WAIT_UNTIL(&x->w, carrier_key(x) == 0, WAIT_MS));
 	assert_int_equal(stat_b(x, "rx_stalls"), 1);
 	assert_int_equal(stat_b(x, "rx_stall_flushed"), 20);
 	assert_int_equal(stat_b(x, "rx_expired"), 0);
@@ -70,6 +79,7 @@ static void stall_and_recover(enum back_tx_mode mode)
 	/* B posts: ready again, carrier on, frames delivered. */
 	ff_rx_post(&x->b, 0, FF_RING);
 	assert_true(WAIT_UNTIL(&x->w, back_vif_carrier(x->vb), WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, carrier_key(x) == 1, WAIT_MS));
 	assert_int_equal(transfer(x, &x->a, mac_a, &x->b, mac_b, 100, 60, 9000, NULL, 300), 100);
 	assert_int_equal(stat_b(x, "rx_stalls"), 1);
 	assert_int_equal(stat_b(x, "rx_carrier_off"), 10);

@@ -82,7 +82,7 @@ static void test_toolstack_keys(void **state)
 {
 	struct fx *x = *state;
 	struct store *s = x->w.store;
-	char path[160];
+	char path[160], *val = NULL;
 
 	assert_str_key(s, x->f.fe_path, "backend", x->be_path);
 	assert_str_key(s, x->f.fe_path, "backend-id", "0");
@@ -97,6 +97,9 @@ static void test_toolstack_keys(void **state)
 	assert_int_equal(xs_read_long(s, x->be_path, "frontend-id"), x->f.domid);
 	assert_str_key(s, x->be_path, "online", "1");
 	assert_str_key(s, x->be_path, "type", "vif");
+	assert_str_key(s, x->be_path, "carrier", "0"); /* no link before connecting */
+	snprintf(path, sizeof(path), "%s/hotplug-status", x->be_path);
+	assert_int_equal(store_read(s, path, &val, NULL), -ENOENT); /* not on the switch yet */
 	assert_perms(s, x->be_path, 0, x->f.domid);
 	snprintf(path, sizeof(path), "%s/state", x->be_path);
 	assert_perms(s, path, 0, x->f.domid);
@@ -314,8 +317,11 @@ static void test_disconnect_reconnect(void **state)
 	for (int round = 0; round < 3; round++) {
 		assert_int_equal(ff_connect(&x->f, &o), 0);
 		assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+		assert_str_key(x->w.store, x->be_path, "hotplug-status", "connected");
+		assert_str_key(x->w.store, x->be_path, "carrier", "1");
 		ff_set_state(&x->f, XenbusStateClosing);
 		assert_int_equal(back_vif_state(x->vif), XenbusStateClosing);
+		assert_str_key(x->w.store, x->be_path, "carrier", "0");
 		hv_stats(x->w.hv, &st);
 		assert_int_equal(st.maps_in_use, 0);
 		ff_set_state(&x->f, XenbusStateClosed);
