@@ -369,6 +369,20 @@ enum xenbus_state pvnet_vif_state(const struct pvnet_vif *vif);
 enum xenbus_state pvnet_vif_backend_state(const struct pvnet_vif *vif);
 
 /**
+ * pvnet_vif_carrier() - is the link up, as the backend last said?
+ * @vif: the vif
+ *
+ * netif.h's link state: the backend's "carrier" key, watched and re-read
+ * by pvnet_vif_process() (and once at connect).  pvnetd turns it off while
+ * a queue of the vif is stalled (the guest left it without RX buffers for
+ * its stall timeout) and on again once buffers are posted.  A backend
+ * that does not write the key leaves the link up.
+ *
+ * Return: true while the vif is connected and the backend's carrier is on
+ */
+bool pvnet_vif_carrier(const struct pvnet_vif *vif);
+
+/**
  * pvnet_vif_error() - why the vif is broken
  * @vif: the vif
  *

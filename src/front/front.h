@@ -281,6 +281,7 @@ struct pvnet_vif {
 	char fe_path[FRONT_PATH_MAX];
 	char be_path[FRONT_PATH_MAX];
 	enum xenbus_state state, be_state;
+	bool carrier;	   /* the backend's "carrier" key as last read (netif.h's link state) */
 	uint32_t features; /* negotiated PVNET_F_* */
 	unsigned int nr_queues;
 	struct front_queue *queues;

@@ -43,8 +43,9 @@
  * the data path reads only vif->status (atomic) and the queue it is given.
  */
 
-/* Watch token of the backend's state node. */
-#define BE_STATE_TOKEN "pvnet-be-state"
+/* Watch tokens of the backend's state and carrier nodes. */
+#define BE_STATE_TOKEN	 "pvnet-be-state"
+#define BE_CARRIER_TOKEN "pvnet-be-carrier"
 /* Retries of the key-writing transaction: each EAGAIN means another writer won a race. */
 #define TXN_RETRIES 64
 /* Default wait for pvnetd and the backend: generous for a loaded machine. */
@@ -137,6 +138,21 @@ static int be_read_state(struct pvnet_vif *vif)
 	if (rc == 0)
 		vif->be_state = (enum xenbus_state)v;
 	return rc;
+}
+
+/*
+ * netif.h's link state: the backend's "carrier" node, "0" for no carrier
+ * and "1" for carrier; absent means up (backends that do not say), and so
+ * does anything unreadable (the backend is trusted, this is only a hint).
+ */
+static void be_read_carrier(struct pvnet_vif *vif)
+{
+	char path[FRONT_PATH_MAX + 8];
+	unsigned long v;
+
+	snprintf(path, sizeof(path), "%s/carrier", vif->be_path);
+	vif->carrier =
+	    front_xs_read_uint(vif->xs, FRONT_XS_NO_TXN, path, 1, UINT32_MAX, &v) < 0 || v != 0;
 }
 
 /*
@@ -465,6 +481,7 @@ static int vif_connect(struct pvnet_vif *vif)
 		     BIT(XenbusStateClosing) | BIT(XenbusStateClosed));
 	if (rc < 0)
 		goto close;
+	be_read_carrier(vif);
 	atomic_store_explicit(&vif->status, 0, memory_order_release);
 	return 0;
 
@@ -624,6 +641,7 @@ int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cf
 	vif->cfg = *cfg;
 	vif->state = XenbusStateInitialising;
 	vif->be_state = XenbusStateUnknown;
+	vif->carrier = true;
 	atomic_init(&vif->status, -ENOTCONN);
 	atomic_flag_clear(&vif->reason_set);
 	if (cfg->prepared) {
@@ -642,6 +660,10 @@ int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cf
 		goto close_xs;
 	snprintf(path, sizeof(path), "%s/state", vif->be_path);
 	rc = front_xs_watch(vif->xs, path, BE_STATE_TOKEN);
+	if (rc < 0)
+		goto close_xs;
+	snprintf(path, sizeof(path), "%s/carrier", vif->be_path);
+	rc = front_xs_watch(vif->xs, path, BE_CARRIER_TOKEN);
 	if (rc < 0)
 		goto close_xs;
 	rc = vif_connect(vif);
@@ -688,6 +710,11 @@ int pvnet_vif_process(struct pvnet_vif *vif)
 
 	if (rc < 0)
 		return rc;
+	if (front_xs_take_event(vif->xs, BE_CARRIER_TOKEN)) {
+		while (front_xs_take_event(vif->xs, BE_CARRIER_TOKEN))
+			; /* one read answers them all */
+		be_read_carrier(vif);
+	}
 	if (!front_xs_take_event(vif->xs, BE_STATE_TOKEN))
 		return vif->state;
 	rc = be_read_state(vif);
@@ -727,6 +754,11 @@ enum xenbus_state pvnet_vif_state(const struct pvnet_vif *vif)
 enum xenbus_state pvnet_vif_backend_state(const struct pvnet_vif *vif)
 {
 	return vif->be_state;
+}
+
+bool pvnet_vif_carrier(const struct pvnet_vif *vif)
+{
+	return vif->state == XenbusStateConnected && vif->carrier;
 }
 
 const char *pvnet_vif_error(const struct pvnet_vif *vif)

@@ -305,6 +305,72 @@ static void test_backend_closes_then_reconnect(void **state)
 	ctx_fini(&c);
 }
 
+/* The toolstack side writes the backend's "carrier" key (NULL: removes it). */
+static void set_carrier(struct ctx *c, const char *v)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/carrier", c->fb.be);
+	if (v)
+		assert_true(xs_write(H.dom0, XBT_NULL, path, v, strlen(v)));
+	else
+		assert_true(xs_rm(H.dom0, XBT_NULL, path));
+}
+
+/* Process watch events (bounded) until pvnet_vif_carrier() says @want. */
+static bool carrier_until(struct pvnet_vif *vif, bool want)
+{
+	struct pollfd p = {.fd = pvnet_vif_control_fd(vif), .events = POLLIN};
+
+	for (int i = 0; i < 100; i++) {
+		pvnet_vif_process(vif);
+		if (pvnet_vif_carrier(vif) == want)
+			return true;
+		poll(&p, 1, 50);
+	}
+	return false;
+}
+
+/*
+ * netif.h's link state: "0" is no carrier, "1" carrier, and a backend that
+ * writes nothing (this fake) or something unreadable leaves the link up.
+ */
+static void test_backend_carrier(void **state)
+{
+	struct fake_be_opts opts = {0};
+	struct pvnet_vif *vif;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 12, &opts);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_true(pvnet_vif_carrier(vif));
+	set_carrier(&c, "0");
+	assert_true(carrier_until(vif, false));
+	set_carrier(&c, "1");
+	assert_true(carrier_until(vif, true));
+	set_carrier(&c, "0");
+	assert_true(carrier_until(vif, false));
+	set_carrier(&c, NULL);
+	assert_true(carrier_until(vif, true));
+	set_carrier(&c, "0");
+	assert_true(carrier_until(vif, false));
+	set_carrier(&c, "up");
+	assert_true(carrier_until(vif, true));
+
+	/* Down at connect: read then, before any event is processed. */
+	set_carrier(&c, "0");
+	fb_set_state(&c.fb, XenbusStateClosing);
+	assert_int_equal(process_until(vif, XenbusStateClosed), XenbusStateClosed);
+	assert_false(pvnet_vif_carrier(vif)); /* not connected */
+	assert_int_equal(pvnet_vif_reconnect(vif), 0);
+	assert_false(pvnet_vif_carrier(vif));
+	set_carrier(&c, "1");
+	assert_true(carrier_until(vif, true));
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+}
+
 static void test_grant_in_use_is_abandoned(void **state)
 {
 	struct fake_be_opts opts = {0};
@@ -392,6 +458,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_backend_silent),
 	    cmocka_unit_test(test_no_device),
 	    cmocka_unit_test(test_backend_closes_then_reconnect),
+	    cmocka_unit_test(test_backend_carrier),
 	    cmocka_unit_test(test_grant_in_use_is_abandoned),
 	};
 
