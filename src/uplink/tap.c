@@ -84,6 +84,13 @@ void uplink_tap_close(int *fds, unsigned int queues)
 	}
 }
 
+int uplink_tap_carrier(int fd, bool on)
+{
+	int v = on;
+
+	return ioctl(fd, TUNSETCARRIER, &v) < 0 ? -errno : 0;
+}
+
 int uplink_tap_offloads(int fd, uint32_t uplink_off)
 {
 	unsigned long off = TUN_F_CSUM;

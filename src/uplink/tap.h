@@ -52,6 +52,18 @@ int uplink_tap_open(const char *name, unsigned int queues, int *fds);
 void uplink_tap_close(int *fds, unsigned int queues);
 
 /**
+ * uplink_tap_carrier() - turn the TAP's carrier on or off (TUNSETCARRIER)
+ * @fd: any queue fd
+ * @on: carrier on
+ *
+ * Without carrier the kernel sees the link down (`ip link`: NO-CARRIER)
+ * and stops sending on it.
+ *
+ * Return: 0 or -errno
+ */
+int uplink_tap_carrier(int fd, bool on);
+
+/**
  * uplink_tap_offloads() - what the TAP may hand us (TUNSETOFFLOAD)
  * @fd: any queue fd
  * @uplink_off: UPLINK_OFF_* the netif side negotiated

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # tap_kill.sh - the adapter of one side is killed (SIGKILL) in the middle of an iperf3
 # stream: pvnetd and the other side survive, the vif and domain are released, the TAP is
-# gone, and a new attach in the same namespace works.  Then the toolstack detaches the
-# other side (online=0): its adapter exits by itself.
+# gone, and a new attach in the same namespace works.  Then the toolstack turns the other
+# side's carrier off and on (the backend's "carrier" key): its TAP follows; and detaches it
+# (online=0): its adapter exits by itself.
 # usage: tap_kill.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -68,6 +69,28 @@ if r=$(tap_iperf "$B" "$A" 10.78.0.2 -t 1); then ok "iperf3 after the re-attach:
 # Netback closes, B's adapter sees its backend go and exits by itself; A carries on.
 DOMB=$(tap_domain "$B")
 if command -v xenstore-write >/dev/null; then
+	# First the link state: netif.h's "carrier" key in B's backend directory (pvnetd writes
+	# it when a vif's RX stalls and recovers); B's adapter follows it with its TAP's carrier.
+	xsw() { env XENSTORED_PATH="$RUN/xenstore.sock" xenstore-write "$@"; }
+	tap_carrier() { # tap_carrier NS on|off: wait until the TAP's link says so
+		local i c
+		for ((i = 0; i < 50; i++)); do
+			c=on
+			ip -n "$1" link show eth0 | grep -q NO-CARRIER && c=off
+			[ "$c" = "$2" ] && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	check "B's TAP has carrier" tap_carrier "$B" on
+	check "xenstore-write .../backend/vif/$DOMB/0/carrier 0" \
+		xsw "/local/domain/0/backend/vif/$DOMB/0/carrier" 0
+	check "B's TAP loses its carrier (NO-CARRIER)" tap_carrier "$B" off
+	check "B's adapter said why" grep -q "carrier off (the backend says" "$TAP_TMP/attach-$B.log"
+	check "xenstore-write .../carrier 1" xsw "/local/domain/0/backend/vif/$DOMB/0/carrier" 1
+	check "B's TAP has its carrier back" tap_carrier "$B" on
+	check "ping A -> B with the carrier back" tap_ping "$A" 10.78.0.2
+
 	check "xenstore-write .../backend/vif/$DOMB/0/online 0" env XENSTORED_PATH="$RUN/xenstore.sock" \
 		xenstore-write "/local/domain/0/backend/vif/$DOMB/0/online" 0
 	exited() {

@@ -185,9 +185,33 @@ static void print_stats(struct attach *a)
 	fflush(stdout);
 }
 
+/*
+ * The backend's link state (its "carrier" key, netif.h) onto the TAP's
+ * carrier, so that the namespace sees the link go down (NO-CARRIER) while
+ * pvnetd has it off, e.g. after this vif's RX stalled, and come back.
+ */
+static void follow_carrier(struct attach *a)
+{
+	bool on = pvnet_vif_carrier(a->vif);
+	int rc;
+
+	if (on == a->carrier)
+		return;
+	rc = uplink_tap_carrier(a->q[0].tap_fd, on);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet attach: setting the TAP's carrier %s: %s\n",
+			on ? "on" : "off", strerror(-rc));
+		return;
+	}
+	a->carrier = on;
+	fprintf(stderr, "pvnet attach: carrier %s (%s)\n", on ? "on" : "off",
+		on ? "the backend's link is up again" : "the backend says the link is down");
+}
+
 /* Main thread: wait for a signal, a vif control event or a failed queue thread. */
 static int attach_run(struct attach *a, int sig_fd)
 {
+	follow_carrier(a);
 	for (;;) {
 		struct pollfd pfd[3] = {{.fd = sig_fd, .events = POLLIN},
 					{.fd = pvnet_vif_control_fd(a->vif), .events = POLLIN},
@@ -226,6 +250,7 @@ static int attach_run(struct attach *a, int sig_fd)
 				rc < 0 ? strerror(-rc) : "state closed");
 			return rc < 0 ? rc : -ENOTCONN;
 		}
+		follow_carrier(a);
 		if (read(a->fail_fd, &(uint64_t){0}, sizeof(uint64_t)) < 0) {
 			/* Not readable: a control event, not a failure. */
 		}
@@ -411,6 +436,7 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	a->nq = pvnet_vif_queues(a->vif);
 	a->offloads = feats2offloads(pvnet_vif_features(a->vif));
 	a->mtu = o.mtu;
+	a->carrier = true; /* a new TAP has carrier */
 	if (o.mtu > ATTACH_MAX_MTU_NO_SG && !(pvnet_vif_features(a->vif) & PVNET_F_SG)) {
 		fprintf(stderr, "pvnet attach: MTU %u needs feature-sg, not negotiated\n", o.mtu);
 		goto out_vif;

@@ -178,6 +178,7 @@ struct attach {
 	unsigned int nq;
 	uint32_t mtu;
 	uint32_t offloads;
+	bool carrier; /* the TAP's carrier, as the backend last said (netif.h's link state) */
 	atomic_bool stop;
 	int stop_fd;
 	int fail_fd;
