@@ -73,6 +73,20 @@ void pvnet_domain_destroy(struct pvnet_domain *dom);
 uint16_t pvnet_domain_id(const struct pvnet_domain *dom);
 
 /**
+ * pvnet_domain_set_name() - give the domain a name, as a toolstack does
+ * @dom: the domain
+ * @name: 1..128 characters of A-Z, a-z, 0-9, '.', '_', ':', '@' and '-'
+ *
+ * pvnetd writes it to /local/domain/<domid>/name (the guest may read it,
+ * not change it) and `pvnet status` shows it.  Names are unique among the
+ * domains of a pvnetd, as xl's; naming a domain again renames it.
+ *
+ * Return: 0; -EINVAL (not a valid name); -EEXIST (another domain has it);
+ * or -errno
+ */
+int pvnet_domain_set_name(struct pvnet_domain *dom, const char *name);
+
+/**
  * pvnet_domain_pages() - the number of pages of guest memory
  * @dom: the domain
  *

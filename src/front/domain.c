@@ -237,6 +237,22 @@ int pvnet_grant_end(struct pvnet_domain *d, uint32_t ref)
 	return 0;
 }
 
+int pvnet_domain_set_name(struct pvnet_domain *d, const char *name)
+{
+	json_t *req, *reply = NULL;
+	int rc;
+
+	if (!name)
+		return -EINVAL;
+	req = json_pack("{s:s, s:s}", "op", "domain-name", "name", name);
+	if (!req)
+		return -EINVAL; /* not UTF-8 */
+	rc = ctlmsg_call(d->ctl, req, NULL, 0, &reply, NULL, NULL);
+	json_decref(req);
+	json_decref(reply);
+	return rc;
+}
+
 int pvnet_evtchn_alloc(struct pvnet_domain *d, uint16_t remote, struct pvnet_evtchn *ch)
 {
 	json_t *req, *reply = NULL;

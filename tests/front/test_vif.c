@@ -305,6 +305,58 @@ static void test_backend_closes_then_reconnect(void **state)
 	ctx_fini(&c);
 }
 
+/*
+ * A domain's name, as a toolstack gives it: pvnetd writes it to the store,
+ * the guest can read it and not change it, and no two domains share one.
+ */
+static void test_domain_name(void **state)
+{
+	struct pvnet_domain *a, *b;
+	struct front_xs *xs;
+	char path[64], buf[160], longest[130];
+	char *v;
+
+	(void)state;
+	assert_int_equal(pvnet_domain_create(H.run_dir, 64, &a), 0);
+	assert_int_equal(pvnet_domain_create(H.run_dir, 64, &b), 0);
+	assert_int_equal(pvnet_domain_set_name(a, "ns-a:eth0"), 0);
+	v = h_read(&H, "/local/domain/%u/name", pvnet_domain_id(a));
+	assert_non_null(v);
+	assert_string_equal(v, "ns-a:eth0");
+	free(v);
+
+	/* Taken, or not a name: refused, and nothing written. */
+	assert_int_equal(pvnet_domain_set_name(b, "ns-a:eth0"), -EEXIST);
+	assert_int_equal(pvnet_domain_set_name(b, ""), -EINVAL);
+	assert_int_equal(pvnet_domain_set_name(b, "a b"), -EINVAL);
+	assert_int_equal(pvnet_domain_set_name(b, "a/b"), -EINVAL);
+	assert_int_equal(pvnet_domain_set_name(b, "caf\xc3\xa9"), -EINVAL);
+	memset(longest, 'x', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	assert_int_equal(pvnet_domain_set_name(b, longest), -EINVAL); /* 129 */
+	assert_false(h_exists(&H, "/local/domain/%u/name", pvnet_domain_id(b)));
+	longest[128] = '\0';
+	assert_int_equal(pvnet_domain_set_name(b, longest), 0);
+
+	/* The guest reads its name through its own store connection, and may not change it. */
+	assert_int_equal(front_xs_open(pvnet_domain_store_path(a), 2000, &xs), 0);
+	snprintf(path, sizeof(path), "/local/domain/%u/name", pvnet_domain_id(a));
+	assert_int_equal(front_xs_read(xs, FRONT_XS_NO_TXN, path, buf, sizeof(buf)), 9);
+	assert_string_equal(buf, "ns-a:eth0");
+	assert_int_equal(front_xs_write(xs, FRONT_XS_NO_TXN, path, "evil"), -EACCES);
+	assert_int_equal(front_xs_rm(xs, FRONT_XS_NO_TXN, path), -EACCES);
+	front_xs_close(xs);
+
+	/* Renaming frees the old name; so does the end of the domain. */
+	assert_int_equal(pvnet_domain_set_name(a, "ns-a:eth1"), 0);
+	assert_int_equal(pvnet_domain_set_name(b, "ns-a:eth0"), 0);
+	pvnet_domain_destroy(a);
+	assert_int_equal(pvnet_domain_create(H.run_dir, 64, &a), 0);
+	assert_int_equal(pvnet_domain_set_name(a, "ns-a:eth1"), 0);
+	pvnet_domain_destroy(a);
+	pvnet_domain_destroy(b);
+}
+
 /* The toolstack side writes the backend's "carrier" key (NULL: removes it). */
 static void set_carrier(struct ctx *c, const char *v)
 {
@@ -459,6 +511,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_no_device),
 	    cmocka_unit_test(test_backend_closes_then_reconnect),
 	    cmocka_unit_test(test_backend_carrier),
+	    cmocka_unit_test(test_domain_name),
 	    cmocka_unit_test(test_grant_in_use_is_abandoned),
 	};
 

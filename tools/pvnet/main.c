@@ -216,8 +216,11 @@ static int cmd_status(int argc, char **argv)
 		printf("domains: %zu\n", json_array_size(json_object_get(reply, "domains")));
 		json_array_foreach(json_object_get(reply, "domains"), i, dom)
 		{
-			printf("  domain %lld  store %s\n",
+			const char *name = json_string_value(json_object_get(dom, "name"));
+
+			printf("  domain %lld%s%s%s  store %s\n",
 			       (long long)json_integer_value(json_object_get(dom, "domid")),
+			       name ? " (" : "", name ? name : "", name ? ")" : "",
 			       json_string_value(json_object_get(dom, "store")));
 		}
 		printf("grants: %lld mapped now; %lld copy, %lld map, %lld unmap ops in %lld "

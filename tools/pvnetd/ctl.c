@@ -45,10 +45,14 @@
 /* vifs one domain may have, as a toolstack would limit NICs per guest (xl: 8 by default + spare). */
 #define CTL_MAX_VIFS 16
 
+/* Longest domain name: a namespace name (64) and an interface name (15) with room to spare. */
+#define CTL_NAME_MAX 128
+
 struct ctl_conn {
 	struct loop_watch w;
 	struct ctl *ctl;
-	domid_t domid; /* 0 until domain-create succeeded */
+	domid_t domid;		     /* 0 until domain-create succeeded */
+	char name[CTL_NAME_MAX + 1]; /* "" until domain-name */
 	char store_sock[PATH_MAX];
 	struct back_vif *vifs[CTL_MAX_VIFS];
 	uint32_t vif_devid[CTL_MAX_VIFS];
@@ -100,6 +104,7 @@ static void ctl_domain_release(struct ctl_conn *cc)
 	c->leaked.maps_in_use += leak.maps_in_use;
 	c->leaked.grants_active += leak.grants_active;
 	c->leaked.evtchns_open += leak.evtchns_open;
+	cc->name[0] = '\0';
 	info("domain %u destroyed (still in use: %u mappings, %u grants, %u event channels)", domid,
 	     leak.maps_in_use, leak.grants_active, leak.evtchns_open);
 	cc->domid = 0;
@@ -170,6 +175,51 @@ static json_t *op_domain_create(struct ctl_conn *cc, const json_t *req, int *fds
 release:
 	ctl_domain_release(cc);
 	return ctlmsg_error(-rc, "domain-create: %s", strerror(-rc));
+}
+
+/* A domain name: 1..CTL_NAME_MAX characters from a set that needs no quoting anywhere. */
+static bool name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 1 && n <= CTL_NAME_MAX &&
+	       strspn(name,
+		      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:@-") == n;
+}
+
+/*
+ * Name the domain, as a toolstack does from the guest's configuration:
+ * /local/domain/<domid>/name, owned by domain 0 and readable by the guest
+ * (libxl's permissions), unique among live domains (xl refuses a second
+ * domain of the same name).  Naming again renames.
+ */
+static json_t *op_domain_name(struct ctl_conn *cc, const json_t *req)
+{
+	const char *name = json_string_value(json_object_get(req, "name"));
+	struct store_perm perms[2] = {{0, STORE_PERM_NONE}, {cc->domid, STORE_PERM_READ}};
+	char path[64];
+	int rc;
+
+	if (!cc->domid)
+		return ctlmsg_error(ENOENT, "domain-name: this connection has no domain");
+	if (!name || !name_valid(name))
+		return ctlmsg_error(EINVAL,
+				    "domain-name: \"name\" must be 1..%d characters of A-Z, a-z, "
+				    "0-9, '.', '_', ':', '@' and '-'",
+				    CTL_NAME_MAX);
+	for (struct ctl_conn *o = cc->ctl->conns; o; o = o->next)
+		if (o != cc && o->domid && !strcmp(o->name, name))
+			return ctlmsg_error(EEXIST, "domain-name: domain %u is already called %s",
+					    o->domid, name);
+	snprintf(path, sizeof(path), "/local/domain/%u/name", cc->domid);
+	rc = store_write(cc->ctl->d->store, path, name, strlen(name));
+	if (rc == 0)
+		rc = store_set_perms(cc->ctl->d->store, path, perms, 2);
+	if (rc < 0)
+		return ctlmsg_error(-rc, "domain-name: writing %s: %s", path, strerror(-rc));
+	snprintf(cc->name, sizeof(cc->name), "%s", name);
+	info("domain %u is called %s", cc->domid, name);
+	return json_pack("{s:i, s:s}", "domid", cc->domid, "name", cc->name);
 }
 
 static json_t *op_evtchn_alloc(struct ctl_conn *cc, const json_t *req, int *rfds,
@@ -378,8 +428,9 @@ static json_t *op_status(struct ctl *c)
 	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
 		if (!cc->domid)
 			continue;
-		json_array_append_new(
-		    doms, json_pack("{s:i, s:s}", "domid", cc->domid, "store", cc->store_sock));
+		json_array_append_new(doms, json_pack("{s:i, s:s, s:s?}", "domid", cc->domid,
+						      "store", cc->store_sock, "name",
+						      cc->name[0] ? cc->name : NULL));
 		for (int i = 0; i < CTL_MAX_VIFS; i++)
 			if (cc->vifs[i])
 				json_array_append_new(
@@ -407,6 +458,8 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 		return ctlmsg_error(EINVAL, "request has no \"op\" string");
 	if (!strcmp(op, "domain-create"))
 		return op_domain_create(cc, req, fds, nfds, rfds, nrfds);
+	if (!strcmp(op, "domain-name"))
+		return op_domain_name(cc, req);
 	if (!strcmp(op, "evtchn-alloc-unbound"))
 		return op_evtchn_alloc(cc, req, rfds, nrfds);
 	if (!strcmp(op, "evtchn-close"))
