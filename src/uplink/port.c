@@ -348,7 +348,7 @@ static int port_open_tap(struct uplink_tap_port *p, const char *name, const char
 			return rc;
 		}
 	}
-	rc = uplink_tap_open(name, 1, &p->fd);
+	rc = uplink_tap_open(name, 1, false, &p->fd);
 	if (rc == 0)
 		rc = uplink_tap_offloads(p->fd, UPLINK_OFF_CSUM4 | UPLINK_OFF_CSUM6 |
 						    UPLINK_OFF_TSO4 | UPLINK_OFF_TSO6);

@@ -43,7 +43,7 @@ static int ifindex(const char *name, unsigned int *idx)
 	return rc;
 }
 
-int uplink_tap_open(const char *name, unsigned int queues, int *fds)
+int uplink_tap_open(const char *name, unsigned int queues, bool excl, int *fds)
 {
 	struct ifreq ifr;
 	int hdrsz = (int)sizeof(struct virtio_net_hdr);
@@ -64,6 +64,8 @@ int uplink_tap_open(const char *name, unsigned int queues, int *fds)
 		memset(&ifr, 0, sizeof(ifr));
 		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 		ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE;
+		if (excl && i == 0)
+			ifr.ifr_flags |= IFF_TUN_EXCL; /* the other queues join this one */
 		if (ioctl(fds[i], TUNSETIFF, &ifr) < 0 ||
 		    ioctl(fds[i], TUNSETVNETHDRSZ, &hdrsz) < 0) {
 			rc = -errno;

@@ -34,15 +34,19 @@
  * uplink_tap_open() - create (or join) a multi-queue TAP with virtio-net headers
  * @name: interface name, shorter than IFNAMSIZ
  * @queues: how many queue fds, 1..UPLINK_TAP_MAX_QUEUES
+ * @excl: create only: an interface of that name already there is -EBUSY
+ *	(without it, an existing multi-queue TAP is joined, e.g. a persistent
+ *	one made with `ip tuntap add`)
  * @fds: receives @queues fds (non-blocking, close-on-exec)
  *
- * Flags IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE; the header
- * size is set to sizeof(struct virtio_net_hdr).  The device is created in
- * the calling thread's network namespace.
+ * Flags IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_MULTI_QUEUE (and
+ * IFF_TUN_EXCL for the first queue when @excl); the header size is set to
+ * sizeof(struct virtio_net_hdr).  The device is created in the calling
+ * thread's network namespace.
  *
  * Return: 0, or -errno (nothing left open)
  */
-int uplink_tap_open(const char *name, unsigned int queues, int *fds);
+int uplink_tap_open(const char *name, unsigned int queues, bool excl, int *fds);
 
 /**
  * uplink_tap_close() - close queue fds (the last close removes the TAP)

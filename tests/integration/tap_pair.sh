@@ -37,6 +37,20 @@ for q in 1 4; do
 	check "$tag: the adapter's queue threads are named (attach-q$((q - 1)))" \
 		grep -qx "attach-q$((q - 1))" /proc/"$PA"/task/*/comm
 	check "$tag: ping B -> A (IPv4)" tap_ping "$B" 10.77.0.1
+	if [ "$q" = 1 ]; then
+		# Each adapter's domain is named NS:IFNAME; a second adapter for the same interface,
+		# or one for an interface the namespace has already, is refused (never joins a TAP).
+		check "$tag: pvnet status names the domains ($A:eth0)" \
+			bash -c "'$PVNET' -d '$RUN' status | grep -qF 'domain $(tap_domain "$A") ($A:eth0)'"
+		check_fails "$tag: a second adapter for $A's eth0 is refused" \
+			timeout 20 "$PVNET" -d "$RUN" attach --netns "$A" --ifname eth0
+		ip -n "$A" tuntap add dev eth9 mode tap multi_queue
+		out=$(timeout 20 "$PVNET" -d "$RUN" attach --netns "$A" --ifname eth9 2>&1)
+		check "$tag: an adapter for an interface $A has already is refused" \
+			grep -q "has an interface eth9 already" <<<"$out"
+		ip -n "$A" link del eth9
+		check "$tag: A's adapter is still there" kill -0 "$PA"
+	fi
 	check "$tag: ping A -> B (IPv6)" tap_ping "$A" fd77::2
 	check "$tag: ping B -> A (IPv6)" tap_ping "$B" fd77::1
 	check "$tag: a full-MTU ping, don't fragment" timeout 10 ip netns exec "$A" \

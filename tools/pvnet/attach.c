@@ -2,6 +2,7 @@
 /* attach.c - pvnet attach: set up the domain, vif and TAP, run the queue threads, detach */
 #include <errno.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -355,11 +356,15 @@ static int tap_setup(struct attach *a, const struct attach_opts *o, const uint8_
 		fprintf(stderr, "pvnet attach: namespace %s: %s\n", o->netns, strerror(-rc));
 		return rc;
 	}
-	rc = uplink_tap_open(o->ifname, a->nq, fds);
-	if (rc < 0) {
+	/* Exclusive: never share another adapter's TAP, or take over a device of the namespace. */
+	rc = uplink_tap_open(o->ifname, a->nq, true, fds);
+	if (rc == -EBUSY)
+		fprintf(stderr, "pvnet attach: namespace %s has an interface %s already\n",
+			o->netns, o->ifname);
+	else if (rc < 0)
 		fprintf(stderr, "pvnet attach: TAP %s: %s\n", o->ifname, strerror(-rc));
+	if (rc < 0)
 		goto out_leave;
-	}
 	rc = uplink_tap_offloads(fds[0], a->offloads);
 	if (rc == 0)
 		rc = uplink_tap_link_set(o->ifname, mac, a->mtu);
@@ -382,6 +387,7 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	struct pvnet_vif_config cfg;
 	struct pvnet_domain *dom = NULL;
 	struct attach *a;
+	char name[UPLINK_NETNS_MAX + IF_NAMESIZE + 2];
 	uint8_t mac[6];
 	sigset_t mask;
 	int rc, sig_fd = -1, status = 1;
@@ -428,6 +434,20 @@ int attach_main(int argc, char **argv, const char *run_dir)
 			strerror(-rc));
 		goto out_free;
 	}
+	/*
+	 * The domain is called NS:IFNAME (pvnet status, the store's name key).
+	 * Taken: another adapter already serves that interface.  A namespace
+	 * name outside the characters of a domain name only goes without.
+	 */
+	snprintf(name, sizeof(name), "%s:%s", o.netns, o.ifname);
+	rc = pvnet_domain_set_name(dom, name);
+	if (rc == -EEXIST) {
+		fprintf(stderr, "pvnet attach: %s is attached already (pvnet status)\n", name);
+		goto out_dom;
+	}
+	if (rc < 0)
+		fprintf(stderr, "pvnet attach: the domain goes without a name (%s: %s)\n", name,
+			strerror(-rc));
 	rc = pvnet_vif_create(dom, &cfg, &a->vif);
 	if (rc < 0) {
 		fprintf(stderr, "pvnet attach: vif: %s\n", strerror(-rc));
