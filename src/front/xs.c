@@ -39,16 +39,19 @@
  * wait has a deadline (-ETIMEDOUT).
  *
  * Events are "something changed" signals: users re-read the keys they care
- * about after one.  So the queue keeps only tokens; when it overflows, it
- * remembers that events were lost and then reports an event for every
- * token, which is always safe for such users.
+ * about after one.  So what is kept is one flag per watch token: events
+ * that come before the user looked coalesce into one, and nothing can
+ * overflow or be lost.  The tokens are registered by front_xs_watch() (a
+ * few per connection); an event for a token we do not watch (a late one
+ * after an unwatch) is dropped.
  *
  * State: the socket, a receive buffer holding at most one message (partial
- * messages survive between calls), the event queue.  One thread at a time.
+ * messages survive between calls), the watch tokens and their pending
+ * flags.  One thread at a time.
  */
 
-/* Events we keep before declaring "lost": a vif has two watches, so this is ample. */
-#define XS_EVQ_LEN 16
+/* Watch tokens one connection registers: a vif has two, so this is ample. */
+#define XS_MAX_TOKENS 16
 
 struct front_xs {
 	int fd;
@@ -56,9 +59,12 @@ struct front_xs {
 	uint32_t next_req_id;
 	size_t rlen;
 	unsigned char rbuf[sizeof(struct xsd_sockmsg) + XENSTORE_PAYLOAD_MAX + 1];
-	unsigned int evq_len;
-	bool ev_lost;
-	char evq[XS_EVQ_LEN][FRONT_XS_TOKEN_MAX + 1];
+	unsigned int ntokens;
+	struct {
+		char name[FRONT_XS_TOKEN_MAX + 1];
+		unsigned int watches; /* registered watches with this token */
+		bool pending;	      /* an event came that nobody took yet */
+	} tokens[XS_MAX_TOKENS];
 };
 
 static int64_t now_ms(void)
@@ -142,38 +148,45 @@ int front_xs_fd(const struct front_xs *xs)
 	return xs->fd;
 }
 
+static int token_find(const struct front_xs *xs, const char *token)
+{
+	for (unsigned int i = 0; i < xs->ntokens; i++)
+		if (!strcmp(xs->tokens[i].name, token))
+			return (int)i;
+	return -1;
+}
+
 static void queue_event(struct front_xs *xs, const char *token)
 {
-	if (xs->evq_len == XS_EVQ_LEN || strlen(token) > FRONT_XS_TOKEN_MAX) {
-		xs->ev_lost = true;
+	int i = token_find(xs, token);
+
+	if (i >= 0)
+		xs->tokens[i].pending = true;
+}
+
+/* One watch of token @i is gone; the last takes the token and its pending event with it. */
+static void token_put(struct front_xs *xs, int i)
+{
+	if (--xs->tokens[i].watches)
 		return;
-	}
-	memcpy(xs->evq[xs->evq_len++], token, strlen(token) + 1);
+	xs->tokens[i] = xs->tokens[--xs->ntokens];
 }
 
 /**
- * front_xs_take_event() - consume one queued event for @token
+ * front_xs_take_event() - consume the pending event of @token
  * @xs: the client
  * @token: the watch token
  *
- * Return: true if an event for @token was queued (or events were lost)
+ * Return: true if an event (or several) came for @token since it was last taken
  */
 bool front_xs_take_event(struct front_xs *xs, const char *token)
 {
-	if (xs->ev_lost) {
-		/* Lost events: report one to each caller until the queue is reset. */
-		xs->ev_lost = false;
-		xs->evq_len = 0;
-		return true;
-	}
-	for (unsigned int i = 0; i < xs->evq_len; i++) {
-		if (strcmp(xs->evq[i], token))
-			continue;
-		memmove(xs->evq[i], xs->evq[i + 1], (xs->evq_len - i - 1) * sizeof(xs->evq[0]));
-		xs->evq_len--;
-		return true;
-	}
-	return false;
+	int i = token_find(xs, token);
+
+	if (i < 0 || !xs->tokens[i].pending)
+		return false;
+	xs->tokens[i].pending = false;
+	return true;
 }
 
 /* Is there a complete message in rbuf?  Return its total size, 0 if not yet, or -EPROTO. */
@@ -575,14 +588,29 @@ int front_xs_directory(struct front_xs *xs, uint32_t txn, const char *path, char
 int front_xs_watch(struct front_xs *xs, const char *path, const char *token)
 {
 	struct iovec p[] = {IOV_STR(path), IOV_STR(token)};
+	int i, rc;
 
 	if (strlen(token) > FRONT_XS_TOKEN_MAX)
 		return -EINVAL;
-	return call_ok(xs, XS_WATCH, FRONT_XS_NO_TXN, p, 2);
+	/* Registered before the request: the first event may come before the reply. */
+	i = token_find(xs, token);
+	if (i < 0) {
+		if (xs->ntokens == XS_MAX_TOKENS)
+			return -ENOSPC;
+		i = (int)xs->ntokens++;
+		memcpy(xs->tokens[i].name, token, strlen(token) + 1);
+		xs->tokens[i].watches = 0;
+		xs->tokens[i].pending = false;
+	}
+	xs->tokens[i].watches++;
+	rc = call_ok(xs, XS_WATCH, FRONT_XS_NO_TXN, p, 2);
+	if (rc < 0)
+		token_put(xs, i);
+	return rc;
 }
 
 /**
- * front_xs_unwatch() - remove a watch; its queued events are dropped
+ * front_xs_unwatch() - remove a watch; with the last of its token, its pending event goes
  * @xs: the client
  * @path: as given to front_xs_watch()
  * @token: as given to front_xs_watch()
@@ -593,9 +621,10 @@ int front_xs_unwatch(struct front_xs *xs, const char *path, const char *token)
 {
 	struct iovec p[] = {IOV_STR(path), IOV_STR(token)};
 	int rc = call_ok(xs, XS_UNWATCH, FRONT_XS_NO_TXN, p, 2);
+	int i = token_find(xs, token);
 
-	while (front_xs_take_event(xs, token))
-		;
+	if (i >= 0)
+		token_put(xs, i);
 	return rc;
 }
 

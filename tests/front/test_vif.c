@@ -451,7 +451,7 @@ static void test_store_client(void **state)
 {
 	struct front_xs *a, *b;
 	struct pvnet_domain *dom;
-	char home[64], path[96], buf[64];
+	char home[64], path[96], path2[96], buf[64];
 	unsigned int count;
 	uint32_t ta, tb;
 
@@ -476,6 +476,27 @@ static void test_store_client(void **state)
 	assert_int_equal(front_xs_wait_event(a, "w", 2000), 0);
 	assert_int_equal(front_xs_wait_event(a, "w", 50), -ETIMEDOUT);
 	assert_int_equal(front_xs_unwatch(a, path, "w"), 0);
+	/*
+	 * Events coalesce per token: 40 changes of one key are one event, and
+	 * they never crowd out another watch's (with a queue of 16, they did).
+	 */
+	snprintf(path2, sizeof(path2), "%s/t/dir", home);
+	assert_int_equal(front_xs_watch(a, path, "w1"), 0);
+	assert_int_equal(front_xs_watch(a, path2, "w2"), 0);
+	assert_int_equal(front_xs_wait_event(a, "w1", 2000), 0);
+	assert_int_equal(front_xs_wait_event(a, "w2", 2000), 0);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(front_xs_printf(b, FRONT_XS_NO_TXN, path, "v%d", i), 0);
+	assert_int_equal(front_xs_write(b, FRONT_XS_NO_TXN, path2, "d"), 0);
+	/* A round trip of a's own: every event queued before its reply has been read. */
+	assert_int_equal(front_xs_read(a, FRONT_XS_NO_TXN, path2, buf, sizeof(buf)), 1);
+	assert_true(front_xs_take_event(a, "w1"));
+	assert_false(front_xs_take_event(a, "w1"));
+	assert_true(front_xs_take_event(a, "w2"));
+	assert_false(front_xs_take_event(a, "w2"));
+	assert_int_equal(front_xs_unwatch(a, path, "w1"), 0);
+	assert_int_equal(front_xs_unwatch(a, path2, "w2"), 0);
+	assert_int_equal(front_xs_write(b, FRONT_XS_NO_TXN, path, "v1"), 0);
 	/* Two transactions racing on one key: the second commit must retry. */
 	assert_int_equal(front_xs_txn_start(a, &ta), 0);
 	assert_int_equal(front_xs_txn_start(b, &tb), 0);
