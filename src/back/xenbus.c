@@ -154,8 +154,8 @@ void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s)
 {
 	int rc;
 
-	/* The carrier first: a frontend that sees Connected finds it up to date. */
 	vif->state = s;
+	/* The carrier first: a frontend that sees Connected finds it up to date. */
 	back_xenbus_carrier(vif);
 	rc = xs_write_uint(vif, "state", s);
 	if (rc < 0)
@@ -440,7 +440,6 @@ static int ctrl_connect(struct back_vif *vif)
 	return 0;
 }
 
-/* Frontend Connected while we wait: read everything, attach, start. */
 /*
  * What a Xen host's vif hotplug script writes once it has put the vif on
  * its bridge: here, once the vif's switch port exists (pvnetd is its own
@@ -456,6 +455,7 @@ static void hotplug_status(struct back_vif *vif, const char *status, const char 
 		warn("vif%u.%u: writing hotplug-status: %s", vif->domid, vif->devid, strerror(-rc));
 }
 
+/* Frontend Connected while we wait: read everything, attach, start. */
 static int back_xenbus_connect(struct back_vif *vif)
 {
 	struct back *b = vif->b;
