@@ -42,6 +42,8 @@ for q in 1 4; do
 		# or one for an interface the namespace has already, is refused (never joins a TAP).
 		check "$tag: pvnet status names the domains ($A:eth0)" \
 			bash -c "'$PVNET' -d '$RUN' status | grep -qF 'domain $(tap_domain "$A") ($A:eth0)'"
+		check "$tag: pvnet show names the vif's domain" bash -c \
+			"'$PVNET' -d '$RUN' show vif$(tap_domain "$A").0 | grep -qF 'domain $A:eth0'"
 		check_fails "$tag: a second adapter for $A's eth0 is refused" \
 			timeout 20 "$PVNET" -d "$RUN" attach --netns "$A" --ifname eth0
 		ip -n "$A" tuntap add dev eth9 mode tap multi_queue

@@ -125,6 +125,7 @@ static int cmd_show(int argc, char **argv)
 		const char *error = json_string_value(json_object_get(vif, "error"));
 		const char *mode = json_string_value(json_object_get(vif, "tx_mode"));
 		const char *carrier = json_string_value(json_object_get(vif, "carrier"));
+		const char *dom = json_string_value(json_object_get(vif, "domain_name"));
 		json_t *q, *queues = json_object_get(vif, "queues");
 		size_t qi;
 
@@ -134,11 +135,12 @@ static int cmd_show(int argc, char **argv)
 		json_array_append(out, vif);
 		if (as_json)
 			continue;
-		printf("%s: state %s, %zu queue%s%s%s%s%s%s%s\n", name,
+		printf("%s: state %s, %zu queue%s%s%s%s%s%s%s%s%s\n", name,
 		       json_string_value(json_object_get(vif, "state")), json_array_size(queues),
 		       json_array_size(queues) == 1 ? "" : "s", mode ? ", tx " : "",
 		       mode ? mode : "", carrier ? ", carrier " : "", carrier ? carrier : "",
-		       error ? ", disabled: " : "", error ? error : "");
+		       dom ? ", domain " : "", dom ? dom : "", error ? ", disabled: " : "",
+		       error ? error : "");
 		if (json_object_size(json_object_get(vif, "features")))
 			print_features(json_object_get(vif, "features"));
 		if (json_object_size(json_object_get(vif, "switch"))) {

@@ -386,7 +386,8 @@ static json_t *features2json(const struct back_vif *vif)
 }
 
 /* One vif as `pvnet show` prints it: state, reason, features, and every queue's counters. */
-static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vif)
+static json_t *vif2json(domid_t domid, const char *dom_name, uint32_t devid,
+			const struct back_vif *vif)
 {
 	const struct back_stat_desc *names;
 	unsigned int nstats, nq = back_vif_num_queues(vif);
@@ -409,8 +410,8 @@ static json_t *vif2json(domid_t domid, uint32_t devid, const struct back_vif *vi
 	}
 	snprintf(name, sizeof(name), "vif%u.%u", domid, devid);
 	return json_pack(
-	    "{s:s, s:i, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o}", "name", name, "domid", domid,
-	    "devid", devid, "state",
+	    "{s:s, s:i, s:s?, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o}", "name", name, "domid",
+	    domid, "domain_name", dom_name, "devid", devid, "state",
 	    (unsigned int)st < sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
 		? xenbus_state_names[st]
 		: "?",
@@ -434,7 +435,8 @@ static json_t *op_status(struct ctl *c)
 		for (int i = 0; i < CTL_MAX_VIFS; i++)
 			if (cc->vifs[i])
 				json_array_append_new(
-				    vifs, vif2json(cc->domid, cc->vif_devid[i], cc->vifs[i]));
+				    vifs, vif2json(cc->domid, cc->name[0] ? cc->name : NULL,
+						   cc->vif_devid[i], cc->vifs[i]));
 	}
 	return json_pack(
 	    "{s:s, s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, "
