@@ -208,6 +208,9 @@ static void test_bad_control_requests(void **state)
 		     EINVAL);
 	expect_error(fd, json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 0), NULL,
 		     0, EINVAL);
+	/* A name for a domain this connection does not have. */
+	expect_error(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "x"), NULL, 0,
+		     ENOENT);
 
 	/* Memory that is not sealed could shrink under pvnetd: refused. */
 	memfd = memfd_create("unsealed", MFD_CLOEXEC);
