@@ -42,6 +42,12 @@ static void usage(FILE *f)
 		"                         sleeps on its event channel, 0..1000 µs, default 200\n"
 		"                         (0: sleep at once; it never polls longer than it\n"
 		"                         has recently worked)\n"
+		"  -s, --rx-stall-timeout MS\n"
+		"                         a guest RX queue whose next frame has waited this\n"
+		"                         long for buffers is stalled: its frames are dropped\n"
+		"                         and the vif's carrier goes off until the guest posts\n"
+		"                         again; 0..3600000, 0 never, default 60000 (Linux\n"
+		"                         netback's rx_stall_timeout_msecs; docs/netback.md)\n"
 		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n");
@@ -96,6 +102,7 @@ int main(int argc, char **argv)
 	    {"uplink", required_argument, NULL, 'u'},
 	    {"max-queues", required_argument, NULL, 'q'},
 	    {"poll-us", required_argument, NULL, 'p'},
+	    {"rx-stall-timeout", required_argument, NULL, 's'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
@@ -112,7 +119,7 @@ int main(int argc, char **argv)
 
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
 	back_config_default(&bcfg);
-	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -146,6 +153,11 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, 1000, &v) < 0)
 				die("--poll-us: '%s' is not 0..1000", optarg);
 			bcfg.poll_us = v;
+			break;
+		case 's':
+			if (parse_uint(optarg, 3600000, &v) < 0)
+				die("--rx-stall-timeout: '%s' is not 0..3600000 (ms)", optarg);
+			bcfg.rx_stall_timeout_ms = v;
 			break;
 		case 'u':
 			if (uplink_tap_spec_parse(optarg, up_name, up_ns) < 0)
