@@ -153,7 +153,7 @@ void store_node_free(struct store_node *n);
 int store_tree_init(struct store *s);
 void store_tree_destroy(struct store *s);
 void store_tree_commit_put(struct store *s, const char *name, struct store_node *n);
-void store_tree_chown_all(struct store *s, domid_t from, domid_t to);
+void store_tree_revoke(struct store *s, domid_t from);
 
 /* tree.c / ops.c: operations with xenstored's semantics; 0 or -errno */
 int store_op_read(struct store *s, const struct store_actor *a, const char *path,

@@ -210,7 +210,7 @@ int store_domain_release(struct store *s, domid_t domid)
 		store_watch_fire(s, NULL, "@releaseDomain", false, NULL);
 	store_home_path(domid, home, sizeof(home));
 	store_op_rm(s, &dom0, home);
-	store_tree_chown_all(s, domid, 0);
+	store_tree_revoke(s, domid);
 	d->introduced = false;
 	store_leave(s);
 	return was ? 0 : -ENOENT;

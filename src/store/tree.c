@@ -531,24 +531,49 @@ int store_op_set_perms(struct store *s, const struct store_actor *a, const char 
 	return r;
 }
 
+/* Drop the entries of @perms[1..] that name @from; returns how many are left. */
+static uint32_t perms_drop(struct store_perm *perms, uint32_t n, domid_t from)
+{
+	uint32_t k = 1;
+
+	for (uint32_t i = 1; i < n; i++)
+		if (perms[i].id != from)
+			perms[k++] = perms[i];
+	return k;
+}
+
 /**
- * store_tree_chown_all() - give every node @from owns to @to (XSA-322: no stale owners)
+ * store_tree_revoke() - nothing of the tree stays granted to a released domain (XSA-322)
  * @s: the store
  * @from: the released domain
- * @to: the new owner, domain 0
+ *
+ * Every node it owns goes to domain 0, and every entry naming it in another
+ * node's permissions (and in those of @introduceDomain/@releaseDomain) is
+ * removed: a later domain given the same domid inherits nothing.
  */
-void store_tree_chown_all(struct store *s, domid_t from, domid_t to)
+void store_tree_revoke(struct store *s, domid_t from)
 {
 	struct store_node *n, *tmp;
 
 	HASH_ITER(hh, s->nodes, n, tmp)
 	{
-		if (n->perms[0].id != from)
-			continue;
-		owner_adjust(s, from, -1);
-		owner_adjust(s, to, 1);
-		n->perms[0].id = to;
-		n->gen = ++s->gen; /* transactions that read it must retry */
+		uint32_t left = perms_drop(n->perms, n->nperms, from);
+		bool changed = left != n->nperms;
+
+		n->nperms = left;
+		if (n->perms[0].id == from) {
+			owner_adjust(s, from, -1);
+			owner_adjust(s, 0, 1);
+			n->perms[0].id = 0;
+			changed = true;
+		}
+		if (changed)
+			n->gen = ++s->gen; /* transactions that read it must retry */
+	}
+	for (unsigned int i = 0; i < 2; i++) {
+		s->special_nperms[i] = perms_drop(s->special_perms[i], s->special_nperms[i], from);
+		if (s->special_perms[i][0].id == from)
+			s->special_perms[i][0].id = 0;
 	}
 }
 

@@ -149,6 +149,50 @@ static void test_node_quota(void **state)
 	store_destroy(s);
 }
 
+/*
+ * XSA-322: a released domain keeps no grant anywhere.  Guest 6 grants 5
+ * read access to one of its nodes, and @releaseDomain too; 5 goes away and
+ * a new, unrelated guest gets domid 5: it can read neither, and the
+ * entries are gone from the permissions (6's own stay).
+ */
+static void test_released_domain_grants_revoked(void **state)
+{
+	struct store *s = *state;
+	struct tclient *g6, *g5;
+	struct store_perm *got;
+	unsigned int n;
+
+	g6 = tc_open(s, 6);
+	TC_OK(tc_write(g6, 0, "secret", "for 5 only"));
+	TC_OK(tc_call(g6, XS_SET_PERMS, 0, "secret", "n6", "r5", NULL));
+	{
+		struct store_perm p[2] = {{0, STORE_PERM_NONE}, {5, STORE_PERM_READ}};
+
+		assert_int_equal(store_set_perms(s, "@releaseDomain", p, 2), 0);
+	}
+	g5 = tc_open(s, 5);
+	TC_OK(tc_read(g5, 0, "/local/domain/6/secret"));
+	tc_close(g5);
+
+	assert_int_equal(store_domain_release(s, 5), 0);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g5 = tc_open(s, 5);
+	TC_ERR(tc_read(g5, 0, "/local/domain/6/secret"), "EACCES");
+	/* The new 5 may watch @releaseDomain, but is not told of a release. */
+	TC_OK(tc_call(g5, XS_WATCH, 0, "@releaseDomain", "t", NULL));
+	tc_drain_events(g5); /* the one a new watch fires */
+	assert_int_equal(store_domain_introduce(s, 7), 0);
+	assert_int_equal(store_domain_release(s, 7), 0);
+	assert_null(tc_event(g5));
+	assert_int_equal(store_get_perms(s, "/local/domain/6/secret", &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].id, 6);
+	free(got);
+	TC_OK(tc_read(g6, 0, "secret"));
+	tc_close(g5);
+	tc_close(g6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +201,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_grants, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_perm_strings, setup, teardown),
 	    cmocka_unit_test(test_node_quota),
+	    cmocka_unit_test_setup_teardown(test_released_domain_grants_revoked, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
