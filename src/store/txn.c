@@ -25,7 +25,11 @@
  *
  * A guest transaction may touch at most @txn_nodes_max paths, so reading
  * many missing paths cannot grow it without bound; the domain's node quota
- * counts the nodes it created but has not committed (@own_delta).
+ * counts the nodes it created but has not committed (@own_delta).  Each
+ * open transaction sees only its own creations, so the quota is checked
+ * again at commit, against what the committed tree holds then: a guest
+ * cannot commit its whole quota once per open transaction (xenstored
+ * answers ENOSPC there too).
  */
 
 struct store_tnode {
@@ -328,17 +332,24 @@ static void txn_close(struct store_conn *c, struct store_txn *t)
  * @t: the transaction
  * @commit: true for "T", false for "F"
  *
- * Return: 0, or -EAGAIN when a node it touched changed since
+ * Return: 0, -EAGAIN when a node it touched changed since, or -ENOSPC when
+ * what it creates would take its domain past the node quota
  */
 int store_txn_end(struct store_conn *c, struct store_txn *t, bool commit)
 {
 	struct store *s = c->s;
+	struct store_domain *d = store_domain_get(s, c->domid);
 	struct store_tnode *e, *tmp;
 	struct store_tevent *ev;
 	struct store_node *cur;
 
 	if (!commit)
 		goto out;
+	if (c->domid != 0 && t->own_delta > 0 &&
+	    (!d || (long)d->nodes + t->own_delta > (long)s->cfg.nodes_per_domain)) {
+		txn_close(c, t);
+		return -ENOSPC;
+	}
 	HASH_ITER(hh, t->nodes, e, tmp)
 	{
 		HASH_FIND_STR(s->nodes, e->name, cur);

@@ -150,6 +150,55 @@ static void test_node_quota(void **state)
 }
 
 /*
+ * Each open transaction sees only the nodes it creates itself: the quota
+ * is checked again at commit, so ten transactions cannot each commit the
+ * whole quota.  Quota 50: the home and d0..d9 are 11 nodes, each
+ * transaction creates 39 under its own directory; the first commit fits
+ * exactly, the others are refused and change nothing.
+ */
+static void test_node_quota_across_transactions(void **state)
+{
+	struct store_config cfg;
+	struct store *s;
+	struct tclient *g;
+	uint32_t t[10];
+	char p[32];
+
+	(void)state;
+	store_config_default(&cfg);
+	cfg.nodes_per_domain = 50;
+	s = store_create(&cfg);
+	assert_non_null(s);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	for (int i = 0; i < 10; i++) {
+		snprintf(p, sizeof(p), "d%d", i);
+		TC_OK(tc_write(g, 0, p, ""));
+	}
+	for (int i = 0; i < 10; i++)
+		t[i] = tc_txn_start(g);
+	for (int i = 0; i < 10; i++) {
+		for (int k = 0; k < 39; k++) {
+			snprintf(p, sizeof(p), "d%d/n%d", i, k);
+			TC_OK(tc_write(g, t[i], p, "x"));
+		}
+	}
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t[0], "T", NULL));
+	for (int i = 1; i < 10; i++)
+		TC_ERR(tc_call(g, XS_TRANSACTION_END, t[i], "T", NULL), "ENOSPC");
+	TC_OK(tc_read(g, 0, "d0/n38"));
+	TC_ERR(tc_read(g, 0, "d1/n0"), "ENOENT");
+	TC_ERR(tc_write(g, 0, "more", "x"), "ENOSPC");
+	/* Room made outside: a transaction that fits commits. */
+	TC_OK(tc_rm(g, 0, "d0"));
+	t[0] = tc_txn_start(g);
+	TC_OK(tc_write(g, t[0], "d1/n0", "x"));
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t[0], "T", NULL));
+	tc_close(g);
+	store_destroy(s);
+}
+
+/*
  * XSA-322: a released domain keeps no grant anywhere.  Guest 6 grants 5
  * read access to one of its nodes, and @releaseDomain too; 5 goes away and
  * a new, unrelated guest gets domid 5: it can read neither, and the
@@ -201,6 +250,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_grants, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_perm_strings, setup, teardown),
 	    cmocka_unit_test(test_node_quota),
+	    cmocka_unit_test(test_node_quota_across_transactions),
 	    cmocka_unit_test_setup_teardown(test_released_domain_grants_revoked, setup, teardown),
 	};
 
