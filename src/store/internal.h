@@ -109,6 +109,12 @@ struct store_conn {
 
 	/* for the socket server: called when the store closes this connection */
 	void (*close_hook)(void *ctx);
+	/*
+	 * and when output it queued outside the connection's own request (a
+	 * watch event another client caused) stays unsent: the server then
+	 * watches the socket for room
+	 */
+	void (*blocked_hook)(void *ctx);
 	void *close_ctx;
 
 	struct store_conn *prev, *next; /* in s->conns (utlist) */

@@ -26,7 +26,9 @@
  * half of @out_max is queued for a client that does not read, its requests
  * stay unread in the socket (xenstored too stops answering such a client),
  * so neither buffer can grow.  Output the socket does not take stays in the
- * store_conn queue; EPOLLOUT is watched only while some is queued.
+ * store_conn queue; EPOLLOUT is watched only while some is queued, set
+ * after each of the connection's own callbacks and, for watch events other
+ * clients cause, as soon as one is left queued (sconn_blocked_hook()).
  *
  * Closing is deferred while a connection's own callback runs (a watch
  * callback it triggered may release its domain or unlisten its socket):
@@ -100,6 +102,22 @@ static void sconn_close_hook(void *ctx)
 	struct sconn *sc = ctx;
 
 	shutdown(sc->lw.fd, SHUT_RDWR); /* the loop reports the hang-up */
+}
+
+static void sconn_update(struct sconn *sc);
+
+/*
+ * Output stays queued: an event caused by another client, whose socket
+ * did not take it.  Watch for room now; this connection's own callback
+ * may not run again before its client sends something, and a client
+ * waiting for that event sends nothing.
+ */
+static void sconn_blocked_hook(void *ctx)
+{
+	struct sconn *sc = ctx;
+
+	if (!sc->busy)
+		sconn_update(sc);
 }
 
 static void sconn_update(struct sconn *sc)
@@ -202,6 +220,7 @@ static void listener_cb(struct loop_watch *w, uint32_t events)
 	if (!sc->c)
 		goto err_free;
 	sc->c->close_hook = sconn_close_hook;
+	sc->c->blocked_hook = sconn_blocked_hook;
 	sc->c->close_ctx = sc;
 	sc->events = EPOLLIN;
 	if (loop_add(ls->l, &sc->lw, sc->events))

@@ -165,7 +165,8 @@ int store_conn_queue(struct store_conn *c, uint32_t type, uint32_t req_id, uint3
 	if (blen)
 		memcpy(c->out + c->out_tail + sizeof(hdr) + alen, b, blen);
 	c->out_tail += total;
-	store_conn_flush(c);
+	if (store_conn_flush(c) == -EAGAIN && c->blocked_hook)
+		c->blocked_hook(c->close_ctx);
 	return 0;
 }
 

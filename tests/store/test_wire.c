@@ -306,6 +306,80 @@ static void test_socket(void **state)
 	loop_destroy(l);
 }
 
+/* Read whatever @fd holds without blocking; count the complete messages. */
+static unsigned int sock_count(int fd, unsigned char *buf, size_t cap, size_t *have)
+{
+	unsigned int n = 0;
+	ssize_t r;
+
+	while ((r = recv(fd, buf + *have, cap - *have, MSG_DONTWAIT)) > 0) {
+		*have += (size_t)r;
+		for (;;) {
+			struct xsd_sockmsg h;
+
+			if (*have < sizeof(h))
+				break;
+			memcpy(&h, buf, sizeof(h));
+			if (*have < sizeof(h) + h.len)
+				break;
+			n++;
+			*have -= sizeof(h) + h.len;
+			memmove(buf, buf + sizeof(h) + h.len, *have);
+		}
+	}
+	return n;
+}
+
+/*
+ * Watch events another client causes reach a guest that only waits for
+ * them, however many: domain 0 writes 600 keys under a watched directory
+ * in one go, more than the socket buffer holds, and the guest, which sends
+ * nothing more, gets all 600 while it reads (the server watches its socket
+ * for room; it used to do so only after the guest's own requests).
+ */
+static void test_socket_event_burst(void **state)
+{
+	struct store *s = *state;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char dir[] = "/tmp/pvnet-store-XXXXXX";
+	static unsigned char buf[1 << 16];
+	size_t have = 0;
+	struct loop *l = loop_create();
+	unsigned int got = 0;
+	struct tmsg m;
+	char key[64];
+	int fd;
+
+	assert_non_null(l);
+	assert_non_null(mkdtemp(dir));
+	assert_true(snprintf(a.sun_path, sizeof(a.sun_path), "%s/g.sock", dir) <
+		    (int)sizeof(a.sun_path));
+	assert_int_equal(store_listen(s, l, a.sun_path, 5, 0600), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	sock_roundtrip(l, fd, XS_WATCH, "/local/domain/5\0tk", 19, &m);
+	assert_int_equal(m.hdr.type, XS_WATCH);
+	sock_roundtrip(l, fd, XS_READ, "/local/domain/5", 16, &m); /* the initial event first */
+	assert_int_equal(m.hdr.type, XS_WATCH_EVENT);
+	for (int i = 0; i < 10; i++)
+		loop_run_once(l, 0);
+	sock_count(fd, buf, sizeof(buf), &have); /* READ's reply */
+	for (int i = 0; i < 600; i++) {
+		snprintf(key, sizeof(key), "/local/domain/5/k%d", i);
+		assert_int_equal(store_write(s, key, "v", 1), 0);
+	}
+	for (int i = 0; i < 200 && got < 600; i++) {
+		got += sock_count(fd, buf, sizeof(buf), &have);
+		loop_run_once(l, 10);
+	}
+	got += sock_count(fd, buf, sizeof(buf), &have);
+	assert_int_equal(got, 600);
+	close(fd);
+	assert_int_equal(store_unlisten(s, a.sun_path), 0);
+	rmdir(dir);
+	loop_destroy(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +390,7 @@ int main(void)
 	    cmocka_unit_test(test_output_bound),
 	    cmocka_unit_test_setup_teardown(test_conn_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_event_burst, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
