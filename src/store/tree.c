@@ -487,7 +487,7 @@ int store_op_set_perms(struct store *s, const struct store_actor *a, const char 
 		       const struct store_perm *p, unsigned int n)
 {
 	struct store_permset sets[STORE_PERMSETS];
-	const struct store_node *node;
+	const struct store_node *node = NULL; /* set when tree_get() succeeds */
 	struct store_perm *old;
 	struct store_node *nn;
 	unsigned int nold;
