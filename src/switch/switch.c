@@ -126,6 +126,11 @@ static uint64_t clock_monotonic_coarse(void *arg)
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t sw_now(const struct sw *sw)
+{
+	return sw->cfg.clock(sw->cfg.clock_arg);
+}
+
 void sw_config_init(struct sw_config *cfg)
 {
 	*cfg = (struct sw_config){

@@ -276,11 +276,20 @@ void sw_port_set_mac_limit(struct sw_port *p, uint32_t limit);
 unsigned int sw_forward(struct sw *sw, struct sw_port *in, struct sw_pkt **pkts, unsigned int n);
 
 /**
+ * sw_now() - the time on the switch's clock (struct sw_config, @clock)
+ * @sw: the switch
+ *
+ * Return: nanoseconds, for sw_fdb_age()
+ */
+uint64_t sw_now(const struct sw *sw);
+
+/**
  * sw_fdb_age() - forget MACs not seen for the ageing time
  * @sw: the switch
- * @now_ns: current time on the switch's clock
+ * @now_ns: current time on the switch's clock (sw_now())
  *
- * Called periodically (e.g. every second) by the control thread.
+ * Called periodically (e.g. every second) by the control thread: nothing
+ * else forgets a MAC but removing its port.
  *
  * Return: the number of entries removed.
  */

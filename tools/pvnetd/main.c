@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -42,6 +43,8 @@ static void usage(FILE *f)
 		"                         sleeps on its event channel, 0..1000 µs, default 200\n"
 		"                         (0: sleep at once; it never polls longer than it\n"
 		"                         has recently worked)\n"
+		"  -a, --mac-ageing SECS  the switch forgets a MAC not seen for this long,\n"
+		"                         1..1000000, default 300 (a Linux bridge's ageing_time)\n"
 		"  -s, --rx-stall-timeout MS\n"
 		"                         a guest RX queue whose next frame has waited this\n"
 		"                         long for buffers is stalled: its frames are dropped\n"
@@ -61,6 +64,40 @@ static void on_signal(struct loop_watch *w, uint32_t events)
 	if (read(w->fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 		info("signal %u: shutting down", si.ssi_signo);
 	loop_stop(d->loop);
+}
+
+/* Every second: the switch forgets the MACs it has not seen for its ageing time. */
+static void on_age(struct loop_watch *w, uint32_t events)
+{
+	struct pvnetd *d = w->data;
+	uint64_t ticks;
+	unsigned int n;
+
+	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		warn("switch: MAC ageing timer: %s", strerror(errno));
+	n = sw_fdb_age(d->sw, sw_now(d->sw));
+	if (n)
+		debug("switch: %u MAC%s aged out", n, n == 1 ? "" : "s");
+}
+
+static int ageing_start(struct pvnetd *d)
+{
+	const struct itimerspec every_s = {.it_interval = {.tv_sec = 1}, .it_value = {.tv_sec = 1}};
+	int rc;
+
+	d->age = (struct loop_watch){.cb = on_age, .data = d};
+	d->age.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->age.fd < 0)
+		return -errno;
+	if (timerfd_settime(d->age.fd, 0, &every_s, NULL) < 0) {
+		rc = -errno;
+		close(d->age.fd);
+		return rc;
+	}
+	rc = loop_add(d->loop, &d->age, EPOLLIN);
+	if (rc < 0)
+		close(d->age.fd);
+	return rc;
 }
 
 /* A decimal number 0..@max, nothing else. */
@@ -103,6 +140,7 @@ int main(int argc, char **argv)
 	    {"max-queues", required_argument, NULL, 'q'},
 	    {"poll-us", required_argument, NULL, 'p'},
 	    {"rx-stall-timeout", required_argument, NULL, 's'},
+	    {"mac-ageing", required_argument, NULL, 'a'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
@@ -111,6 +149,7 @@ int main(int argc, char **argv)
 	char up_name[16 /* IFNAMSIZ */] = "", up_ns[UPLINK_NETNS_MAX + 1] = "";
 	struct store_config scfg;
 	struct back_config bcfg;
+	struct sw_config swcfg;
 	struct hv_config hcfg;
 	char path[PATH_MAX];
 	unsigned int v;
@@ -119,7 +158,8 @@ int main(int argc, char **argv)
 
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
 	back_config_default(&bcfg);
-	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:hV", opts, NULL)) != -1) {
+	sw_config_init(&swcfg);
+	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:a:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -153,6 +193,11 @@ int main(int argc, char **argv)
 			if (parse_uint(optarg, 1000, &v) < 0)
 				die("--poll-us: '%s' is not 0..1000", optarg);
 			bcfg.poll_us = v;
+			break;
+		case 'a':
+			if (parse_uint(optarg, SW_AGEING_MAX_S, &v) < 0 || v == 0)
+				die("--mac-ageing: '%s' is not 1..%u (s)", optarg, SW_AGEING_MAX_S);
+			swcfg.ageing_s = v;
 			break;
 		case 's':
 			if (parse_uint(optarg, 3600000, &v) < 0)
@@ -209,9 +254,12 @@ int main(int argc, char **argv)
 	d.store = store_create(&scfg);
 	if (!d.store)
 		die("store: %s", strerror(errno));
-	rc = sw_create(NULL, &d.sw);
+	rc = sw_create(&swcfg, &d.sw);
 	if (rc < 0)
 		die("switch: %s", strerror(-rc));
+	rc = ageing_start(&d);
+	if (rc < 0)
+		die("switch: MAC ageing timer: %s", strerror(-rc));
 	if (*up_name) {
 		rc = uplink_tap_port_create(d.sw, up_name, up_ns, &uplink);
 		if (rc < 0)
@@ -240,6 +288,8 @@ int main(int argc, char **argv)
 	ctl_destroy(d.ctl);
 	back_destroy(d.back);
 	uplink_tap_port_destroy(uplink); /* after the vifs: nobody holds its frames now */
+	loop_del(d.loop, &d.age);
+	close(d.age.fd);
 	sw_destroy(d.sw);
 	store_unlisten(d.store, path);
 	store_destroy(d.store);

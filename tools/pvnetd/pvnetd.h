@@ -37,6 +37,7 @@ struct pvnetd {
 	const char *tx_mode;
 	struct ctl *ctl;
 	struct loop_watch sig;
+	struct loop_watch age; /* a 1 s timerfd: the switch's MAC ageing */
 };
 
 /* Names of the sockets inside the run directory. */
