@@ -607,6 +607,12 @@ static int rx_avail(struct back_queue *q, bool seq)
 				 q->rx.rsp_prod_pvt);
 		return -1;
 	}
+	/* Nor behind what a batch has consumed (req_cons runs ahead of the responses). */
+	if ((RING_IDX)(prod - q->rx.req_cons) > (RING_IDX)(prod - q->rx.rsp_prod_pvt)) {
+		back_queue_fatal(q, "rx: req_prod %u went back behind req_cons %u", prod,
+				 q->rx.req_cons);
+		return -1;
+	}
 	return (int)(prod - q->rx.req_cons);
 }
 

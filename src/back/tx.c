@@ -518,6 +518,16 @@ bool back_tx_poll(struct back_queue *q)
 				 prod, q->tx.req_cons, q->tx.rsp_prod_pvt);
 		return false;
 	}
+	/*
+	 * Nor behind what we consumed: in map mode requests are consumed
+	 * before they are answered, and a req_prod between our responses
+	 * and req_cons would make prod - req_cons wrap to ~2^32.
+	 */
+	if ((RING_IDX)(prod - q->tx.req_cons) > (RING_IDX)(prod - q->tx.rsp_prod_pvt)) {
+		back_queue_fatal(q, "tx: req_prod %u went back behind req_cons %u (rsp %u)", prod,
+				 q->tx.req_cons, q->tx.rsp_prod_pvt);
+		return false;
+	}
 	avail = prod - q->tx.req_cons;
 	if (avail == 0)
 		return false;

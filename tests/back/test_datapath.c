@@ -245,6 +245,35 @@ static void test_hostile_prod_far_ahead(void **state)
 	fx_free(x);
 }
 
+/*
+ * In map mode requests are consumed before they are answered: while A's
+ * frames wait in B's queue, a req_prod moved back between A's responses
+ * and req_cons passed the "more than a ring ahead" check and made
+ * prod - req_cons wrap, and the snapshot loop wrote past its 256 entries.
+ * Now it is fatal for A alone.
+ */
+static void test_hostile_prod_behind_cons(void **state)
+{
+	struct back_config cfg;
+	struct fx *x;
+	struct ff_queue *q;
+
+	back_config_default(&cfg);
+	/* B posts nothing: A's frames stay mapped for a second, then B copies them out. */
+	cfg.tx_hold_max_us = 1000000;
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
+	q = &x->a.q[0];
+	send_only(x, &x->a, mac_a, mac_b, 5, 300, 0);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 1500, WAIT_MS));
+	assert_int_equal(answered(&x->a), 0);
+	__atomic_store_n(&q->tx.sring->req_prod, q->tx.req_prod_pvt - 1, __ATOMIC_SEQ_CST);
+	hv_evtchn_notify(x->w.hv, x->a.domid, q->port_tx);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_state(x->va) == XenbusStateClosing, WAIT_MS));
+	assert_non_null(strstr(back_vif_error(x->va), "went back behind req_cons"));
+	assert_int_equal(back_vif_stat(x->va, 0, "fatal"), 1);
+	fx_free(x);
+}
+
 /* Two vifs broken at once while holding a third one's frames: none is pinned. */
 static void test_broken_vifs_release_frames(void **state)
 {
@@ -647,6 +676,7 @@ int main(void)
 	    cmocka_unit_test(test_receiver_never_posts),
 	    cmocka_unit_test(test_rx_queue_bound),
 	    cmocka_unit_test(test_hostile_prod_far_ahead),
+	    cmocka_unit_test(test_hostile_prod_behind_cons),
 	    cmocka_unit_test(test_hostile_rx_prod_far_ahead),
 	    cmocka_unit_test(test_broken_vifs_release_frames),
 	    cmocka_unit_test(test_hostile_slots),
