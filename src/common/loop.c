@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* loop.c - epoll event loop for pvnetd's control-plane thread */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/loop.h"
@@ -101,4 +103,27 @@ int loop_run(struct loop *l)
 void loop_stop(struct loop *l)
 {
 	l->stop = true;
+}
+
+/* The descriptor loop_accept() gives up to shed a connection when none is left. */
+static int accept_spare = -1;
+
+int loop_accept(int lfd, int flags)
+{
+	int fd, e;
+
+	if (accept_spare < 0)
+		accept_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = accept4(lfd, NULL, NULL, flags);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	if ((e == EMFILE || e == ENFILE) && accept_spare >= 0) {
+		close(accept_spare);
+		fd = accept(lfd, NULL, NULL);
+		if (fd >= 0)
+			close(fd);
+		accept_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	return -e;
 }

@@ -92,6 +92,21 @@ int loop_run_once(struct loop *l, int timeout_ms);
 int loop_run(struct loop *l);
 
 /**
+ * loop_accept() - accept4() for a listener a loop watches
+ * @lfd: the listening socket
+ * @flags: accept4() flags
+ *
+ * Out of file descriptors (EMFILE, ENFILE), a listener stays readable and
+ * a level-triggered loop would call it back at once, for ever.  So the
+ * connection is taken with a descriptor kept spare for this and closed:
+ * the client sees its connection refused, the loop goes quiet.  One spare
+ * per process, made on first use; call it from one thread.
+ *
+ * Return: the connected fd, or -errno (-EMFILE: a connection was shed)
+ */
+int loop_accept(int lfd, int flags);
+
+/**
  * loop_stop() - make loop_run() return after the current batch
  * @l: the loop
  */

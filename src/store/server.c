@@ -201,11 +201,11 @@ static void listener_cb(struct loop_watch *w, uint32_t events)
 	struct sconn *sc;
 	int fd;
 
-	fd = accept4(ls->lw.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	fd = loop_accept(ls->lw.fd, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
-		if (errno != EAGAIN && errno != EINTR)
+		if (fd != -EAGAIN && fd != -EINTR)
 			log_ratelimited(&accept_rl, LOG_WARN, "store: accept on %s: %s", ls->path,
-					strerror(errno));
+					strerror(-fd));
 		return;
 	}
 	sc = calloc(1, sizeof(*sc));

@@ -8,8 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -236,6 +241,57 @@ static void test_ratelimit_burst(void **state)
 	assert_int_equal(log_level_parse("loud"), -EINVAL);
 }
 
+/*
+ * Out of file descriptors, loop_accept() sheds the waiting connection, so
+ * that the listener is no longer readable (a level-triggered loop would
+ * otherwise call it back for ever) and the client learns at once.
+ */
+static void test_loop_accept_out_of_fds(void **state)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char dir[] = "/tmp/pvnet-accept-XXXXXX";
+	int lfd, cfd, fill[64], nfill = 0, fd;
+	struct rlimit old, low;
+	char c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/s", dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	cfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(cfd >= 0);
+	/* Nothing waiting: -EAGAIN (and the spare is made). */
+	assert_int_equal(loop_accept(lfd, SOCK_CLOEXEC), -EAGAIN);
+
+	/* Leave no descriptor free. */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	close(fd);
+	low = old;
+	low.rlim_cur = (rlim_t)fd + 16;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < 64 && (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		fill[nfill++] = fd;
+	assert_true(nfill < 64);
+
+	assert_int_equal(connect(cfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(loop_accept(lfd, SOCK_CLOEXEC), -EMFILE);
+	assert_int_equal(poll(&(struct pollfd){.fd = lfd, .events = POLLIN}, 1, 0), 0);
+	assert_true(recv(cfd, &c, 1, 0) <= 0); /* shed: end of file or reset */
+
+	while (nfill)
+		close(fill[--nfill]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	close(cfd);
+	close(lfd);
+	unlink(a.sun_path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +301,7 @@ int main(void)
 	    cmocka_unit_test(test_loop_delete_during_dispatch),
 	    cmocka_unit_test(test_loop_timeout_and_mod),
 	    cmocka_unit_test(test_ratelimit_burst),
+	    cmocka_unit_test(test_loop_accept_out_of_fds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

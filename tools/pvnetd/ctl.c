@@ -45,6 +45,8 @@
 /* vifs one domain may have, as a toolstack would limit NICs per guest (xl: 8 by default + spare). */
 #define CTL_MAX_VIFS 16
 
+static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT;
+
 /* Longest domain name: a namespace name (64) and an interface name (15) with room to spare. */
 #define CTL_NAME_MAX 128
 
@@ -516,9 +518,14 @@ static void on_accept(struct loop_watch *w, uint32_t events)
 	struct ctl_conn *cc;
 	int fd;
 
-	fd = accept4(w->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
+	fd = loop_accept(w->fd, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0) {
+		if (fd == -EMFILE || fd == -ENFILE)
+			log_ratelimited(&accept_rl, LOG_WARN,
+					"control socket: out of file descriptors, a connection "
+					"refused");
 		return;
+	}
 	if (c->nconns >= CTL_MAX_CONNS) {
 		warn("control socket: %u connections open, refusing another", c->nconns);
 		close(fd);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -225,6 +226,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/*
+	 * Every event channel is two eventfds and every domain a few more
+	 * descriptors: take the hard limit, not the usual soft 1024.
+	 */
+	{
+		struct rlimit nofile;
+
+		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+			nofile.rlim_cur = nofile.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+				warn("cannot raise the open-file limit: %s", strerror(errno));
+		}
+	}
 	rc = make_run_dir(d.run_dir);
 	if (rc < 0)
 		die("run directory %s: %s", d.run_dir, strerror(-rc));
