@@ -239,6 +239,62 @@ static void test_bad_control_requests(void **state)
 	close(fd);
 }
 
+/*
+ * A status of many connected vifs does not fit one control message (64
+ * KiB): the reply says so and the connection stays (it used to be closed,
+ * which for a guest means its domain); one vif, or the vifs without their
+ * counters, can be asked for.  16 vifs of 6 queues: some 85 KiB.
+ */
+static void test_status_too_big(void **state)
+{
+	struct pvnet_vif_config cfg;
+	struct pvnet_vif *v[16];
+	struct pvnet_domain *dom;
+	json_t *req, *reply = NULL;
+	char name[32];
+	int fd, rc;
+
+	(void)state;
+	assert_int_equal(pvnet_domain_create(run_dir, 8192, &dom), 0);
+	for (unsigned int d = 0; d < 16; d++) {
+		pvnet_vif_config_default(&cfg);
+		cfg.devid = d;
+		cfg.queues = 6;
+		cfg.tx_buffers = 32;
+		cfg.rx_buffers = 32;
+		assert_int_equal(pvnet_vif_create(dom, &cfg, &v[d]), 0);
+	}
+	fd = ctl_open();
+	req = json_pack("{s:s}", "op", "status");
+	rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	json_decref(req);
+	assert_int_equal(rc, -E2BIG);
+	assert_non_null(strstr(json_string_value(json_object_get(reply, "error")), "exceed"));
+	json_decref(reply);
+	reply = NULL;
+
+	/* The same connection: the list without counters, then one vif whole. */
+	req = json_pack("{s:s, s:b}", "op", "status", "vifs", 0);
+	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
+	json_decref(req);
+	assert_int_equal(json_array_size(json_object_get(reply, "vifs")), 16);
+	json_decref(reply);
+	reply = NULL;
+	snprintf(name, sizeof(name), "vif%u.3", pvnet_domain_id(dom));
+	req = json_pack("{s:s, s:s}", "op", "status", "vif", name);
+	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
+	json_decref(req);
+	assert_int_equal(json_array_size(json_object_get(reply, "vifs")), 1);
+	assert_int_equal(json_array_size(json_object_get(
+			     json_array_get(json_object_get(reply, "vifs"), 0), "queues")),
+			 6);
+	json_decref(reply);
+	close(fd);
+	for (unsigned int d = 0; d < 16; d++)
+		pvnet_vif_destroy(v[d]);
+	pvnet_domain_destroy(dom);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -246,6 +302,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_grants_and_evtchn),
 	    cmocka_unit_test(test_killed_frontend_is_released),
 	    cmocka_unit_test(test_bad_control_requests),
+	    cmocka_unit_test(test_status_too_big),
 	};
 
 	if (argc != 2) {

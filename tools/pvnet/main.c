@@ -48,7 +48,8 @@ static int ctl_open(void)
 }
 
 /* Ask pvnetd for its status; prints the error and returns NULL when it cannot. */
-static json_t *fetch_status(const char *cmd)
+/* pvnetd's status; @vif: only that vif, "" for the list of vifs without their counters. */
+static json_t *fetch_status(const char *cmd, const char *vif)
 {
 	json_t *req, *reply = NULL;
 	int fd, rc;
@@ -56,8 +57,13 @@ static json_t *fetch_status(const char *cmd)
 	fd = ctl_open();
 	if (fd < 0)
 		return NULL;
-	req = json_pack("{s:s}", "op", "status");
-	rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	if (!vif)
+		req = json_pack("{s:s}", "op", "status");
+	else if (!*vif)
+		req = json_pack("{s:s, s:b}", "op", "status", "vifs", 0);
+	else
+		req = json_pack("{s:s, s:s}", "op", "status", "vif", vif);
+	rc = req ? ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL) : -EINVAL;
 	json_decref(req);
 	close(fd);
 	if (rc < 0) {
@@ -115,9 +121,25 @@ static int cmd_show(int argc, char **argv)
 			return 2;
 		}
 	}
-	reply = fetch_status("show");
+	/*
+	 * One vif per request: all of them with their counters may not fit one
+	 * control message.  The list first, then each vif.
+	 */
+	reply = fetch_status("show", only ? only : "");
 	if (!reply)
 		return 1;
+	if (!only) {
+		json_t *all = json_array(), *one;
+
+		json_array_foreach(json_object_get(reply, "vifs"), i, vif)
+		{
+			one = fetch_status("show", json_string_value(json_object_get(vif, "name")));
+			if (one)
+				json_array_extend(all, json_object_get(one, "vifs"));
+			json_decref(one); /* a vif gone meanwhile is not shown */
+		}
+		json_object_set_new(reply, "vifs", all);
+	}
 	out = json_array();
 	json_array_foreach(json_object_get(reply, "vifs"), i, vif)
 	{
@@ -188,27 +210,17 @@ static json_int_t geti(const json_t *o, const char *a, const char *b)
 static int cmd_status(int argc, char **argv)
 {
 	bool as_json = argc > 1 && !strcmp(argv[1], "--json");
-	json_t *req, *reply = NULL, *dom;
+	json_t *reply, *dom;
 	size_t i;
-	int fd, rc;
 
 	if (argc > 2 || (argc == 2 && !as_json)) {
 		fprintf(stderr, "pvnet status: unknown argument '%s'\n", argv[1]);
 		return 2;
 	}
-	fd = ctl_open();
-	if (fd < 0)
+	/* The text needs no vif counters (pvnet show has them): the short form always fits. */
+	reply = fetch_status("status", as_json ? NULL : "");
+	if (!reply)
 		return 1;
-	req = json_pack("{s:s}", "op", "status");
-	rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
-	json_decref(req);
-	close(fd);
-	if (rc < 0) {
-		fprintf(stderr, "pvnet status: %s\n",
-			reply ? json_string_value(json_object_get(reply, "error")) : strerror(-rc));
-		json_decref(reply);
-		return 1;
-	}
 	if (as_json) {
 		json_dumpf(reply, stdout, JSON_INDENT(2));
 		putchar('\n');

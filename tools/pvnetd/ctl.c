@@ -422,11 +422,25 @@ static json_t *vif2json(domid_t domid, const char *dom_name, uint32_t devid,
 	    "features", features2json(vif), "queues", queues, "switch", port2json(vif));
 }
 
-static json_t *op_status(struct ctl *c)
+/*
+ * Everything in one reply, which a control message bounds (64 KiB, some 8
+ * connected vifs of 8 queues): so a request may ask for one vif only
+ * ("vif": "vifD.N") or for the vifs without their counters ("vifs": false),
+ * and `pvnet show` asks for the list first, then for each vif.
+ */
+static json_t *op_status(struct ctl *c, const json_t *req)
 {
-	json_t *doms = json_array(), *vifs = json_array();
+	json_t *doms = json_array(), *vifs = json_array(), *want = json_object_get(req, "vif");
+	const char *only = json_string_value(want);
+	bool brief = json_is_false(json_object_get(req, "vifs"));
 	struct hv_stats st;
+	char name[32];
 
+	if (want && !only) {
+		json_decref(doms);
+		json_decref(vifs);
+		return ctlmsg_error(EINVAL, "status: \"vif\" must be a name like vif1.0");
+	}
 	hv_stats(c->d->hv, &st);
 	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
 		if (!cc->domid)
@@ -434,11 +448,21 @@ static json_t *op_status(struct ctl *c)
 		json_array_append_new(doms, json_pack("{s:i, s:s, s:s?}", "domid", cc->domid,
 						      "store", cc->store_sock, "name",
 						      cc->name[0] ? cc->name : NULL));
-		for (int i = 0; i < CTL_MAX_VIFS; i++)
-			if (cc->vifs[i])
+		for (int i = 0; i < CTL_MAX_VIFS; i++) {
+			if (!cc->vifs[i])
+				continue;
+			snprintf(name, sizeof(name), "vif%u.%u", cc->domid, cc->vif_devid[i]);
+			if (only && strcmp(only, name))
+				continue;
+			if (brief)
+				json_array_append_new(vifs, json_pack("{s:s, s:i, s:i}", "name",
+								      name, "domid", cc->domid,
+								      "devid", cc->vif_devid[i]));
+			else
 				json_array_append_new(
 				    vifs, vif2json(cc->domid, cc->name[0] ? cc->name : NULL,
 						   cc->vif_devid[i], cc->vifs[i]));
+		}
 	}
 	return json_pack(
 	    "{s:s, s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, "
@@ -473,7 +497,7 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 	if (!strcmp(op, "vif-destroy"))
 		return op_vif_destroy(cc, req);
 	if (!strcmp(op, "status"))
-		return op_status(cc->ctl);
+		return op_status(cc->ctl, req);
 	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.64s\"", op);
 }
 
@@ -507,6 +531,15 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 		reply = ctlmsg_error(ENOMEM, "out of memory");
 	rc = ctlmsg_send(w->fd, reply, rfds, nrfds);
 	json_decref(reply);
+	if (rc == -EMSGSIZE) {
+		/* Too big for one message (a status of many vifs): say so, keep the connection. */
+		reply = ctlmsg_error(E2BIG,
+				     "the reply would exceed %d bytes: ask for less "
+				     "(status: \"vif\" or \"vifs\": false)",
+				     CTLMSG_MAX);
+		rc = reply ? ctlmsg_send(w->fd, reply, NULL, 0) : -ENOMEM;
+		json_decref(reply);
+	}
 	/* Reply fds are borrowed from hv: the kernel duplicated them into the message. */
 	if (rc < 0 && rc != -EAGAIN)
 		ctl_conn_close(cc);
