@@ -31,8 +31,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -170,10 +172,17 @@ void hv_destroy(struct hv *hv)
 	free(hv);
 }
 
-/* Check that @memfd is a memfd that cannot change size and has @npages. */
+/*
+ * Check that @memfd is a memfd that cannot change size and has @npages.
+ * Not a hugetlbfs one: the guest may punch holes in its memory at any time
+ * (the seals allow it), and a hugetlbfs page punched out and faulted in
+ * again by us needs a free huge page; with none left, our access is a
+ * SIGBUS.  A shmem page just comes back zeroed.
+ */
 static int hv_memfd_check(int memfd, uint32_t npages)
 {
 	const int need = F_SEAL_SHRINK | F_SEAL_GROW;
+	struct statfs sfs;
 	struct stat st;
 	int seals;
 
@@ -185,6 +194,10 @@ static int hv_memfd_check(int memfd, uint32_t npages)
 	if (fstat(memfd, &st) < 0)
 		return -errno;
 	if (!S_ISREG(st.st_mode) || st.st_size != (off_t)npages * HV_PAGE_SIZE)
+		return -EINVAL;
+	if (fstatfs(memfd, &sfs) < 0)
+		return -errno;
+	if (sfs.f_type == HUGETLBFS_MAGIC)
 		return -EINVAL;
 	return 0;
 }

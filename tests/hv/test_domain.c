@@ -89,6 +89,14 @@ static void test_memfd_checks(void **state)
 	assert_int_equal(ftruncate(fd, 4096), 0);
 	expect_rejected(hv, fd, 1);
 	assert_int_equal(hv_domain_create(hv, -1, 1, &(domid_t){0}), -EINVAL);
+
+	/* hugetlbfs memory (a punched-out page could SIGBUS us): refused, where it can be made. */
+	fd = memfd_create("huge", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+	if (fd >= 0 && ftruncate(fd, 2 << 20) == 0 &&
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0)
+		expect_rejected(hv, fd, (2 << 20) / 4096);
+	else if (fd >= 0)
+		close(fd);
 	hv_destroy(hv);
 }
 
