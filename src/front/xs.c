@@ -278,6 +278,16 @@ static int next_msg(struct front_xs *xs, int64_t deadline, struct xsd_sockmsg *h
 	}
 }
 
+/*
+ * A reply to a request of ours that timed out: its answer came late.  It
+ * is dropped, so that one slow reply does not put every later call one
+ * reply behind.  Ids only grow (modulo 2^32); @next is the first not sent.
+ */
+static bool stale_reply(const struct xsd_sockmsg *r, uint32_t next)
+{
+	return (int32_t)(next - r->req_id) > 0;
+}
+
 /**
  * front_xs_poll_events() - read whatever the socket holds, never blocking
  * @xs: the client
@@ -299,7 +309,7 @@ int front_xs_poll_events(struct front_xs *xs)
 			rc = take_msg(xs, size, &h, body);
 			if (rc < 0)
 				return rc;
-			if (rc > 0)
+			if (rc > 0 && !stale_reply(&h, xs->next_req_id))
 				return -EPROTO; /* a reply nobody asked for */
 			continue;
 		}
@@ -330,7 +340,7 @@ int front_xs_wait_event(struct front_xs *xs, const char *token, int timeout_ms)
 		rc = next_msg(xs, deadline, &h, body);
 		if (rc < 0)
 			return rc;
-		if (rc > 0)
+		if (rc > 0 && !stale_reply(&h, xs->next_req_id))
 			return -EPROTO; /* a reply nobody asked for */
 	}
 	return 0;
@@ -398,7 +408,8 @@ static int call(struct front_xs *xs, uint32_t type, uint32_t txn, const struct i
 		rc = next_msg(xs, deadline, &r, body);
 		if (rc < 0)
 			return rc;
-	} while (rc == 0); /* watch events are queued; go on until the reply */
+		/* Watch events are queued, late replies dropped: go on until ours. */
+	} while (rc == 0 || stale_reply(&r, h.req_id));
 	if (r.req_id != h.req_id || (r.type != type && r.type != XS_ERROR))
 		return -EPROTO;
 	if (r.type == XS_ERROR)

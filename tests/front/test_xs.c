@@ -37,6 +37,7 @@ enum script {
 	S_CLOSE,       /* close the connection */
 	S_BYTEWISE,    /* the correct reply, one byte per write */
 	S_BAD_EVENT,   /* a watch event without its NULs */
+	S_LATE,	       /* the S_OK reply, 400 ms late (the client waits 200) */
 };
 
 static struct {
@@ -129,6 +130,10 @@ static void serve(int fd)
 			break;
 		case S_BAD_EVENT:
 			send_msg(fd, XS_WATCH_EVENT, 0, "/a/b", 4, false);
+			break;
+		case S_LATE:
+			usleep(400 * 1000);
+			send_msg(fd, h.type, h.req_id, reply, len, false);
 			break;
 		}
 	}
@@ -302,13 +307,42 @@ static void test_limits(void **state)
 	assert_int_equal(front_xs_open("/nonexistent/pvnet.sock", 100, &xs), -ENOENT);
 }
 
+/*
+ * A reply that comes after the call gave up is dropped when it arrives:
+ * the next calls get their own replies (they used to get the one before,
+ * -EPROTO, for ever), and a poll for events does not take it for a reply
+ * nobody asked for.
+ */
+static void test_late_reply(void **state)
+{
+	struct front_xs *xs = conn();
+	char buf[16];
+
+	script(S_LATE, "old", 3);
+	assert_int_equal(front_xs_read(xs, 0, "/x", buf, sizeof(buf)), -ETIMEDOUT);
+	script(S_OK, "new", 3);
+	usleep(300 * 1000); /* the late reply is in the socket before ours */
+	assert_int_equal(front_xs_read(xs, 0, "/x", buf, sizeof(buf)), 3);
+	assert_string_equal(buf, "new");
+	assert_int_equal(front_xs_read(xs, 0, "/x", buf, sizeof(buf)), 3);
+	assert_string_equal(buf, "new");
+
+	script(S_LATE, "old", 3);
+	assert_int_equal(front_xs_read(xs, 0, "/x", buf, sizeof(buf)), -ETIMEDOUT);
+	script(S_OK, "new", 3);
+	usleep(300 * 1000);
+	assert_int_equal(front_xs_poll_events(xs), 0);
+	assert_int_equal(front_xs_read(xs, 0, "/x", buf, sizeof(buf)), 3);
+	assert_string_equal(buf, "new");
+	front_xs_close(xs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_good_replies),
-	    cmocka_unit_test(test_errors_mapped),
-	    cmocka_unit_test(test_bad_replies),
-	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_good_replies), cmocka_unit_test(test_errors_mapped),
+	    cmocka_unit_test(test_bad_replies),	 cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_late_reply),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
