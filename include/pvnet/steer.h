@@ -66,9 +66,13 @@ bool pvnet_vif_has_ctrl_ring(const struct pvnet_vif *vif);
  *
  * For tools and tests; the calls below are built on it.
  *
+ * A call that times out leaves its request on the ring: the backend's
+ * late answer is dropped by a later call (requests are answered in order).
+ *
  * Return: the response status (XEN_NETIF_CTRL_STATUS_*, >= 0), or
- * -EOPNOTSUPP (no control ring), -ETIMEDOUT, -EIO (the backend answered
- * with another id: the vif is then broken), -ENOTCONN
+ * -EOPNOTSUPP (no control ring), -ETIMEDOUT, -EBUSY (a ring's worth of
+ * requests unanswered), -EIO (the backend answered out of order or more
+ * than was asked: the vif is then broken), -ENOTCONN
  */
 int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_t data1,
 		   uint32_t data2, uint32_t *out);

@@ -124,30 +124,60 @@ static int64_t ms_now(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Wait for the response to the one request in flight; 0, -ETIMEDOUT, -EIO. */
+/*
+ * Take one response (one is there: rsp_prod was checked).  Requests are
+ * answered in order, so it must be for the oldest request not answered
+ * yet; that may be one whose call gave up waiting (-ETIMEDOUT) and whose
+ * answer came late.  Returns 0, or -EIO (the vif is broken) for anything
+ * else.
+ */
+static int take_response(struct pvnet_vif *vif, struct xen_netif_ctrl_response *rsp)
+{
+	struct front_ctrl *c = &vif->ctrl;
+
+	RING_COPY_RESPONSE(&c->ring, c->ring.rsp_cons, rsp);
+	c->ring.rsp_cons++;
+	if (rsp->id != c->rsp_next) {
+		front_vif_broken(vif, "ctrl: response id %u, expected %u", rsp->id, c->rsp_next);
+		return -EIO;
+	}
+	c->rsp_next++;
+	return 0;
+}
+
+/* The responses there are, 0 if none, or -EIO for a producer beyond our requests. */
+static int responses(struct pvnet_vif *vif, RING_IDX *prod)
+{
+	struct front_ctrl *c = &vif->ctrl;
+
+	*prod = __atomic_load_n(&c->ring.sring->rsp_prod, __ATOMIC_ACQUIRE);
+	if (*prod - c->ring.rsp_cons > c->ring.req_prod_pvt - c->ring.rsp_cons) {
+		front_vif_broken(vif, "ctrl: response producer %u beyond requests %u", *prod,
+				 c->ring.req_prod_pvt);
+		return -EIO;
+	}
+	return *prod != c->ring.rsp_cons;
+}
+
+/* Wait for the response to request @id, dropping late ones to earlier requests; 0, -ETIMEDOUT, -EIO. */
 static int wait_response(struct pvnet_vif *vif, uint16_t id, struct xen_netif_ctrl_response *rsp)
 {
 	struct front_ctrl *c = &vif->ctrl;
 	int64_t end = ms_now() + vif->cfg.timeout_ms;
-	int more;
+	RING_IDX prod;
+	int more, rc;
 
 	for (;;) {
-		RING_IDX prod = __atomic_load_n(&c->ring.sring->rsp_prod, __ATOMIC_ACQUIRE);
-
-		if (prod - c->ring.rsp_cons > c->ring.req_prod_pvt - c->ring.rsp_cons) {
-			front_vif_broken(vif, "ctrl: response producer %u beyond requests %u", prod,
-					 c->ring.req_prod_pvt);
-			return -EIO;
-		}
-		if (prod != c->ring.rsp_cons) {
-			RING_COPY_RESPONSE(&c->ring, c->ring.rsp_cons, rsp);
-			c->ring.rsp_cons++;
-			if (rsp->id != id) {
-				front_vif_broken(vif, "ctrl: response id %u, expected %u", rsp->id,
-						 id);
-				return -EIO;
-			}
-			return 0;
+		rc = responses(vif, &prod);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			rc = take_response(vif, rsp);
+			if (rc < 0)
+				return rc;
+			if (rsp->id == id)
+				return 0;
+			continue; /* the late answer to a call that gave up */
 		}
 		RING_FINAL_CHECK_FOR_RESPONSES(&c->ring, more);
 		if (more)
@@ -171,6 +201,7 @@ int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_
 	struct xen_netif_ctrl_response rsp = {0};
 	struct xen_netif_ctrl_request *req;
 	int st = atomic_load_explicit(&vif->status, memory_order_acquire);
+	RING_IDX prod;
 	uint16_t id;
 	int notify, rc;
 
@@ -178,6 +209,14 @@ int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_
 		return st;
 	if (!c->active)
 		return -EOPNOTSUPP;
+	/* Late answers to calls that gave up free their slots; a ring of unanswered requests is full. */
+	while ((rc = responses(vif, &prod)) > 0)
+		if (take_response(vif, &rsp) < 0)
+			return -EIO;
+	if (rc < 0)
+		return rc;
+	if (RING_FULL(&c->ring))
+		return -EBUSY;
 	id = c->next_id++;
 	req = RING_GET_REQUEST(&c->ring, c->ring.req_prod_pvt);
 	*req =

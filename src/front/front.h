@@ -260,7 +260,8 @@ struct front_ctrl {
 	grant_ref_t ring_ref, data_ref;
 	bool ring_granted, data_granted;
 	struct pvnet_evtchn ev;
-	uint16_t next_id;
+	uint16_t next_id;  /* id of the next request */
+	uint16_t rsp_next; /* id the next response must carry (requests are answered in order) */
 	bool active;
 };
 
