@@ -210,9 +210,20 @@ unsigned int front_steer_pick(struct front_steer *st, uint32_t hash, uint16_t *h
  */
 void front_steer_release(struct front_steer *st, uint16_t held)
 {
+	uint32_t v;
+
 	if (held == 0 || held > PVNET_STEER_FLOWS)
 		return;
-	atomic_fetch_sub_explicit(&st->flows[held - 1], 1, memory_order_acq_rel);
+	/*
+	 * Never below zero: pvnet_vif_set_steering() starts the table afresh
+	 * while frames picked before are still in flight, and their release
+	 * must not wrap the count into the queue bits.
+	 */
+	v = atomic_load_explicit(&st->flows[held - 1], memory_order_acquire);
+	while ((v & FRONT_FLOW_INFLIGHT) &&
+	       !atomic_compare_exchange_weak_explicit(&st->flows[held - 1], &v, v - 1,
+						      memory_order_acq_rel, memory_order_acquire))
+		;
 }
 
 /**

@@ -219,10 +219,39 @@ static void test_xps_safe_threads(void **state)
 	free(st);
 }
 
+/*
+ * A policy change starts the flow table afresh while frames picked before
+ * are in flight: their release must not take an entry below zero (it used
+ * to wrap into the queue bits and pin the flow's entry for good).
+ */
+static void test_release_after_policy_change(void **state)
+{
+	struct front_steer *st = new_steer(PVNET_STEER_XPS_SAFE, 4);
+	uint16_t held, h2;
+
+	(void)state;
+	front_steer_pick(st, 1234, &held);
+	assert_int_equal(front_steer_inflight(st, 1234), 1);
+	front_steer_init(st, PVNET_STEER_HASH, 4, cpu_fn, NULL);
+	front_steer_init(st, PVNET_STEER_XPS_SAFE, 4, cpu_fn, NULL);
+	front_steer_release(st, held);
+	assert_int_equal(front_steer_inflight(st, 1234), 0);
+	front_steer_pick(st, 1234, &h2);
+	assert_int_equal(front_steer_inflight(st, 1234), 1);
+	front_steer_release(st, h2);
+	assert_int_equal(front_steer_inflight(st, 1234), 0);
+	/* Nothing in flight: the flow may move to the CPU's queue again. */
+	atomic_store(&fake_cpu, 3);
+	assert_int_equal(front_steer_pick(st, 1234, &h2), 3);
+	front_steer_release(st, h2);
+	free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_release_after_policy_change),
 	    cmocka_unit_test(test_flow_hash),
 	    cmocka_unit_test(test_hash_never_moves),
 	    cmocka_unit_test(test_xps_moves_with_cpu),
