@@ -151,8 +151,6 @@ static int cmd_show(int argc, char **argv)
 		json_t *q, *queues = json_object_get(vif, "queues");
 		size_t qi;
 
-		if (only && (!name || strcmp(only, name)))
-			continue;
 		shown++;
 		json_array_append(out, vif);
 		if (as_json)
