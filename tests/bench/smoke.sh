@@ -69,19 +69,22 @@ assert seen == {(64, "copy"), (9000, "copy"), (64, "map"), (9000, "map")}, seen
 print("ok: %d runs, JSON shape valid" % len(res))
 ' "$TMP/out.json" || exit 1
 
-# The other API, every payload byte checked, two queues (flows), one mode.
+# The other API, every payload byte checked, two queues (flows) and more than pvnetd's
+# default of 8 (the bench's pvnetd must allow them), one mode.
 TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.2 \
-	--frame-size 1514,4097 --queues 2 --tx-mode map --api copy --verify full --json "$TMP/copy.json" --pvnetd "$PVNETD" ||
+	--frame-size 1514,4097 --queues 2,9 --tx-mode map --api copy --verify full --json "$TMP/copy.json" --pvnetd "$PVNETD" ||
 	{ echo "FAIL: pvnet bench --api copy --verify full"; exit 1; }
 python3 -c '
 import json, sys
 res = json.load(open(sys.argv[1]))["results"]
-assert len(res) == 2, res
+assert len(res) == 4, res
+assert sorted(r["queues"] for r in res) == [2, 2, 9, 9], res
 for r in res:
     assert "error" not in r, r["error"]
-    assert r["api"] == "copy" and r["verify"] == "full" and r["queues"] == 2, r
+    assert r["api"] == "copy" and r["verify"] == "full", r
+    assert r["queues_negotiated"] == r["queues"], r
     assert r["rx_frames"] > 0 and r["corrupt"] == 0 and r["out_of_order"] == 0, r
-print("ok: copying API, full verification, 2 queues")
+print("ok: copying API, full verification, 2 and 9 queues")
 ' "$TMP/copy.json" || exit 1
 
 # Steering and migration: one short run per policy, 2 queues, senders hopping CPUs.

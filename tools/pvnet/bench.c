@@ -414,6 +414,14 @@ void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, u
 		goto out;
 	}
 	r->queues_got = A.ready.queues < B.ready.queues ? A.ready.queues : B.ready.queues;
+	/* A run labelled with more queues than it had would mislead every figure of it. */
+	if (r->queues_got != queues) {
+		snprintf(r->error, sizeof(r->error),
+			 "the vifs have %u of the %u queues asked for (pvnetd --max-queues)",
+			 r->queues_got, queues);
+		rc = -EINVAL;
+		goto out;
+	}
 	rc = measure(b, pd, &A, &B, r);
 	inferred = mode_from_counters(r);
 	if (inferred && b->ext_run_dir && !strcmp(r->tx_mode, "unknown")) {

@@ -318,7 +318,7 @@ static void log_last_line(const char *path, char *out, size_t len)
 int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpdir,
 		       const char *mode, const sigset_t *child_mask, int sfd)
 {
-	char sock[PATH_MAX + 16];
+	char sock[PATH_MAX + 16], maxq[16];
 	pid_t parent = getpid();
 	int st;
 
@@ -327,6 +327,8 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 	snprintf(p->run_dir, sizeof(p->run_dir), "%s/run-%s", tmpdir, mode);
 	snprintf(p->log_path, sizeof(p->log_path), "%s/pvnetd-%s.log", tmpdir, mode);
 	snprintf(sock, sizeof(sock), "%s/pvnetd.sock", p->run_dir);
+	/* Every queue count --queues takes (pvnetd's default is 8). */
+	snprintf(maxq, sizeof(maxq), "%u", BENCH_MAX_FLOWS);
 	fflush(NULL);
 	p->pid = fork();
 	if (p->pid < 0)
@@ -344,8 +346,8 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close_range(3, ~0u, 0);
-		execlp(exe, "pvnetd", "--run-dir", p->run_dir, "--tx-mode", mode, "--log-level",
-		       "warn", (char *)NULL);
+		execlp(exe, "pvnetd", "--run-dir", p->run_dir, "--tx-mode", mode, "--max-queues",
+		       maxq, "--log-level", "warn", (char *)NULL);
 		fprintf(stderr, "cannot run %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}
