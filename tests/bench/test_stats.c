@@ -149,11 +149,17 @@ static void test_figures(void **state)
 	assert_int_equal(f.gaps, 7);
 	assert_int_equal(f.unaccounted, 0);
 
-	/* pvnetd's CPU unknown (-d with a pvnetd we cannot see): frontends only, shown as NaN. */
+	/*
+	 * pvnetd's CPU unknown (-d with a pvnetd we cannot see): no service
+	 * demand and no "others", rather than figures missing pvnetd's share.
+	 */
 	r.pvnetd_cpu_us = -1;
 	bench_figures(&r, &f);
 	assert_true(isnan(f.cpu_s_pvnetd));
-	assert_near(f.cpu_us_per_kb, 1.2e6 / (1e9 / 1024.0), 1e-9);
+	assert_true(isnan(f.cpu_us_per_kb));
+	assert_true(isnan(f.cpu_s_others));
+	assert_near(f.cpu_s_busy, 1.7, 1e-9);
+	r.pvnetd_cpu_us = 300000;
 
 	/* The receiver's own snapshot times, when there, set the window of the rates. */
 	r.b0.t_ns = 1000000000;

@@ -152,19 +152,24 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	f->cpu_s_tx = (double)sub(r->a1.cpu_us, r->a0.cpu_us) / 1e6;
 	f->cpu_s_rx = (double)sub(r->b1.cpu_us, r->b0.cpu_us) / 1e6;
 	cpu_us = sub(r->a1.cpu_us, r->a0.cpu_us) + sub(r->b1.cpu_us, r->b0.cpu_us);
+	/*
+	 * Service demand is over every pvnet process: with pvnetd's time
+	 * unknown (-d, its /proc entry unreadable) there is none, rather than
+	 * a frontends-only figure under the same name.
+	 */
+	f->cpu_s_pvnetd = f->cpu_us_per_kb = NAN;
 	if (r->pvnetd_cpu_us >= 0) {
 		f->cpu_s_pvnetd = (double)r->pvnetd_cpu_us / 1e6;
 		cpu_us += (uint64_t)r->pvnetd_cpu_us;
-	} else {
-		f->cpu_s_pvnetd = NAN;
+		f->cpu_us_per_kb = bench_service_demand(cpu_us, f->bytes);
 	}
-	f->cpu_us_per_kb = bench_service_demand(cpu_us, f->bytes);
 	f->cpu_s_busy = f->cpu_s_steal = f->cpu_s_others = NAN;
 	if (r->sys_busy_us >= 0 && r->sys_steal_us >= 0) {
 		f->cpu_s_busy = (double)r->sys_busy_us / 1e6;
 		f->cpu_s_steal = (double)r->sys_steal_us / 1e6;
 		/* What else ran: other sessions' builds, the conductor; tick rounding can go below 0. */
-		f->cpu_s_others = f->cpu_s_busy - (double)cpu_us / 1e6;
+		if (r->pvnetd_cpu_us >= 0)
+			f->cpu_s_others = f->cpu_s_busy - (double)cpu_us / 1e6;
 	}
 	f->notify_front_tx = sub(r->a1.front_tx_notify, r->a0.front_tx_notify) +
 			     sub(r->b1.front_tx_notify, r->b0.front_tx_notify);
