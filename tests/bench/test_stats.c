@@ -178,6 +178,39 @@ static void test_figures(void **state)
 	assert_true(isnan(f.notifications_per_1000));
 }
 
+/* A run that delivered damaged frames, or lost frames no counter explains, fails. */
+static void test_run_check(void **state)
+{
+	struct bench_result r;
+
+	sample(&r);
+	r.back_end.ok = true;
+	assert_true(bench_run_check(&r));
+	assert_string_equal(r.error, "");
+
+	/* Five frames sent that were neither received nor counted as dropped. */
+	r.a_end.frames += 5;
+	assert_false(bench_run_check(&r));
+	assert_non_null(strstr(r.error, "5 frames unaccounted for"));
+	/* Without netback's counters after the drain, the sum cannot be made. */
+	r.error[0] = '\0';
+	r.back_end.ok = false;
+	assert_true(bench_run_check(&r));
+
+	sample(&r);
+	r.back_end.ok = true;
+	r.b_end.corrupt = 1;
+	assert_false(bench_run_check(&r));
+	assert_non_null(strstr(r.error, "1 corrupt frames"));
+
+	/* A run that failed already keeps its own reason. */
+	sample(&r);
+	snprintf(r.error, sizeof(r.error), "fork: boom");
+	r.b_end.corrupt = 1;
+	assert_false(bench_run_check(&r));
+	assert_string_equal(r.error, "fork: boom");
+}
+
 static void test_result_json(void **state)
 {
 	static const char *const required[] = {
@@ -411,6 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_seq_first_frame_late),
 	    cmocka_unit_test(test_rates),
 	    cmocka_unit_test(test_figures),
+	    cmocka_unit_test(test_run_check),
 	    cmocka_unit_test(test_result_json),
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_parse_sizes),

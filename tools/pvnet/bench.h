@@ -234,6 +234,7 @@ double bench_mpps(uint64_t frames, double secs);
 double bench_service_demand(uint64_t cpu_us, uint64_t bytes);
 double bench_per_1000(uint64_t events, uint64_t frames);
 void bench_figures(const struct bench_result *r, struct bench_figures *f);
+bool bench_run_check(struct bench_result *r);
 json_t *bench_result2json(const struct bench_result *r);
 json_t *bench_doc2json(json_t *machine, const char *command, json_t *results, json_t *sections);
 void bench_table_header(char *buf, size_t len);

@@ -205,6 +205,39 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	f->unaccounted = (int64_t)r->a_end.frames - (int64_t)r->b_end.frames - (int64_t)end_drops;
 }
 
+/**
+ * bench_run_check() - fail a measured run whose frames were damaged or lost uncounted
+ * @r: the run, measured to the end (drain included); its error is set on failure
+ *
+ * Throughput figures of a run that delivered corrupt frames, or lost frames
+ * no counter explains, are not figures of a working data path: the run
+ * fails, so that tables, verdicts and the exit status say so.  The
+ * unaccounted check needs netback's counters after the drain.
+ *
+ * Return: true when the run stands
+ */
+bool bench_run_check(struct bench_result *r)
+{
+	struct bench_figures f;
+
+	if (r->error[0])
+		return false;
+	bench_figures(r, &f);
+	if (r->b_end.corrupt) {
+		snprintf(r->error, sizeof(r->error),
+			 "%" PRIu64 " corrupt frames: the receiver's payload check failed",
+			 r->b_end.corrupt);
+		return false;
+	}
+	if (r->back_end.ok && f.unaccounted) {
+		snprintf(r->error, sizeof(r->error),
+			 "%" PRId64 " frames unaccounted for (sent - received - counted drops)",
+			 f.unaccounted);
+		return false;
+	}
+	return true;
+}
+
 /* A double as JSON: null when it is not a number (nothing received). */
 static json_t *jreal(double v)
 {
