@@ -170,6 +170,18 @@ static void test_verdict_vcpus(void **state)
 	bench_section_verdict(&s);
 	assert_non_null(strstr(s.verdict, "no collapse"));
 	assert_null(strstr(s.verdict, "COLLAPSE"));
+	/* Every 4-queue run failed: what was not measured is not claimed. */
+	s.pts[2].nruns = 0;
+	s.pts[2].nfailed = 3;
+	bench_section_verdict(&s);
+	assert_null(strstr(s.verdict, "no collapse"));
+	assert_non_null(strstr(s.verdict, "INCOMPLETE: 4 queues failed"));
+	/* ... but a collapse measured elsewhere is still one. */
+	s.npts = 4;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "COLLAPSE: 0.40x at 8 queues"));
+	s.npts = 3;
+	s.pts[2].nruns = 3;
 	/* No 1-queue run succeeded: nothing to divide by, and it says so. */
 	s.pts[0].nruns = 0;
 	bench_section_verdict(&s);
@@ -223,6 +235,18 @@ static void test_verdict_steering(void **state)
 	assert_non_null(strstr(s.verdict, "hash 0"));
 	assert_non_null(strstr(s.verdict, "kept every flow in order"));
 	assert_non_null(strstr(s.verdict, "1621"));
+	/* hash failed: its order is unknown, so it cannot be said to be kept. */
+	s.pts[0].nruns = 0;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "hash failed"));
+	assert_null(strstr(s.verdict, "kept every flow in order"));
+	assert_non_null(strstr(s.verdict, "INCOMPLETE"));
+	/* xps failing leaves the claim about hash and xps-safe standing. */
+	pt(&s.pts[0], 1514, 2, "map", BENCH_STEER_HASH, gh, oh, 1);
+	s.pts[1].nruns = 0;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "kept every flow in order"));
+	pt(&s.pts[1], 1514, 2, "map", BENCH_STEER_XPS, gx, ox, 1);
 	pt(&s.pts[2], 1514, 2, "map", BENCH_STEER_XPS_SAFE, gs, bad, 1);
 	bench_section_verdict(&s);
 	assert_non_null(strstr(s.verdict, "REORDERED"));

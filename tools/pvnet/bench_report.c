@@ -446,7 +446,7 @@ static void verdict_vcpus(struct bench_section *s)
 	const struct bench_point *one = bench_section_find(s, 0, 1, NULL, -2), *head = NULL;
 	double worst = INFINITY, base;
 	unsigned int worst_q = 0;
-	char x[16], others[256];
+	char x[16], others[256], failed[128];
 
 	if (!one) {
 		snprintf(s->verdict, sizeof(s->verdict),
@@ -455,9 +455,12 @@ static void verdict_vcpus(struct bench_section *s)
 		return;
 	}
 	base = bench_point_median(one, BENCH_FIG_GBIT_S);
+	failed[0] = '\0';
 	for (unsigned int i = 0; i < s->npts; i++) {
 		struct bench_point *p = &s->pts[i];
 
+		if (!p->nruns)
+			cat(failed, sizeof(failed), "%s%u", failed[0] ? ", " : "", p->queues);
 		p->ratio = bench_point_median(p, BENCH_FIG_GBIT_S) / base;
 		if (p->queues == 1 || !isfinite(p->ratio))
 			continue;
@@ -490,7 +493,10 @@ static void verdict_vcpus(struct bench_section *s)
 	bench_fmt_ratio(x, sizeof(x), FIELD_IPERF_4VCPU_MBIT / FIELD_IPERF_1VCPU_MBIT);
 	cat(s->verdict, sizeof(s->verdict), "; field report: %s", x);
 	bench_fmt_ratio(x, sizeof(x), worst);
-	if (worst >= VCPU_TARGET)
+	/* What was not measured cannot be claimed: a failed point leaves the verdict open. */
+	if (failed[0] && worst >= VCPU_COLLAPSE)
+		cat(s->verdict, sizeof(s->verdict), " - INCOMPLETE: %s queues failed", failed);
+	else if (worst >= VCPU_TARGET)
 		cat(s->verdict, sizeof(s->verdict), " - no collapse (every Q >= %.2fx)",
 		    VCPU_TARGET);
 	else if (worst >= VCPU_COLLAPSE)
@@ -560,7 +566,7 @@ static void verdict_tx_mode(struct bench_section *s)
 static void verdict_steering(struct bench_section *s)
 {
 	const struct bench_point *xps = bench_section_find(s, 0, 0, NULL, BENCH_STEER_XPS);
-	bool kept = true, any = false;
+	bool kept = true, any = false, unknown = false;
 	char x[16];
 
 	snprintf(s->verdict, sizeof(s->verdict), "out-of-order frames");
@@ -575,6 +581,7 @@ static void verdict_steering(struct bench_section *s)
 		if (!p->nruns) {
 			cat(s->verdict, sizeof(s->verdict), "%s %s failed", i ? "," : ":",
 			    bench_steering_name(p->steering));
+			unknown |= p->steering != BENCH_STEER_XPS;
 			continue;
 		}
 		any = true;
@@ -599,8 +606,9 @@ static void verdict_steering(struct bench_section *s)
 	}
 	if (any)
 		cat(s->verdict, sizeof(s->verdict), " - %s",
-		    kept ? "hash and xps-safe kept every flow in order"
-			 : "REORDERED by a policy that must not");
+		    !kept     ? "REORDERED by a policy that must not"
+		    : unknown ? "INCOMPLETE: a policy that must keep order failed"
+			      : "hash and xps-safe kept every flow in order");
 	bench_fmt_ratio(x, sizeof(x), FIELD_XPS_MBIT / FIELD_NOXPS_MBIT);
 	cat(s->verdict, sizeof(s->verdict),
 	    "; field report: XPS %.0f vs %.0f TCPOFO per run without, throughput %s", FIELD_XPS_OFO,
