@@ -168,6 +168,21 @@ static void test_figures(void **state)
 	assert_near(f.window_s, 4.0, 1e-12);
 	assert_near(f.mpps, 0.25, 1e-9);
 	assert_near(f.gbit_s, 2.0, 1e-9);
+	/*
+	 * netback's counters read over 5 s around the receiver's 4 s: its 1000
+	 * notifications count as 800 per 1e6 frames, with the frontends' 25.
+	 */
+	r.back0.t_ns = 500000000;
+	r.back1.t_ns = 5500000000;
+	r.back0.grant_known = r.back1.grant_known = true;
+	r.back1.grant_copy_ops = 2000000;
+	bench_figures(&r, &f);
+	assert_near(f.notifications_per_1000, (25 + 800) / 1000.0, 1e-9);
+	assert_near(f.grant_ops_per_1000, 2000 * 0.8, 1e-9);
+	assert_int_equal(f.notify_back, 1000); /* the count itself stays the count */
+	r.back0.t_ns = r.back1.t_ns = 0;
+	r.back1.grant_copy_ops = 0;
+	r.back0.grant_known = r.back1.grant_known = false;
 	r.b0.t_ns = r.b1.t_ns = 0;
 
 	/* Nothing received: rates 0, per-frame figures undefined, never a division by zero. */

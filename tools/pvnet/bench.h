@@ -152,9 +152,11 @@ extern const char *const bench_back_reasons[BENCH_BACK_NREASONS];
  * @grant_map_ops: grant-map operations
  * @grant_unmap_ops: grant-unmap operations
  * @grant_batches: batched grant hypercalls (one batch carries many operations)
+ * @t_ns: CLOCK_MONOTONIC at the midpoint of the status call that read them
  */
 struct bench_back {
 	bool ok;
+	uint64_t t_ns;
 	bool grant_known;
 	uint64_t grant_copy_ops;
 	uint64_t grant_map_ops;

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/ctlmsg.h"
@@ -125,17 +126,25 @@ int bench_pvnetd_counters(const struct bench_pvnetd *p, unsigned int domid_a, un
 {
 	json_t *req = json_pack("{s:s}", "op", "status"), *reply = NULL;
 	int fd = ctl_connect(p->run_dir, NULL), rc;
+	struct timespec t0, t1;
 
 	memset(out, 0, sizeof(*out));
 	if (fd < 0) {
 		json_decref(req);
 		return fd;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	close(fd);
 	json_decref(req);
-	if (rc == 0)
+	if (rc == 0) {
+		uint64_t a = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec;
+		uint64_t z = (uint64_t)t1.tv_sec * 1000000000u + (uint64_t)t1.tv_nsec;
+
 		bench_back_from_status(reply, domid_a, domid_b, out);
+		out->t_ns = a + (z - a) / 2;
+	}
 	json_decref(reply);
 	return rc;
 }
