@@ -27,7 +27,7 @@
 #   OUT_DIR:   where the JSON files go (default: a new /tmp/pvnet-compare.XXXXXX)
 # Environment: ROUNDS (3), PVNET_DURATION (2 s), MEMIF_DURATION (4 s),
 #   ONE_CPU (the CPU of the one-CPU runs; default the last one online)
-set -u
+set -u -o pipefail
 BUILD=${1:?usage: compare.sh BUILD_DIR [OUT_DIR]}
 OUT=${2:-$(mktemp -d /tmp/pvnet-compare.XXXXXX)}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -69,7 +69,14 @@ def load(name):
 def pv(r, size, mode, key, run="pvnet"):
     for x in load("r%d-%s-%d" % (r, run, size))["results"]:
         if x["tx_mode"] == mode:
+            if "error" in x:
+                sys.exit("round %d, %d B, %s%s: the run failed: %s" % (
+                    r, size, mode, " (one CPU)" if run == "pvnet1" else "", x["error"]))
             return x[key]
+    sys.exit("round %d, %d B: no %s run in %s" % (r, size, mode, run))
+
+def num(v, fmt):
+    return fmt % v if v is not None else "-"
 
 def mf_ab(r, size, key):
     return [load("r%d-memif-%d-%s" % (r, size, ab))["results"][0][key] for ab in "ab"]
@@ -90,6 +97,7 @@ print("\nper round: pvnet copy/map; memif before/after (their mean is the refere
 print("others s: CPU-seconds other processes used during pvnet's map window")
 print("%5s %6s %5s %9s %9s %17s %7s %9s %10s %8s" % ("round", "frame", "cpus", "copy", "map",
       "memif before/after", "unit", "us/KB map", "ntf/1k map", "others s"))
+# Unknown figures (JSON null) print as "-", never as a made-up 0.
 for r in range(1, rounds + 1):
     for size, run in ((64, "pvnet"), (64, "pvnet1"), (1514, "pvnet"), (9000, "pvnet"),
                       (9000, "pvnet1"), (65535, "pvnet"), (65535, "pvnet1")):
@@ -97,12 +105,12 @@ for r in range(1, rounds + 1):
         m = ("%8.3f/%8.3f" % tuple(mf_ab(r, size, unit)) if size in (64, 9000)
              else "%17s" % "-")
         others = pv(r, size, "map", "machine_cpu_s", run)["others"]
-        print("%5d %6d %5s %9.3f %9.3f %s %7s %9.4f %10.2f %8s" % (
+        print("%5d %6d %5s %9.3f %9.3f %s %7s %9s %10s %8s" % (
             r, size, "one" if run == "pvnet1" else "all", pv(r, size, "copy", unit, run),
             pv(r, size, "map", unit, run), m, "Mpps" if unit == "mpps" else "Gbit/s",
-            pv(r, size, "map", "cpu_us_per_kb", run) or 0,
-            pv(r, size, "map", "notifications_per_1000", run) or 0,
-            "%.2f" % others if others is not None else "-"))
+            num(pv(r, size, "map", "cpu_us_per_kb", run), "%.4f"),
+            num(pv(r, size, "map", "notifications_per_1000", run), "%.2f"),
+            num(others, "%.2f")))
 print("\nratios per round, and the median:")
 for name, v in ratios.items():
     print("  %-60s %s  median %.3f" % (name, " ".join("%.3f" % x for x in v),

@@ -509,7 +509,7 @@ int bench_main(int argc, char **argv, const char *run_dir)
 			rc = 1;
 			goto out;
 		}
-		printf("pvnet bench: %s, %d CPUs, kernel %s; %.2g s per run after %.2g s warm-up",
+		printf("pvnet bench: %s, %d CPUs, kernel %s; %g s per run after %g s warm-up",
 		       json_string_value(json_object_get(machine, "cpu")),
 		       (int)json_integer_value(json_object_get(machine, "cores")),
 		       json_string_value(json_object_get(machine, "kernel")), b.duration, b.warmup);

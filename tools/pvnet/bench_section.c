@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bench_section.c - pvnet bench: the sections of the default run (points, rounds, output) */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,9 @@ static bool reuse_sizes(const struct bench_section *sizes, struct bench_section 
 		return false;
 	memcpy(peers->pts, sizes->pts, sizes->npts * sizeof(*peers->pts));
 	peers->npts = sizes->npts;
+	/* The sizes verdict set these against netio; the peers' ratios are their own. */
+	for (unsigned int i = 0; i < peers->npts; i++)
+		peers->pts[i].ratio = peers->pts[i].field = NAN;
 	return true;
 }
 
