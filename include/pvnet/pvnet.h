@@ -26,6 +26,12 @@
  *
  * All calls return 0 or a negative errno unless documented otherwise.
  * Objects are not thread safe unless documented otherwise.
+ *
+ * Every request to pvnetd waits for its answer a bounded time (5 s, or a
+ * vif's timeout_ms): a pvnetd that does not answer makes it fail with
+ * -ETIMEDOUT, and every later request of the same domain with -EPIPE at
+ * once, since the connection is out of step; destroying the domain still
+ * works and releases it in pvnetd.
  */
 
 #include <stdbool.h>

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,12 @@
  * channels are allocated by a control request and then used directly
  * through their eventfds.  Control requests are synchronous and serialised
  * by the caller (objects are not thread safe); notifying and consuming
- * events is.
+ * events is.  Every request waits for its answer a bounded time
+ * (PVNET_CTL_TIMEOUT_MS unless a vif's timeout_ms says otherwise): a
+ * pvnetd that is stopped or stuck must not hang a guest that is shutting
+ * down.  After a request timed out the connection is dead to us (a late
+ * answer would be taken for the next request's), so later requests fail
+ * at once with -EPIPE; closing it at destroy still ends the domain.
  *
  * Guest memory is handed out page by page to the vifs (free_frames, a
  * stack, so allocation is O(1) and no page is given twice).  A page the
@@ -41,8 +47,12 @@
  * vifs do not: vifs take pages from the top of memory down.
  */
 
+/* How long pvnetd may take to answer a domain-level request. */
+#define PVNET_CTL_TIMEOUT_MS 5000
+
 struct pvnet_domain {
 	int ctl;
+	bool ctl_dead; /* a request timed out: the connection is out of step */
 	uint16_t domid;
 	uint32_t pages;
 	void *mem;
@@ -58,6 +68,49 @@ struct pvnet_domain {
 
 /* Largest guest memory: enough for many queues of 64 KiB frames, small enough to map at once. */
 #define PVNET_DOMAIN_MAX_PAGES (1u << 18) /* 1 GiB */
+
+/*
+ * One request with @fds, and its reply with the descriptors it carries
+ * (@rfds, CTLMSG_MAX_FDS slots, *@nrfds set; NULL closes any), waiting at
+ * most @timeout_ms for the answer.  As ctlmsg_call(): the reply is set on
+ * an error reply too, and descriptors received are the caller's to close.
+ */
+static int domain_call(struct pvnet_domain *d, const json_t *req, const int *fds, unsigned int nfds,
+		       json_t **reply, int *rfds, unsigned int *nrfds, int timeout_ms)
+{
+	struct pollfd p = {.fd = d->ctl, .events = POLLIN};
+	unsigned int dummy = 0;
+	json_t *e;
+	int rc;
+
+	*reply = NULL;
+	if (!nrfds)
+		nrfds = &dummy;
+	*nrfds = 0;
+	if (d->ctl_dead)
+		return -EPIPE;
+	rc = ctlmsg_send(d->ctl, req, fds, nfds);
+	if (rc < 0)
+		return rc;
+	do
+		rc = poll(&p, 1, timeout_ms);
+	while (rc < 0 && errno == EINTR);
+	if (rc == 0) {
+		d->ctl_dead = true;
+		return -ETIMEDOUT;
+	}
+	if (rc < 0)
+		return -errno;
+	rc = ctlmsg_recv(d->ctl, reply, rfds, nrfds);
+	if (rc < 0)
+		return rc;
+	if (json_object_get(*reply, "error")) {
+		e = json_object_get(*reply, "errno");
+		rc = json_is_integer(e) ? (int)json_integer_value(e) : EIO;
+		return rc > 0 ? -rc : -EIO;
+	}
+	return 0;
+}
 
 static int make_memory(uint32_t pages, void **mem)
 {
@@ -119,7 +172,8 @@ int pvnet_domain_create(const char *run_dir, uint32_t pages, struct pvnet_domain
 		goto close_ctl;
 	}
 	req = json_pack("{s:s, s:I}", "op", "domain-create", "pages", (json_int_t)pages);
-	rc = req ? ctlmsg_call(d->ctl, req, &memfd, 1, &reply, rfds, &nrfds) : -ENOMEM;
+	rc = req ? domain_call(d, req, &memfd, 1, &reply, rfds, &nrfds, PVNET_CTL_TIMEOUT_MS)
+		 : -ENOMEM;
 	close(memfd);
 	if (rc < 0)
 		goto close_rfds;
@@ -247,7 +301,7 @@ int pvnet_domain_set_name(struct pvnet_domain *d, const char *name)
 	req = json_pack("{s:s, s:s}", "op", "domain-name", "name", name);
 	if (!req)
 		return -EINVAL; /* not UTF-8 */
-	rc = ctlmsg_call(d->ctl, req, NULL, 0, &reply, NULL, NULL);
+	rc = domain_call(d, req, NULL, 0, &reply, NULL, NULL, PVNET_CTL_TIMEOUT_MS);
 	json_decref(req);
 	json_decref(reply);
 	return rc;
@@ -264,7 +318,7 @@ int pvnet_evtchn_alloc(struct pvnet_domain *d, uint16_t remote, struct pvnet_evt
 	req = json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", remote);
 	if (!req)
 		return -ENOMEM;
-	rc = ctlmsg_call(d->ctl, req, NULL, 0, &reply, rfds, &nrfds);
+	rc = domain_call(d, req, NULL, 0, &reply, rfds, &nrfds, PVNET_CTL_TIMEOUT_MS);
 	json_decref(req);
 	port = json_object_get(reply, "port");
 	if (rc == 0 && (nrfds != 2 || !json_is_integer(port)))
@@ -304,7 +358,7 @@ int pvnet_evtchn_close(struct pvnet_domain *d, struct pvnet_evtchn *ch)
 	req = json_pack("{s:s, s:I}", "op", "evtchn-close", "port", (json_int_t)ch->port);
 	if (!req)
 		return -ENOMEM;
-	rc = ctlmsg_call(d->ctl, req, NULL, 0, &reply, NULL, NULL);
+	rc = domain_call(d, req, NULL, 0, &reply, NULL, NULL, PVNET_CTL_TIMEOUT_MS);
 	json_decref(req);
 	json_decref(reply);
 	close(ch->fd);
@@ -414,40 +468,10 @@ struct hv_gntshr *front_domain_gntshr(struct pvnet_domain *d)
  * @reply: set to the reply (caller json_decref()s it), also for error replies
  * @timeout_ms: how long pvnetd may take to answer
  *
- * Return: 0, -errno from pvnetd's error reply, -ETIMEDOUT, or -errno
+ * Return: 0, -errno from pvnetd's error reply, -ETIMEDOUT, -EPIPE (an
+ * earlier request timed out), or -errno
  */
 int front_domain_call(struct pvnet_domain *d, const json_t *req, json_t **reply, int timeout_ms)
 {
-	struct pollfd p = {.fd = d->ctl, .events = POLLIN};
-	unsigned int nfds = 0;
-	json_t *e;
-	int rc;
-
-	*reply = NULL;
-	rc = ctlmsg_send(d->ctl, req, NULL, 0);
-	if (rc < 0)
-		return rc;
-	/*
-	 * A reply that comes after the deadline would answer the next request:
-	 * the caller treats -ETIMEDOUT as fatal for the domain, as pvnetd not
-	 * answering at all is.
-	 */
-	do
-		rc = poll(&p, 1, timeout_ms);
-	while (rc < 0 && errno == EINTR);
-	if (rc == 0)
-		return -ETIMEDOUT;
-	if (rc < 0)
-		return -errno;
-	rc = ctlmsg_recv(d->ctl, reply, NULL, &nfds);
-	if (rc < 0)
-		return rc;
-	if (nfds) /* ctlmsg_recv() closed them: this request expects none */
-		return -EPROTO;
-	if (json_object_get(*reply, "error")) {
-		e = json_object_get(*reply, "errno");
-		rc = json_is_integer(e) ? (int)json_integer_value(e) : EIO;
-		return rc > 0 ? -rc : -EIO;
-	}
-	return 0;
+	return domain_call(d, req, NULL, 0, reply, NULL, NULL, timeout_ms);
 }

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -305,6 +307,51 @@ static void test_backend_closes_then_reconnect(void **state)
 	ctx_fini(&c);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * pvnetd stopped (SIGSTOP: alive, not answering): a control request gives
+ * up after its timeout instead of waiting for ever, and the requests after
+ * it fail at once (a late answer would be taken for theirs), so a guest
+ * shutting down is never hung by its pvnetd.
+ */
+static void test_pvnetd_not_answering(void **state)
+{
+	struct pvnet_vif_config cfg;
+	struct pvnet_domain *a, *b;
+	struct pvnet_vif *vif = NULL;
+	struct pvnet_evtchn ch;
+	double t;
+
+	(void)state;
+	assert_int_equal(pvnet_domain_create(H.run_dir, 256, &a), 0);
+	pvnet_vif_config_default(&cfg);
+	cfg.devid = 7;
+	cfg.timeout_ms = 300;
+	assert_int_equal(kill(H.pvnetd, SIGSTOP), 0);
+	t = now_s();
+	assert_int_equal(pvnet_vif_create(a, &cfg, &vif), -ETIMEDOUT);
+	assert_true(now_s() - t < 3.0);
+	assert_null(vif);
+	t = now_s();
+	assert_int_equal(pvnet_domain_set_name(a, "late"), -EPIPE);
+	assert_int_equal(pvnet_evtchn_alloc(a, 0, &ch), -EPIPE);
+	assert_true(now_s() - t < 0.5);
+	assert_int_equal(kill(H.pvnetd, SIGCONT), 0);
+	pvnet_domain_destroy(a);
+
+	/* pvnetd carries on: the next domain is served, the old one is gone. */
+	assert_int_equal(pvnet_domain_create(H.run_dir, 256, &b), 0);
+	assert_int_equal(pvnet_domain_set_name(b, "late"), 0);
+	pvnet_domain_destroy(b);
+}
+
 /*
  * A domain's name, as a toolstack gives it: pvnetd writes it to the store,
  * the guest can read it and not change it, and no two domains share one.
@@ -581,6 +628,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_backend_carrier),
 	    cmocka_unit_test(test_ctrl_late_response),
 	    cmocka_unit_test(test_domain_name),
+	    cmocka_unit_test(test_pvnetd_not_answering),
 	    cmocka_unit_test(test_grant_in_use_is_abandoned),
 	};
 
