@@ -342,7 +342,7 @@ static int port_open_tap(struct uplink_tap_port *p, const char *name, const char
 	int saved = -1, rc;
 
 	if (*netns) {
-		rc = uplink_netns_enter(netns, false, &saved);
+		rc = uplink_netns_enter(netns, NULL, &saved);
 		if (rc < 0) {
 			err("uplink %s: namespace %s: %s", name, netns, strerror(-rc));
 			return rc;

@@ -170,15 +170,63 @@ int uplink_tap_mtu(const char *name, uint32_t *mtu)
 	return rc;
 }
 
-/* A name `ip netns` would accept: no slashes, not "." or "..", not too long. */
-static bool netns_name_ok(const char *ns)
+int uplink_link_watch(void)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int uplink_link_watch_mtu(int fd, unsigned int ifindex, uint32_t *mtu)
+{
+	struct ifreq ifr = {0};
+	char buf[NL_BUF];
+
+	/*
+	 * The messages only say that something changed: asking the kernel
+	 * afterwards is simpler than parsing them, and an overrun (ENOBUFS)
+	 * loses nothing.
+	 */
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n > 0 || (n < 0 && (errno == EINTR || errno == ENOBUFS)))
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			return -errno;
+		break;
+	}
+	/* Any socket answers the interface ioctls of its own namespace. */
+	ifr.ifr_ifindex = (int)ifindex;
+	if (ioctl(fd, SIOCGIFNAME, &ifr) < 0 || ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+		return -errno;
+	*mtu = (uint32_t)ifr.ifr_mtu;
+	return 0;
+}
+
+int uplink_link_index(const char *name, unsigned int *idx)
+{
+	return ifindex(name, idx);
+}
+
+bool uplink_netns_name_ok(const char *ns)
 {
 	size_t n = strlen(ns);
 
 	if (n == 0 || n > UPLINK_NETNS_MAX || !strcmp(ns, ".") || !strcmp(ns, ".."))
 		return false;
+	/* Unsigned: UTF-8 names are fine, as for `ip netns`. */
 	for (size_t i = 0; i < n; i++)
-		if (ns[i] == '/' || ns[i] <= ' ')
+		if (ns[i] == '/' || (unsigned char)ns[i] <= ' ' || ns[i] == 0x7f)
 			return false;
 	return true;
 }
@@ -190,9 +238,9 @@ static bool netns_name_ok(const char *ns)
  * We run iproute2 itself rather than copy that sequence: the namespaces it
  * makes are exactly the ones `ip netns exec|del` (and the tests) expect.
  */
-static int netns_create(const char *ns)
+static int run_ip_netns(const char *verb, const char *ns)
 {
-	char *argv[] = {"ip", "netns", "add", (char *)ns, NULL};
+	char *argv[] = {"ip", "netns", (char *)verb, (char *)ns, NULL};
 	pid_t pid;
 	int st, rc;
 
@@ -205,19 +253,29 @@ static int netns_create(const char *ns)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-int uplink_netns_enter(const char *ns, bool create, int *saved)
+int uplink_netns_delete(const char *ns)
+{
+	if (!uplink_netns_name_ok(ns))
+		return -EINVAL;
+	return run_ip_netns("del", ns);
+}
+
+int uplink_netns_enter(const char *ns, bool *created, int *saved)
 {
 	char path[sizeof("/run/netns/") + UPLINK_NETNS_MAX];
 	int fd, cur, rc;
 
-	if (!netns_name_ok(ns))
+	if (created)
+		*created = false;
+	if (!uplink_netns_name_ok(ns))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "/run/netns/%s", ns);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && create) {
-		rc = netns_create(ns);
+	if (fd < 0 && errno == ENOENT && created) {
+		rc = run_ip_netns("add", ns);
 		if (rc < 0)
 			return rc;
+		*created = true;
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0)

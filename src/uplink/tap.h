@@ -100,14 +100,61 @@ int uplink_tap_link_set(const char *name, const uint8_t *mac, uint32_t mtu);
 int uplink_tap_mtu(const char *name, uint32_t *mtu);
 
 /**
+ * uplink_link_watch() - a netlink socket told of every link change in the calling thread's namespace
+ *
+ * The socket stays in that namespace whichever thread uses it later; poll
+ * it for POLLIN and call uplink_link_watch_mtu().
+ *
+ * Return: the fd (non-blocking) or -errno
+ */
+int uplink_link_watch(void);
+
+/**
+ * uplink_link_watch_mtu() - consume @fd's link messages and read link @ifindex's MTU now
+ * @fd: from uplink_link_watch()
+ * @ifindex: the link, in @fd's namespace (a rename does not lose it)
+ * @mtu: receives its MTU
+ *
+ * Return: 0, -ENODEV (the link is gone) or -errno
+ */
+int uplink_link_watch_mtu(int fd, unsigned int ifindex, uint32_t *mtu);
+
+/**
+ * uplink_link_index() - the index of link @name in the calling thread's namespace
+ * @name: interface name
+ * @idx: receives it
+ *
+ * Return: 0 or -errno
+ */
+int uplink_link_index(const char *name, unsigned int *idx);
+
+/**
+ * uplink_netns_name_ok() - whether @ns is a name `ip netns` takes
+ * @ns: the name
+ *
+ * Return: true for 1..UPLINK_NETNS_MAX bytes without '/', control characters
+ * or spaces, other than "." and ".."
+ */
+bool uplink_netns_name_ok(const char *ns);
+
+/**
  * uplink_netns_enter() - move the calling thread into a named network namespace
  * @ns: the name (as `ip netns`: /run/netns/@ns)
- * @create: create it first when absent (runs `ip netns add`, see tap.c)
+ * @created: NULL: the namespace must exist; else create it when absent (runs
+ *	`ip netns add`, see tap.c) and set *@created to whether it was
  * @saved: receives an fd of the thread's previous namespace
  *
  * Return: 0, -ENOENT (absent, not created), -EINVAL (bad name) or -errno
  */
-int uplink_netns_enter(const char *ns, bool create, int *saved);
+int uplink_netns_enter(const char *ns, bool *created, int *saved);
+
+/**
+ * uplink_netns_delete() - remove a named network namespace (`ip netns del`)
+ * @ns: the name
+ *
+ * Return: 0 or -errno
+ */
+int uplink_netns_delete(const char *ns);
 
 /**
  * uplink_netns_leave() - move the calling thread back; closes @saved
