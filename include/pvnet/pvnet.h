@@ -606,7 +606,8 @@ int pvnet_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
  * queued (ring full) still belong to the application.
  *
  * Return: the number of frames queued, -EINVAL if the first one is
- * malformed, -ENOTCONN, -EIO
+ * malformed, -EOPNOTSUPP if it needs what the backend did not negotiate
+ * (several slots without feature-sg, a GSO type), -ENOTCONN, -EIO
  */
 int pvnet_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		    unsigned int n);

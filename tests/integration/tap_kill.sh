@@ -4,7 +4,7 @@
 # stream: pvnetd and the other side survive, the vif and domain are released, the TAP is
 # gone, and a new attach in the same namespace works.  Then the toolstack turns the other
 # side's carrier off and on (the backend's "carrier" key): its TAP follows; and detaches it
-# (online=0): its adapter exits by itself.
+# (online=0): its adapter exits by itself.  Then the adapter's life cycle (below).
 # usage: tap_kill.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -108,6 +108,62 @@ else
 	ok "# SKIP toolstack detach: xenstore-write not installed"
 	tap_stop "$PB"
 fi
-check "adapter A detaches cleanly" tap_stop "$PA"
+
+# Life cycle: the MTU the namespace sets later, the namespace deleted under the adapter,
+# options refused before pvnetd is asked, a namespace made for a failed attach, a stuck
+# pvnetd.  B's adapter is gone by now: a new one.
+gone() { # gone PID SECS: the process has exited within SECS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+tap_attach PB "$B" eth0 --queues 2 || exit 1
+tap_addr "$B" eth0 10.78.0.2 fd78::2
+ip -n "$A" link set eth0 mtu 9000 && ip -n "$B" link set eth0 mtu 9000
+# From B: A's neighbour entry for 10.78.0.2 still has the MAC of B's last adapter.
+check "MTU 9000 set in both namespaces afterwards: a full-MTU ping, don't fragment" \
+	timeout 10 ip netns exec "$B" ping -c 2 -i 0.2 -W 2 -M do -s 8972 10.78.0.1
+check "A's adapter followed its TAP's MTU" grep -q "MTU now 9000" "$TAP_TMP/attach-$A.log"
+check "B's adapter too" grep -q "MTU now 9000" "$TAP_TMP/attach-$B.log"
+if r=$(tap_iperf "$A" "$B" 10.78.0.1 -t 1); then ok "iperf3 at MTU 9000: $r"; else
+	not_ok "iperf3 at MTU 9000"; fi
+
+ip netns del "$B"
+check "namespace B deleted: its adapter detaches by itself" gone "$PB" 5
+check "and says why" grep -q "namespace $B was deleted" "$TAP_TMP/attach-$B.log"
+
+domains() { "$PVNET" -d "$RUN" status | sed -n 's/^domains: //p'; }
+bad_opts() { # the adapter exits 2 (usage) without asking pvnetd for a domain
+	local before rc
+	before=$(domains)
+	timeout 10 "$PVNET" -d "$RUN" attach --netns "$A" "$@" >/dev/null 2>&1
+	rc=$?
+	[ "$rc" = 2 ] && [ "$(domains)" = "$before" ]
+}
+check "--ifname a/b refused at once" bad_opts --ifname a/b
+check "--ifname e%d refused at once (TUNSETIFF would number it)" bad_opts --ifname 'e%d'
+check "--ifname of 16 bytes refused at once" bad_opts --ifname 0123456789abcdef
+check "--mac 0x2:0:0:0:0:1 refused" bad_opts --ifname eth5 --mac 0x2:0:0:0:0:1
+check "--queues ' 3' refused" bad_opts --ifname eth5 --queues ' 3'
+check "--netns with a slash refused" bad_opts --ifname eth5 --netns a/b
+C=pvkc$$
+TAP_NS+=("$C")
+out=$(timeout 20 "$PVNET" -d "$RUN" attach --netns "$C" --ifname lo 2>&1)
+check "an attach in a new namespace C that fails (C has lo already)" \
+	grep -q "has an interface lo already" <<<"$out"
+check_fails "removes namespace C again" bash -c "ip netns list | grep -qw '$C'"
+
+# pvnetd stopped: the detach waits (bounded), and a second SIGTERM ends the adapter at once.
+kill -STOP "$PVNETD_PID"
+kill -TERM "$PA"
+sleep 1
+kill -TERM "$PA"
+check "pvnetd stopped: a second SIGTERM ends the adapter at once" gone "$PA" 3
+kill -CONT "$PVNETD_PID"
+wait "$PA" 2>/dev/null
+check "pvnetd carries on" "$PVNET" -d "$RUN" status
 check "pvnetd stops cleanly" stop_pvnetd
 finish

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -56,22 +57,63 @@ static void attach_usage(FILE *f)
 	    "               without them: pvnetd then fills in checksums and segments for us\n");
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Exactly "xx:xx:xx:xx:xx:xx", as `ip link` writes a MAC. */
 static int parse_mac(const char *s, uint8_t mac[6])
 {
-	unsigned int b[6];
-	char end;
+	for (int i = 0; i < 6; i++, s += 3) {
+		int hi = hexval(s[0]), lo = hi < 0 ? -1 : hexval(s[1]);
 
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &end) != 6)
-		return -EINVAL;
-	for (int i = 0; i < 6; i++) {
-		if (b[i] > 0xff)
+		if (lo < 0 || s[2] != (i < 5 ? ':' : '\0'))
 			return -EINVAL;
-		mac[i] = (uint8_t)b[i];
+		mac[i] = (uint8_t)(hi << 4 | lo);
 	}
 	/* A unicast, non-zero address: the guest's own. */
 	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
 		return -EINVAL;
 	return 0;
+}
+
+/*
+ * A name the kernel takes for a new interface (its dev_valid_name()), and
+ * no '%', which TUNSETIFF would take as a pattern to number.
+ */
+static bool ifname_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (!len || len >= IF_NAMESIZE || !strcmp(n, ".") || !strcmp(n, ".."))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (n[i] == '/' || n[i] == ':' || n[i] == '%' || (unsigned char)n[i] <= ' ' ||
+		    n[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* A decimal number of @lo..@hi, digits only (no sign, no spaces); -1 if not. */
+static long parse_num(const char *s, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	return (long)v;
 }
 
 static uint32_t feats2offloads(uint32_t f)
@@ -209,28 +251,85 @@ static void follow_carrier(struct attach *a)
 		on ? "the backend's link is up again" : "the backend says the link is down");
 }
 
+/*
+ * The namespace changed the TAP's MTU (ip link set NAME mtu N): frames up
+ * to the new MTU are the namespace's to send, as far as the vif carries
+ * them; the queue threads read it per frame.
+ */
+static void follow_mtu(struct attach *a)
+{
+	uint32_t mtu, old = atomic_load_explicit(&a->mtu, memory_order_relaxed);
+	int rc = uplink_link_watch_mtu(a->link_fd, a->ifindex, &mtu);
+
+	if (rc < 0 || mtu == old)
+		return; /* gone: the queue threads see it on their TAP */
+	if (mtu > a->max_mtu) {
+		fprintf(stderr,
+			"pvnet attach: MTU %u set in the namespace; the vif carries frames up to "
+			"MTU %u: bigger ones are dropped (tap_rx_oversize)\n",
+			mtu, a->max_mtu);
+		mtu = a->max_mtu;
+		if (mtu == old)
+			return;
+	}
+	atomic_store_explicit(&a->mtu, mtu, memory_order_relaxed);
+	fprintf(stderr, "pvnet attach: MTU now %u\n", mtu);
+}
+
+/* Whether the inotify events on /run/netns say our namespace was deleted. */
+static bool netns_deleted(struct attach *a)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool gone = false;
+	ssize_t n;
+
+	while ((n = read(a->ns_fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+
+			if (ev->len && !strcmp(ev->name, a->netns))
+				gone = true;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return gone;
+}
+
 /* Main thread: wait for a signal, a vif control event or a failed queue thread. */
 static int attach_run(struct attach *a, int sig_fd)
 {
 	follow_carrier(a);
 	for (;;) {
-		struct pollfd pfd[3] = {{.fd = sig_fd, .events = POLLIN},
+		struct pollfd pfd[5] = {{.fd = sig_fd, .events = POLLIN},
 					{.fd = pvnet_vif_control_fd(a->vif), .events = POLLIN},
-					{.fd = a->fail_fd, .events = POLLIN}};
+					{.fd = a->fail_fd, .events = POLLIN},
+					{.fd = a->link_fd, .events = POLLIN},
+					{.fd = a->ns_fd, .events = POLLIN}};
 		struct signalfd_siginfo si;
 		int rc;
 
-		if (poll(pfd, 3, -1) < 0) {
+		if (poll(pfd, 5, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		if (pfd[0].revents) {
 			if (read(sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				fprintf(stderr, "pvnet attach: signal %u, detaching\n",
+				fprintf(stderr,
+					"pvnet attach: signal %u, detaching (again to stop at "
+					"once)\n",
 					si.ssi_signo);
 			return 0;
 		}
+		if (pfd[4].revents && netns_deleted(a)) {
+			fprintf(stderr, "pvnet attach: namespace %s was deleted, detaching\n",
+				a->netns);
+			return 0;
+		}
+		if (pfd[3].revents)
+			follow_mtu(a);
+		if (!pfd[1].revents && !pfd[2].revents)
+			continue;
 		/* Control calls may not overlap data calls: park the queue threads. */
 		threads_stop(a);
 		rc = pvnet_vif_process(a->vif);
@@ -286,8 +385,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
-	char *end;
-	unsigned long v;
+	long v;
 	int c;
 
 	optind = 1;
@@ -308,8 +406,8 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			o->have_mac = true;
 			break;
 		case 'q':
-			v = strtoul(optarg, &end, 10);
-			if (*end || v < 1 || v > PVNET_MAX_QUEUES) {
+			v = parse_num(optarg, 1, PVNET_MAX_QUEUES);
+			if (v < 0) {
 				fprintf(stderr, "pvnet attach: --queues must be 1..%u\n",
 					PVNET_MAX_QUEUES);
 				return 2;
@@ -317,8 +415,8 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			o->queues = (unsigned int)v;
 			break;
 		case 'M':
-			v = strtoul(optarg, &end, 10);
-			if (*end || v < UPLINK_MIN_MTU || v > UPLINK_MAX_MTU) {
+			v = parse_num(optarg, UPLINK_MIN_MTU, UPLINK_MAX_MTU);
+			if (v < 0) {
 				fprintf(stderr, "pvnet attach: --mtu must be %u..%u\n",
 					UPLINK_MIN_MTU, UPLINK_MAX_MTU);
 				return 2;
@@ -343,6 +441,21 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		attach_usage(stderr);
 		return 2;
 	}
+	/* Before pvnetd is asked for anything. */
+	if (!uplink_netns_name_ok(o->netns)) {
+		fprintf(stderr,
+			"pvnet attach: --netns '%s': not a namespace name (1..%u bytes, no '/', "
+			"spaces or control characters, not . or ..)\n",
+			o->netns, UPLINK_NETNS_MAX);
+		return 2;
+	}
+	if (!ifname_ok(o->ifname)) {
+		fprintf(stderr,
+			"pvnet attach: --ifname '%s': not an interface name (1..%u bytes, no '/', "
+			"':', '%%', spaces or control characters, not . or ..)\n",
+			o->ifname, IF_NAMESIZE - 1);
+		return 2;
+	}
 	return -1;
 }
 
@@ -351,7 +464,7 @@ static int tap_setup(struct attach *a, const struct attach_opts *o, const uint8_
 {
 	int fds[PVNET_MAX_QUEUES], saved, rc;
 
-	rc = uplink_netns_enter(o->netns, true, &saved);
+	rc = uplink_netns_enter(o->netns, &a->ns_created, &saved);
 	if (rc < 0) {
 		fprintf(stderr, "pvnet attach: namespace %s: %s\n", o->netns, strerror(-rc));
 		return rc;
@@ -367,7 +480,14 @@ static int tap_setup(struct attach *a, const struct attach_opts *o, const uint8_
 		goto out_leave;
 	rc = uplink_tap_offloads(fds[0], a->offloads);
 	if (rc == 0)
-		rc = uplink_tap_link_set(o->ifname, mac, a->mtu);
+		rc = uplink_tap_link_set(o->ifname, mac, o->mtu);
+	if (rc == 0)
+		rc = uplink_link_index(o->ifname, &a->ifindex);
+	if (rc == 0) {
+		/* Created in the namespace, it stays there: the MTU the namespace sets. */
+		a->link_fd = uplink_link_watch();
+		rc = a->link_fd < 0 ? a->link_fd : 0;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "pvnet attach: configuring %s: %s\n", o->ifname, strerror(-rc));
 		uplink_tap_close(fds, a->nq);
@@ -381,6 +501,64 @@ out_leave:
 	return rc;
 }
 
+/* The vif's configuration for @queues queues. */
+static void vif_config(struct pvnet_vif_config *cfg, const struct attach_opts *o,
+		       unsigned int queues)
+{
+	pvnet_vif_config_default(cfg);
+	cfg->queues = queues;
+	/* Each queue's budget in flight, plus the stash its next read fills (never in flight). */
+	cfg->tx_buffers = ATTACH_TX_BUDGET / queues > PVNET_MAX_FRAGS ? ATTACH_TX_BUDGET / queues
+								      : PVNET_MAX_FRAGS;
+	cfg->tx_buffers += ATTACH_READ_PAGES;
+	if (cfg->tx_buffers > PVNET_RING_SIZE)
+		cfg->tx_buffers = PVNET_RING_SIZE;
+	if (o->have_mac)
+		memcpy(cfg->mac, o->mac, sizeof(cfg->mac));
+	if (o->no_offload)
+		cfg->features &= ~(uint32_t)(PVNET_F_CSUM | PVNET_F_IPV6_CSUM | PVNET_F_GSO_TCPV4 |
+					     PVNET_F_GSO_TCPV6);
+}
+
+/*
+ * The vif, with the queues pvnetd gives: the TX budget is split over the
+ * queues, so a vif granted fewer than asked for is made again with that
+ * many, or each of its queues would have a fraction of the budget.
+ */
+static int vif_create(struct attach *a, struct pvnet_domain *dom, const struct attach_opts *o)
+{
+	struct pvnet_vif_config cfg;
+	unsigned int got;
+	int rc;
+
+	vif_config(&cfg, o, o->queues);
+	rc = pvnet_vif_create(dom, &cfg, &a->vif);
+	if (rc < 0)
+		return rc;
+	got = pvnet_vif_queues(a->vif);
+	if (got >= o->queues)
+		return 0;
+	fprintf(stderr, "pvnet attach: pvnetd gives %u of the %u queues asked for\n", got,
+		o->queues);
+	pvnet_vif_destroy(a->vif);
+	a->vif = NULL;
+	vif_config(&cfg, o, got);
+	return pvnet_vif_create(dom, &cfg, &a->vif);
+}
+
+/* After the first signal, or once detaching: another SIGINT or SIGTERM ends us at once. */
+static void signals_default(void)
+{
+	sigset_t mask;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &mask, NULL);
+}
+
 int attach_main(int argc, char **argv, const char *run_dir)
 {
 	struct attach_opts o = {.run_dir = run_dir, .queues = 1, .mtu = ATTACH_DEFAULT_MTU};
@@ -390,6 +568,7 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	char name[UPLINK_NETNS_MAX + IF_NAMESIZE + 2];
 	uint8_t mac[6];
 	sigset_t mask;
+	bool attached = false;
 	int rc, sig_fd = -1, status = 1;
 
 	rc = parse_opts(argc, argv, &o);
@@ -398,6 +577,9 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return 1;
+	a->netns = o.netns;
+	a->link_fd = a->ns_fd = -1;
+	atomic_init(&a->mtu, o.mtu);
 	a->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	a->fail_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	for (unsigned int i = 0; i < PVNET_MAX_QUEUES; i++)
@@ -405,6 +587,8 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	if (a->stop_fd < 0 || a->fail_fd < 0)
 		goto out_free;
 
+	/* Our counters to a closed pipe (| head) must not kill us before we detach. */
+	signal(SIGPIPE, SIG_IGN);
 	/* Signals go to the signalfd only: blocked before any thread starts. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -414,19 +598,7 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	if (sig_fd < 0)
 		goto out_free;
 
-	pvnet_vif_config_default(&cfg);
-	cfg.queues = o.queues;
-	/* Each queue's budget in flight, plus the stash its next read fills (never in flight). */
-	cfg.tx_buffers = ATTACH_TX_BUDGET / o.queues > PVNET_MAX_FRAGS ? ATTACH_TX_BUDGET / o.queues
-								       : PVNET_MAX_FRAGS;
-	cfg.tx_buffers += ATTACH_READ_PAGES;
-	if (cfg.tx_buffers > PVNET_RING_SIZE)
-		cfg.tx_buffers = PVNET_RING_SIZE;
-	if (o.have_mac)
-		memcpy(cfg.mac, o.mac, sizeof(cfg.mac));
-	if (o.no_offload)
-		cfg.features &= ~(uint32_t)(PVNET_F_CSUM | PVNET_F_IPV6_CSUM | PVNET_F_GSO_TCPV4 |
-					    PVNET_F_GSO_TCPV6);
+	vif_config(&cfg, &o, o.queues);
 	rc = pvnet_domain_create(
 	    o.run_dir, o.queues * (2 + cfg.tx_buffers + cfg.rx_buffers) + ATTACH_EXTRA_PAGES, &dom);
 	if (rc < 0) {
@@ -448,16 +620,17 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	if (rc < 0)
 		fprintf(stderr, "pvnet attach: the domain goes without a name (%s: %s)\n", name,
 			strerror(-rc));
-	rc = pvnet_vif_create(dom, &cfg, &a->vif);
+	rc = vif_create(a, dom, &o);
 	if (rc < 0) {
 		fprintf(stderr, "pvnet attach: vif: %s\n", strerror(-rc));
 		goto out_dom;
 	}
 	a->nq = pvnet_vif_queues(a->vif);
 	a->offloads = feats2offloads(pvnet_vif_features(a->vif));
-	a->mtu = o.mtu;
+	a->max_mtu =
+	    pvnet_vif_features(a->vif) & PVNET_F_SG ? UPLINK_MAX_MTU : ATTACH_MAX_MTU_NO_SG;
 	a->carrier = true; /* a new TAP has carrier */
-	if (o.mtu > ATTACH_MAX_MTU_NO_SG && !(pvnet_vif_features(a->vif) & PVNET_F_SG)) {
+	if (o.mtu > a->max_mtu) {
 		fprintf(stderr, "pvnet attach: MTU %u needs feature-sg, not negotiated\n", o.mtu);
 		goto out_vif;
 	}
@@ -469,6 +642,13 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	}
 	if (tap_setup(a, &o, mac) < 0)
 		goto out_vif;
+	a->ns_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (a->ns_fd < 0 ||
+	    inotify_add_watch(a->ns_fd, "/run/netns", IN_DELETE | IN_MOVED_FROM) < 0)
+		fprintf(stderr,
+			"pvnet attach: cannot watch /run/netns (%s): deleting namespace %s "
+			"will not detach us\n",
+			strerror(errno), o.netns);
 	if (threads_start(a) < 0) {
 		fprintf(stderr, "pvnet attach: cannot start the queue threads\n");
 		goto out_threads;
@@ -479,9 +659,12 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	       mac[5], a->nq, a->nq == 1 ? "" : "s", a->offloads & UPLINK_OFF_CSUM4 ? " csum4" : "",
 	       a->offloads & UPLINK_OFF_CSUM6 ? " csum6" : "",
 	       a->offloads & UPLINK_OFF_TSO4 ? " tso4" : "",
-	       a->offloads & UPLINK_OFF_TSO6 ? " tso6" : "", a->mtu);
+	       a->offloads & UPLINK_OFF_TSO6 ? " tso6" : "", o.mtu);
 	fflush(stdout);
+	attached = true;
 	status = attach_run(a, sig_fd) < 0 ? 1 : 0;
+	/* Detaching is bounded (libpvnet's timeouts), but nobody need wait for it. */
+	signals_default();
 out_threads:
 	threads_stop(a);
 	print_stats(a);
@@ -493,9 +676,16 @@ out_vif:
 	pvnet_vif_destroy(a->vif);
 out_dom:
 	pvnet_domain_destroy(dom);
+	/* A namespace made for an attach that never ran goes again. */
+	if (!attached && a->ns_created && uplink_netns_delete(o.netns) < 0)
+		fprintf(stderr, "pvnet attach: could not remove namespace %s again\n", o.netns);
 out_free:
 	for (unsigned int i = 0; i < PVNET_MAX_QUEUES; i++)
 		free(a->q[i].lin);
+	if (a->link_fd >= 0)
+		close(a->link_fd);
+	if (a->ns_fd >= 0)
+		close(a->ns_fd);
 	if (sig_fd >= 0)
 		close(sig_fd);
 	if (a->stop_fd >= 0)

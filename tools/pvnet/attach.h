@@ -165,7 +165,13 @@ struct attach_queue {
  * struct attach - one `pvnet attach`
  * @vif: the vif (control calls: main thread only)
  * @nq: queues
- * @mtu: the TAP's L3 MTU
+ * @mtu: the TAP's L3 MTU, as the namespace sets it now (the main thread follows it)
+ * @max_mtu: the largest MTU the vif carries (feature-sg or not)
+ * @link_fd: link changes in the namespace (uplink_link_watch()), or -1
+ * @ifindex: the TAP's index in the namespace
+ * @netns: the namespace's name
+ * @ns_fd: inotify on /run/netns, to see the namespace deleted; or -1
+ * @ns_created: this attach created the namespace (removed again if it fails)
  * @offloads: UPLINK_OFF_* the vif negotiated
  * @stop: set by the main thread to make the queue threads return
  * @stop_fd: eventfd written with @stop, polled by the queue threads
@@ -176,7 +182,13 @@ struct attach_queue {
 struct attach {
 	struct pvnet_vif *vif;
 	unsigned int nq;
-	uint32_t mtu;
+	_Atomic uint32_t mtu;
+	uint32_t max_mtu;
+	int link_fd;
+	unsigned int ifindex;
+	const char *netns;
+	int ns_fd;
+	bool ns_created;
 	uint32_t offloads;
 	bool carrier; /* the TAP's carrier, as the backend last said (netif.h's link state) */
 	atomic_bool stop;

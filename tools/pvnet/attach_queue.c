@@ -214,7 +214,9 @@ static int tap_read_one(struct attach_queue *q, struct pvnet_buf **head, uint32_
 		b->next = k + 1 < np ? q->stash[q->nstash - 2 - k] : NULL;
 	}
 	b = q->stash[q->nstash - 1];
-	rc = attach_frame_check(&vh, b, *len, q->a->mtu, q->a->offloads, q->lin, &m, &lin);
+	rc =
+	    attach_frame_check(&vh, b, *len, atomic_load_explicit(&q->a->mtu, memory_order_relaxed),
+			       q->a->offloads, q->lin, &m, &lin);
 	q->st.tap_rx_linearized += lin;
 	if (rc < 0) {
 		q->st.tap_rx_drops[-rc - 1]++;
@@ -247,7 +249,9 @@ static int tap_read_held(struct attach_queue *q)
 	if (rc <= 0)
 		return rc;
 	vh = q->held_vh;
-	rc = uplink_vnet2meta(&vh, q->lin, q->held_len, q->a->mtu, q->a->offloads, &q->held_meta);
+	rc = uplink_vnet2meta(&vh, q->lin, q->held_len,
+			      atomic_load_explicit(&q->a->mtu, memory_order_relaxed),
+			      q->a->offloads, &q->held_meta);
 	if (rc < 0) {
 		q->st.tap_rx_drops[-rc - 1]++;
 		return 0;
@@ -343,7 +347,8 @@ static int tap2vif_send(struct attach_queue *q)
 	while (q->pend_n) {
 		int rc = pvnet_tx_submit(q->a->vif, q->idx, q->pend + q->pend_head, q->pend_n);
 
-		if (rc == -EINVAL) { /* validated above; libpvnet disagrees: drop it, counted */
+		/* Validated above; libpvnet disagrees (or the vif cannot carry it): drop it, counted. */
+		if (rc == -EINVAL || rc == -EOPNOTSUPP) {
 			q->st.tap_rx_send_errors++;
 			pvnet_tx_free(q->a->vif, q->idx, q->pend + q->pend_head, 1);
 			rc = 1;
