@@ -411,6 +411,8 @@ struct back_frontend {
  * @stats: per-queue counters
  * @watching_mcast: the watch on the frontend's request-multicast-control
  * @mcast_log: its changes are logged, but a guest may not flood the log
+ * @fatal_log: so are fatal errors: a guest that fails its connect again
+ *	and again (rewriting its state) gets a line per burst, not per try
  * @mcast_lock: serialises the TX workers that change @mcast
  * @mcast: the frontend's multicast filter (mcast.c), read by xmit()
  */
@@ -449,6 +451,7 @@ struct back_vif {
 	struct back_queue_stats stats[BACK_MAX_QUEUES_LIMIT];
 	bool watching_mcast;
 	struct log_ratelimit mcast_log;
+	struct log_ratelimit fatal_log;
 	pthread_mutex_t mcast_lock;
 	_Atomic uint64_t mcast[BACK_MCAST_MAX];
 };

@@ -66,7 +66,7 @@ static const struct back_stat_desc back_stats[] = {
     STAT(notifications),       /* event channel notifications sent to the guest */
     STAT(wakeups),	       /* worker wake-ups */
     STAT(evtchn_spurious),     /* wake-ups by an event that brought no work */
-    STAT(fatal),	       /* fatal errors (queue 0 only) */
+    STAT(fatal),	       /* fatal errors (queue 0 only), kept across reconnects */
     STAT(ctrl_requests),       /* control-ring requests answered (queue 0 only) */
     STAT(poll_rounds),	       /* empty rounds spent polling inside the poll window */
     STAT(grant_copy_ops),      /* grant copy ops issued to the hypervisor (gnt.c) */

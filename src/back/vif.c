@@ -253,6 +253,7 @@ int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t
 	vif->state = XenbusStateInitialising;
 	vif->ctrl.fd = -1;
 	vif->mcast_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	vif->fatal_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	pthread_mutex_init(&vif->mcast_lock, NULL);
 	snprintf(vif->fe_path, sizeof(vif->fe_path), "/local/domain/%u/device/vif/%u", domid,
 		 devid);
@@ -317,7 +318,8 @@ void back_vif_fatal(struct back_vif *vif, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	err("vif%u.%u: fatal error; disabling device: %s", vif->domid, vif->devid, reason);
+	log_ratelimited(&vif->fatal_log, LOG_ERR, "vif%u.%u: fatal error; disabling device: %s",
+			vif->domid, vif->devid, reason);
 	free(vif->error);
 	vif->error = strdup(reason);
 	back_stat_add(&vif->stats[0].fatal, 1);

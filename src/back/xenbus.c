@@ -461,6 +461,7 @@ static int back_xenbus_connect(struct back_vif *vif)
 	struct back *b = vif->b;
 	unsigned long v, nq = 1;
 	char dir[96], name[SW_PORT_NAME_MAX];
+	uint64_t fatal;
 	unsigned int i;
 	int rc;
 
@@ -497,7 +498,10 @@ static int back_xenbus_connect(struct back_vif *vif)
 	if (rc < 0)
 		return rc;
 
+	/* Counters are the connection's, but fatal errors the vif's: a guest cannot erase them. */
+	fatal = atomic_load(&vif->stats[0].fatal);
 	memset(vif->stats, 0, sizeof(vif->stats));
+	atomic_store(&vif->stats[0].fatal, fatal);
 	atomic_store(&vif->broken, 0);
 	vif->nq_stats = (unsigned int)nq;
 	for (i = 0; i < nq; i++) {

@@ -306,6 +306,22 @@ static void test_fatal_bad_ring(void **state)
 	__atomic_store_n(&x->f.q[0].tx.sring->req_prod, 1000, __ATOMIC_RELEASE);
 	ff_set_state(&x->f, XenbusStateConnected);
 	expect_fatal(x, "more than a ring ahead");
+	assert_int_equal(back_vif_stat(x->vif, 0, "fatal"), 1);
+
+	/*
+	 * The same again, then a good ring: the vif connects, and its fatal
+	 * count (the vif's, not the connection's) still says twice.
+	 */
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_set_state(&x->f, XenbusStateInitialising);
+	ff_set_state(&x->f, XenbusStateConnected);
+	expect_fatal(x, "more than a ring ahead");
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_set_state(&x->f, XenbusStateInitialising);
+	__atomic_store_n(&x->f.q[0].tx.sring->req_prod, 0, __ATOMIC_RELEASE);
+	ff_set_state(&x->f, XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	assert_int_equal(back_vif_stat(x->vif, 0, "fatal"), 2);
 }
 
 static void test_disconnect_reconnect(void **state)
