@@ -109,7 +109,9 @@ struct uplink_tap_port {
 	struct sw_port *sp;
 	char name[UPLINK_NETNS_MAX + 1];
 	int fd;
-	uint32_t mtu;
+	uint32_t mtu; /* the TAP's, followed by the reader thread (link_fd) */
+	int link_fd;
+	unsigned int ifindex;
 	pthread_t reader;
 	bool reader_started;
 	atomic_bool stop;
@@ -231,13 +233,40 @@ static int read_one(struct uplink_tap_port *p, struct tap_buf *b)
 	return 1;
 }
 
+/* The TAP's MTU changed (ip link set NAME mtu N): frames up to it are the other side's to send. */
+static void follow_mtu(struct uplink_tap_port *p)
+{
+	uint32_t mtu;
+
+	int rc = uplink_link_watch_mtu(p->link_fd, p->ifindex, &mtu);
+
+	if (rc == -ENODEV)
+		return; /* gone: read() says so */
+	if (rc < 0) {
+		/* Never seen; stop watching rather than spin on a socket that stays readable. */
+		err("uplink %s: link notifications: %s; the MTU is no longer followed", p->name,
+		    strerror(-rc));
+		close(p->link_fd);
+		p->link_fd = -1;
+		return;
+	}
+	if (mtu > UPLINK_MAX_MTU)
+		mtu = UPLINK_MAX_MTU; /* what netif carries: bigger frames are dropped, counted */
+	if (mtu == p->mtu)
+		return;
+	info("uplink %s: mtu %u", p->name, mtu);
+	p->mtu = mtu;
+}
+
 static void *reader_thread(void *arg)
 {
 	struct uplink_tap_port *p = arg;
 	struct sw_pkt *pkts[UPLINK_BATCH];
 
 	while (!atomic_load_explicit(&p->stop, memory_order_acquire)) {
-		struct pollfd pfd[2] = {{.fd = p->stop_fd, .events = POLLIN}};
+		struct pollfd pfd[3] = {{.fd = p->stop_fd, .events = POLLIN},
+					{.fd = -1},
+					{.fd = p->link_fd, .events = POLLIN}};
 		unsigned int n = 0;
 		bool starved = false, again = false;
 		int rc = 0;
@@ -280,8 +309,10 @@ static void *reader_thread(void *arg)
 		} else {
 			pfd[1] = (struct pollfd){.fd = p->fd, .events = POLLIN};
 		}
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
 			break;
+		if (pfd[2].revents)
+			follow_mtu(p);
 		if (starved) {
 			atomic_store_explicit(&p->starved, false, memory_order_relaxed);
 			if (read(p->pool_fd, &(uint64_t){0}, sizeof(uint64_t)) < 0) {
@@ -356,6 +387,13 @@ static int port_open_tap(struct uplink_tap_port *p, const char *name, const char
 		rc = uplink_tap_link_set(name, NULL, 0);
 	if (rc == 0)
 		rc = uplink_tap_mtu(name, &p->mtu);
+	if (rc == 0)
+		rc = uplink_link_index(name, &p->ifindex);
+	if (rc == 0) {
+		/* Made in the TAP's namespace: the reader follows the MTU set there. */
+		p->link_fd = uplink_link_watch();
+		rc = p->link_fd < 0 ? p->link_fd : 0;
+	}
 	if (rc < 0)
 		err("uplink %s: %s", name, strerror(-rc));
 	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
@@ -374,7 +412,7 @@ int uplink_tap_port_create(struct sw *sw, const char *name, const char *netns,
 		return -ENOMEM;
 	p->sw = sw;
 	p->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT;
-	p->fd = p->stop_fd = p->pool_fd = -1;
+	p->fd = p->stop_fd = p->pool_fd = p->link_fd = -1;
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->bufs = calloc(UPLINK_POOL, sizeof(*p->bufs));
 	p->slots = malloc((size_t)UPLINK_POOL * UPLINK_SLOT);
@@ -457,6 +495,8 @@ void uplink_tap_port_destroy(struct uplink_tap_port *p)
 		drained = pool_drained(p);
 	if (p->fd >= 0)
 		close(p->fd);
+	if (p->link_fd >= 0)
+		close(p->link_fd);
 	if (p->stop_fd >= 0)
 		close(p->stop_fd);
 	if (drained) {

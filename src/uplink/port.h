@@ -28,7 +28,8 @@ int uplink_tap_spec_parse(const char *spec, char *name, char *netns);
  * @out: receives the port
  *
  * The TAP gets every offload netif has (checksum, TSO4, TSO6) and is set
- * up; its MTU is read once, and frames from it above that MTU are dropped.
+ * up; the reader follows its MTU (rtnetlink), and frames from it above the
+ * MTU are dropped.
  * The port's MAC limit is raised to UPLINK_TAP_MAC_LIMIT: a whole segment
  * may be behind it.  A reader thread starts at once.  Control thread only.
  *

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tap_uplink.sh - pvnetd --uplink tap:NAME@NS: a namespace on the TAP uplink reaches a
-# namespace attached through a vif (ping both ways, IPv4 and IPv6, iperf3 both ways).
+# namespace attached through a vif (ping both ways, IPv4 and IPv6, iperf3 both ways), also
+# after both sides raised their MTU.
 # usage: tap_uplink.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -29,6 +30,11 @@ for dir in "" -R; do
 done
 if r=$(tap_iperf "$U" "$A" fd79::1 -t 1 -P 2); then ok "iperf3 IPv6, 2 streams: $r"; else
 	not_ok "iperf3 IPv6, 2 streams"; fi
+# A bigger MTU set on both sides later: pvnetd's uplink follows its TAP's, as the adapter does.
+ip -n "$U" link set up0 mtu 9000 && ip -n "$A" link set eth0 mtu 9000
+check "MTU 9000 set later on both sides: a full-MTU ping from the uplink, don't fragment" \
+	timeout 10 ip netns exec "$U" ping -c 2 -i 0.2 -W 2 -M do -s 8972 10.79.0.2
+check "pvnetd followed the uplink's MTU" grep -q "uplink up0: mtu 9000" "$RUN.log"
 check "adapter detaches cleanly" tap_stop "$PA"
 check "pvnetd stops cleanly" stop_pvnetd
 check_fails "the uplink TAP is gone with pvnetd" ip -n "$U" link show up0

@@ -261,6 +261,15 @@ static void follow_mtu(struct attach *a)
 	uint32_t mtu, old = atomic_load_explicit(&a->mtu, memory_order_relaxed);
 	int rc = uplink_link_watch_mtu(a->link_fd, a->ifindex, &mtu);
 
+	if (rc < 0 && rc != -ENODEV) {
+		/* Never seen; stop watching rather than spin on a socket that stays readable. */
+		fprintf(stderr,
+			"pvnet attach: link notifications: %s; the MTU is no longer followed\n",
+			strerror(-rc));
+		close(a->link_fd);
+		a->link_fd = -1;
+		return;
+	}
 	if (rc < 0 || mtu == old)
 		return; /* gone: the queue threads see it on their TAP */
 	if (mtu > a->max_mtu) {
