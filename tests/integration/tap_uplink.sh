@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tap_uplink.sh - pvnetd --uplink tap:NAME@NS: a namespace on the TAP uplink reaches a
 # namespace attached through a vif (ping both ways, IPv4 and IPv6, iperf3 both ways), also
-# after both sides raised their MTU.
+# after both sides raised their MTU; a second uplink in a third namespace reaches both.
 # usage: tap_uplink.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -13,14 +13,21 @@ tap_require
 trap tap_cleanup EXIT
 
 U=pvuu$$
+V=pvuv$$
 A=pvua$$
-tap_ns "$U" && tap_ns "$A" || exit 1
-start_pvnetd "$RUN" --uplink "tap:up0@$U" || exit 1
+tap_ns "$U" && tap_ns "$V" && tap_ns "$A" || exit 1
+check_fails "pvnetd refuses the same uplink twice" timeout 10 \
+	"$PVNETD" --run-dir "$TAP_TMP/y" --uplink "tap:up0@$U" --uplink "tap:up0@$U"
+start_pvnetd "$RUN" --uplink "tap:up0@$U" --uplink "tap:up1@$V" || exit 1
 check "the uplink TAP exists in its namespace and is up" \
 	bash -c "ip -n '$U' link show up0 | grep -q ',UP'"
+check "and the second one in its own" bash -c "ip -n '$V' link show up1 | grep -q ',UP'"
 tap_attach PA "$A" eth0 || exit 1
 tap_addr "$U" up0 10.79.0.1 fd79::1 && tap_addr "$A" eth0 10.79.0.2 fd79::2
+tap_addr "$V" up1 10.79.0.3 fd79::3
 check "ping uplink -> vif (IPv4)" tap_ping "$U" 10.79.0.2
+check "ping uplink -> the other uplink, through pvnetd's switch" tap_ping "$U" 10.79.0.3
+check "ping the other uplink -> vif (IPv6)" tap_ping "$V" fd79::2
 check "ping vif -> uplink (IPv4)" tap_ping "$A" 10.79.0.1
 check "ping uplink -> vif (IPv6)" tap_ping "$U" fd79::2
 check "ping vif -> uplink (IPv6)" tap_ping "$A" fd79::1

@@ -19,6 +19,9 @@
 #include "store/store.h"
 #include "switch/switch.h"
 #include "uplink/port.h"
+
+/* --uplink may be given this many times. */
+#define PVNETD_MAX_UPLINKS 8u
 #include "pvnetd.h"
 
 static void usage(FILE *f)
@@ -37,7 +40,8 @@ static void usage(FILE *f)
 		"                         accept it get map; docs/persistent-grants.md)\n"
 		"  -u, --uplink tap:NAME[@NETNS]\n"
 		"                         add a TAP uplink port NAME (in namespace NETNS) to the\n"
-		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
+		"                         switch, with checksum and TSO offloads (docs/tap.md);\n"
+		"                         may be given up to 8 times\n"
 		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
 		"                         1..16, default 8\n"
 		"  -p, --poll-us US       the longest an idle netback worker polls before it\n"
@@ -146,8 +150,10 @@ int main(int argc, char **argv)
 	    {0},
 	};
 	struct pvnetd d = {0};
-	struct uplink_tap_port *uplink = NULL;
-	char up_name[16 /* IFNAMSIZ */] = "", up_ns[UPLINK_NETNS_MAX + 1] = "";
+	struct uplink_tap_port *uplink[PVNETD_MAX_UPLINKS] = {0};
+	char up_name[PVNETD_MAX_UPLINKS][16 /* IFNAMSIZ */],
+	    up_ns[PVNETD_MAX_UPLINKS][UPLINK_NETNS_MAX + 1];
+	unsigned int nup = 0;
 	struct store_config scfg;
 	struct back_config bcfg;
 	struct sw_config swcfg;
@@ -206,8 +212,16 @@ int main(int argc, char **argv)
 			bcfg.rx_stall_timeout_ms = v;
 			break;
 		case 'u':
-			if (uplink_tap_spec_parse(optarg, up_name, up_ns) < 0)
+			if (nup == PVNETD_MAX_UPLINKS)
+				die("--uplink: at most %u uplinks", PVNETD_MAX_UPLINKS);
+			if (uplink_tap_spec_parse(optarg, up_name[nup], up_ns[nup]) < 0)
 				die("--uplink: '%s' is not tap:NAME[@NETNS]", optarg);
+			/* The same TAP twice would be two ports on one wire: a loop. */
+			for (unsigned int i = 0; i < nup; i++)
+				if (!strcmp(up_name[i], up_name[nup]) &&
+				    !strcmp(up_ns[i], up_ns[nup]))
+					die("--uplink: '%s' is given twice", optarg);
+			nup++;
 			break;
 		case 'h':
 			usage(stdout);
@@ -274,10 +288,10 @@ int main(int argc, char **argv)
 	rc = ageing_start(&d);
 	if (rc < 0)
 		die("switch: MAC ageing timer: %s", strerror(-rc));
-	if (*up_name) {
-		rc = uplink_tap_port_create(d.sw, up_name, up_ns, &uplink);
+	for (unsigned int i = 0; i < nup; i++) {
+		rc = uplink_tap_port_create(d.sw, up_name[i], up_ns[i], &uplink[i]);
 		if (rc < 0)
-			die("uplink tap:%s: %s", up_name, strerror(-rc));
+			die("uplink tap:%s: %s", up_name[i], strerror(-rc));
 	}
 	bcfg.loop = d.loop;
 	d.tx_mode = back_tx_mode_name(bcfg.tx_mode);
@@ -301,7 +315,9 @@ int main(int argc, char **argv)
 
 	ctl_destroy(d.ctl);
 	back_destroy(d.back);
-	uplink_tap_port_destroy(uplink); /* after the vifs: nobody holds its frames now */
+	/* After the vifs: nobody holds their frames (an uplink's xmit writes them and lets go). */
+	for (unsigned int i = 0; i < nup; i++)
+		uplink_tap_port_destroy(uplink[i]);
 	loop_del(d.loop, &d.age);
 	close(d.age.fd);
 	sw_destroy(d.sw);
