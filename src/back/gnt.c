@@ -48,7 +48,10 @@
  * both directions, so its calls take pgnt_lock (one lock per batch, never
  * contended unless the guest sends and receives on the queue at once), and
  * its misses are mapped through the worker's handle (gt), which unmaps
- * them all at disconnect.
+ * them all at disconnect.  The control ring (ctrl.c) is mapped through
+ * queue 0's gt too, on the loop thread: before the vif's switch port
+ * exists, and unmapped after it is gone, so never while a sender's thread
+ * may be mapping a miss.
  */
 
 #include <errno.h>

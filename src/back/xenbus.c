@@ -49,7 +49,9 @@
  * worker reports a stall or a recovery (vif.c, ctl_ready()).
  *
  * Disconnect stops the workers first, then removes the switch port (which
- * waits until no other thread is inside our xmit()), drops the packets
+ * waits until no other thread is inside our xmit()), unmaps the control
+ * ring (through queue 0's grant handle, which a sender's thread may use
+ * inside xmit(): gnt.c), drops the packets
  * queued for the guest, waits until every packet this vif sent has been
  * completed by its consumers (each holds it at most tx_hold_max_us before
  * copying it out), and only then unmaps the persistent grants and the
@@ -287,12 +289,17 @@ void back_xenbus_disconnect(struct back_vif *vif)
 	for (i = 0; i < BACK_MAX_QUEUES_LIMIT; i++)
 		if (vif->q[i])
 			back_worker_stop(vif->q[i]);
-	/* Queue 0's worker served it and is stopped; its grant handle still exists. */
-	back_ctrl_disconnect(vif);
 	if (vif->port) {
 		sw_port_del(vif->b->sw, vif->port);
 		vif->port = NULL;
 	}
+	/*
+	 * Queue 0's worker served it and is stopped.  Only now that no other
+	 * thread is inside our xmit(): with persistent grants, a frame
+	 * delivered straight into queue 0 maps its cache misses through the
+	 * same grant handle, which serves one thread at a time.
+	 */
+	back_ctrl_disconnect(vif);
 	/*
 	 * Release what every queue holds for the guest before waiting for any
 	 * of our own frames: one of them might be held here.
