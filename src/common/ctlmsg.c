@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -157,6 +158,16 @@ free_buf:
 	return rc;
 }
 
+int ctlmsg_set_timeout(int sock, unsigned int ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+
+	if (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
 int ctlmsg_call(int sock, const json_t *req, const int *fds, unsigned int nfds, json_t **reply,
 		int *rfds, unsigned int *nrfds)
 {
@@ -167,12 +178,13 @@ int ctlmsg_call(int sock, const json_t *req, const int *fds, unsigned int nfds, 
 	*reply = NULL;
 	if (!nrfds)
 		nrfds = &dummy;
+	/* A client socket is blocking: EAGAIN is the bound of ctlmsg_set_timeout() passing. */
 	rc = ctlmsg_send(sock, req, fds, nfds);
 	if (rc < 0)
-		return rc;
+		return rc == -EAGAIN ? -ETIMEDOUT : rc;
 	rc = ctlmsg_recv(sock, reply, rfds, nrfds);
 	if (rc < 0)
-		return rc;
+		return rc == -EAGAIN ? -ETIMEDOUT : rc;
 	e = json_object_get(*reply, "errno");
 	if (json_object_get(*reply, "error")) {
 		int v = json_is_integer(e) ? (int)json_integer_value(e) : EIO;

@@ -62,6 +62,18 @@ int ctlmsg_send(int sock, const json_t *msg, const int *fds, unsigned int nfds);
 int ctlmsg_recv(int sock, json_t **msg, int *fds, unsigned int *nfds);
 
 /**
+ * ctlmsg_set_timeout() - bound every later send and receive on a client socket
+ * @sock: connected, blocking socket
+ * @ms: the bound, in milliseconds (more than 0)
+ *
+ * ctlmsg_call() on @sock then fails with -ETIMEDOUT when pvnetd does not
+ * answer in time (a stopped or stuck pvnetd must not hang a command line).
+ *
+ * Return: 0 or -errno
+ */
+int ctlmsg_set_timeout(int sock, unsigned int ms);
+
+/**
  * ctlmsg_call() - send a request and wait for its reply (client side)
  * @sock: connected socket
  * @req: request object (not consumed)
@@ -71,7 +83,8 @@ int ctlmsg_recv(int sock, json_t **msg, int *fds, unsigned int *nfds);
  * @rfds: CTLMSG_MAX_FDS slots for descriptors in the reply, or NULL
  * @nrfds: set to how many arrived
  *
- * Return: 0, or -errno (the reply is still set when the server answered an error)
+ * Return: 0, -ETIMEDOUT (past ctlmsg_set_timeout()'s bound), or -errno (the
+ * reply is still set when the server answered an error)
  */
 int ctlmsg_call(int sock, const json_t *req, const int *fds, unsigned int nfds, json_t **reply,
 		int *rfds, unsigned int *nrfds);

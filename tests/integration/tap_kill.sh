@@ -162,6 +162,9 @@ kill -TERM "$PA"
 sleep 1
 kill -TERM "$PA"
 check "pvnetd stopped: a second SIGTERM ends the adapter at once" gone "$PA" 3
+out=$(timeout 15 "$PVNET" -d "$RUN" status 2>&1)
+check "and pvnet status says pvnetd does not answer, rather than hang" \
+	grep -q "did not answer within 5 s" <<<"$out"
 kill -CONT "$PVNETD_PID"
 wait "$PA" 2>/dev/null
 check "pvnetd carries on" "$PVNET" -d "$RUN" status

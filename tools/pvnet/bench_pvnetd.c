@@ -79,14 +79,13 @@ void bench_log_tail(const char *path)
 /* Connect to pvnetd's control socket, bounded by a 5 s receive timeout; report its pid. */
 static int ctl_connect(const char *dir, pid_t *peer)
 {
-	struct timeval tv = {.tv_sec = 5};
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 	int fd = ctlmsg_connect(dir);
 
 	if (fd < 0)
 		return fd;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)ctlmsg_set_timeout(fd, 5000);
 	if (peer && !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen))
 		*peer = cr.pid;
 	return fd;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* main.c - pvnet: the command line of pvnet (status now; attach, show, bench as they land) */
+/* main.c - pvnet: the command line of pvnet (status, show, attach, bench) */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -15,6 +15,9 @@
 
 static const char *run_dir = "/run/pvnet";
 
+/* How long pvnetd may take to answer a command (it answers in milliseconds). */
+#define PVNET_CLI_TIMEOUT_MS 5000
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: pvnet [-d DIR] COMMAND [ARGS]\n"
@@ -27,6 +30,7 @@ static void usage(FILE *f)
 		   "  bench [OPTIONS]   the main benchmark: the field reports' experiments\n"
 		   "                    through pvnetd, with verdicts (pvnet bench --help)\n"
 		   "  attach --netns NS --ifname NAME [--mac MAC] [--queues N] [--mtu MTU]\n"
+		   "         [--no-offload]\n"
 		   "                    a TAP in namespace NS as a frontend domain (docs/tap.md)\n"
 		   "  version           print the version\n"
 		   "  help              this text\n"
@@ -44,6 +48,10 @@ static int ctl_open(void)
 	else if (fd < 0)
 		fprintf(stderr, "pvnet: cannot reach pvnetd at %s/%s: %s (is pvnetd running?)\n",
 			run_dir, CTLMSG_SOCK_NAME, strerror(-fd));
+	if (fd >= 0 && ctlmsg_set_timeout(fd, PVNET_CLI_TIMEOUT_MS) < 0) {
+		close(fd);
+		fd = -1;
+	}
 	return fd < 0 ? -1 : fd;
 }
 
@@ -66,6 +74,11 @@ static json_t *fetch_status(const char *cmd, const char *vif)
 	rc = req ? ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL) : -EINVAL;
 	json_decref(req);
 	close(fd);
+	if (rc == -ETIMEDOUT) {
+		fprintf(stderr, "pvnet %s: pvnetd at %s did not answer within %d s\n", cmd, run_dir,
+			PVNET_CLI_TIMEOUT_MS / 1000);
+		return NULL;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "pvnet %s: %s\n", cmd,
 			reply ? json_string_value(json_object_get(reply, "error")) : strerror(-rc));
