@@ -237,7 +237,6 @@ static int read_one(struct uplink_tap_port *p, struct tap_buf *b)
 static void follow_mtu(struct uplink_tap_port *p)
 {
 	uint32_t mtu;
-
 	int rc = uplink_link_watch_mtu(p->link_fd, p->ifindex, &mtu);
 
 	if (rc == -ENODEV)
