@@ -210,7 +210,72 @@ static unsigned int b_empty_first_chain(netif_tx_request_t *s)
 	return chain(s, 21, 0, 60);
 }
 
+/* The page bounds to the byte: a slot may end at its page's end, not one past it. */
+static unsigned int b_later_one_past(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_more_data, 0, 1001);
+	s[1] = rq(3596, 0, 1, 501);
+	return 2;
+}
+static unsigned int b_first_at_end(netif_tx_request_t *s)
+{
+	s[0] = rq(4036, 0, 1, 60);
+	return 1;
+}
+static unsigned int b_first_one_past(netif_tx_request_t *s)
+{
+	s[0] = rq(4037, 0, 1, 60);
+	return 1;
+}
+/* As many extras as there are types (4), and one more. */
+static unsigned int extras(netif_tx_request_t *s, unsigned int n)
+{
+	s[0] = rq(0, NETTXF_extra_info, 0, 100);
+	for (unsigned int i = 1; i <= n; i++)
+		s[i] = ex(XEN_NETIF_EXTRA_TYPE_HASH, i < n ? XEN_NETIF_EXTRA_FLAG_MORE : 0, 0, 0);
+	return n + 1;
+}
+static unsigned int b_four_extras(netif_tx_request_t *s)
+{
+	return extras(s, 4);
+}
+static unsigned int b_five_extras(netif_tx_request_t *s)
+{
+	return extras(s, 5);
+}
+/* A later slot taking exactly what remains leaves the first slot a runt, not too big. */
+static unsigned int b_later_takes_all(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_more_data, 0, 100);
+	s[1] = rq(0, 0, 1, 100);
+	return 2;
+}
+/* Two reasons to drop: the first one found is the one counted. */
+static unsigned int b_size_then_slots(netif_tx_request_t *s)
+{
+	s[0] = rq(0, NETTXF_more_data, 0, 100);
+	s[1] = rq(0, NETTXF_more_data, 1, 200);
+	for (unsigned int k = 2; k <= 20; k++)
+		s[k] = rq(0, k < 20 ? NETTXF_more_data : 0, (uint16_t)k, 0);
+	return 21;
+}
+static unsigned int b_slots_then_size(netif_tx_request_t *s)
+{
+	unsigned int n = chain(s, 19, 100, 100);
+
+	s[19].size = 300;
+	return n;
+}
+
 static const struct tcase cases[] = {
+    {"later slot one byte past its page", b_later_one_past, BACK_TX_FATAL, 0, 0},
+    {"first slot ends at its page's end", b_first_at_end, BACK_TX_OK, 1, 0},
+    {"first slot one byte past its page", b_first_one_past, BACK_TX_FATAL, 0, 0},
+    {"four extras", b_four_extras, BACK_TX_OK, 5, 0},
+    {"five extras", b_five_extras, BACK_TX_FATAL, 0, 0},
+    {"later slot takes all", b_later_takes_all, BACK_TX_DROP, 2, BACK_TX_DROP_RUNT},
+    {"size, then too many slots", b_size_then_slots, BACK_TX_DROP, 21, BACK_TX_DROP_SIZE},
+    {"too many slots, then size", b_slots_then_size, BACK_TX_DROP, 20, BACK_TX_DROP_SLOTS},
     {"single", b_single, BACK_TX_OK, 1, 0},
     {"runt", b_runt, BACK_TX_DROP, 1, BACK_TX_DROP_RUNT},
     {"first crosses page", b_first_crosses, BACK_TX_FATAL, 0, 0},
@@ -293,6 +358,14 @@ static void test_details(void **state)
 	assert_int_equal(out.ndata, 2);
 	assert_int_equal(out.data[1], 2);
 	assert_int_equal(out.data_len[0], 4000);
+
+	/* Nothing published: never a slot the frontend has not written. */
+	assert_int_equal(back_tx_ring2pkt(s, 0, &out), BACK_TX_FATAL);
+	assert_non_null(out.reason);
+
+	b_four_extras(s);
+	assert_int_equal(back_tx_ring2pkt(s, 5, &out), BACK_TX_OK);
+	assert_int_equal(out.nextras, 4);
 
 	b_zero_later(s);
 	assert_int_equal(back_tx_ring2pkt(s, 3, &out), BACK_TX_OK);
