@@ -219,6 +219,19 @@ static void test_csum_complete(void **state)
 			    0xffff);
 		}
 	}
+
+	/*
+	 * A sum that comes out 0 is written 0xffff: 0 in a UDP checksum means
+	 * "none", and over IPv6 the receiver drops such a datagram (RFC 768,
+	 * RFC 8200 8.1).  Here the data sums to 0xffff, so its complement is 0.
+	 */
+	{
+		uint8_t b[4] = {0xff, 0xff, 0, 0};
+
+		sw_csum_complete(b, sizeof(b), 0, 2);
+		assert_int_equal(b[2], 0xff);
+		assert_int_equal(b[3], 0xff);
+	}
 }
 
 int main(void)

@@ -79,6 +79,38 @@ static void test_parse(void **state)
 	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
 	f.b[34 + 12] = 15 << 4;
 	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+
+	/*
+	 * What the L3 header says must be true before its L4 header is trusted:
+	 * a wrong version, an IPv4 header shorter than 20 bytes (the "ports"
+	 * would be inside it), the last fragment of a datagram (an offset, no
+	 * MF: its payload is no TCP header) are refused.
+	 */
+	fb_build(&f, 4, IPPROTO_TCP, false, 10, 0);
+	f.b[14] = 0x65;
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	/* With IHL 4 a TCP header would parse at byte 30 (data offset 5 at byte 42). */
+	f.b[42] = 5 << 4;
+	for (uint8_t ihl = 0; ihl < 5; ihl++) {
+		f.b[14] = (uint8_t)(0x40 | ihl);
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	}
+	fb_build(&f, 4, IPPROTO_TCP, false, 10, 0);
+	fb_put16(f.b + 14 + 6, 0x0010); /* fragment offset 16 (128 bytes), MF clear */
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	fb_build(&f, 6, IPPROTO_TCP, false, 10, 0);
+	f.b[14] = (uint8_t)((f.b[14] & 0x0f) | 0x40);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	/* IPv6 with a routing header before UDP: walked as the other extension headers. */
+	fb_build(&f, 6, IPPROTO_UDP, false, 0, 0);
+	memmove(f.b + 62, f.b + 54, 8);
+	memset(f.b + 54, 0, 8);
+	f.b[54] = IPPROTO_UDP;
+	f.b[20] = 43; /* next header: routing */
+	f.len += 8;
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+	assert_int_equal(l4.l4_off, 62);
+	assert_int_equal(l4.proto, IPPROTO_UDP);
 }
 
 static void test_vnet2meta_csum(void **state)
