@@ -146,6 +146,27 @@ static void test_vnet2meta_csum(void **state)
 	vh.csum_offset = 1;
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_CSUM));
+
+	/* A checksum field that ends exactly at the frame's end: UDP without payload. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 0, 0);
+	vh = csum_hdr(&f, IPPROTO_UDP);
+	assert_int_equal(f.l4 + 8, f.len);
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, UPLINK_F_CSUM_BLANK);
+
+	/*
+	 * A checksum asked for over another range than the transport header
+	 * (here from inside the UDP payload) is not the offload netif has: it
+	 * is computed here, where the peer asked, and the frame is not flagged.
+	 */
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 0);
+	vh = (struct virtio_net_hdr){.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				     .csum_start = (uint16_t)(f.l4 + 8),
+				     .csum_offset = 6};
+	f.b[f.l4 + 8 + 6] = f.b[f.l4 + 8 + 7] = 0;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, 0);
+	assert_int_equal(sw_csum_fold(f.b + f.l4 + 8, f.len - (f.l4 + 8), 0), 0xffff);
 }
 
 /* Offload not negotiated (or not expressible): the checksum is computed in the frame. */
@@ -219,11 +240,17 @@ static void test_vnet2meta_gso(void **state)
 	vh.flags = 0;
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_GSO));
-	/* csum_start not at the TCP header. */
+	/* csum_start not at the TCP header; csum_offset not TCP's checksum field. */
 	vh = csum_hdr(&f, IPPROTO_TCP);
 	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
 	vh.gso_size = 1448;
 	vh.csum_start = 14;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_CSUM));
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	vh.gso_size = 1448;
+	vh.csum_offset = 6;
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_CSUM));
 	/* GSO on a UDP frame, and on a frame without payload. */
@@ -255,6 +282,10 @@ static void test_vnet2meta_size(void **state)
 	struct fb f;
 
 	fb_build(&f, 4, IPPROTO_UDP, false, 1472, 0); /* exactly 1500 bytes of IP */
+	/* The shortest frame taken is an Ethernet header. */
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, 14, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, 13, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_RUNT));
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len + 1, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_OVERSIZE));
