@@ -535,6 +535,17 @@ static void test_hostile_rx(void **state)
 	expect_broken(&c, pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), "beyond");
 	ctx_fini(&c);
 
+	/* rsp_prod put back behind what was already consumed (index arithmetic wraps). */
+	ctx_init(&c, 32, 64);
+	assert_int_equal(be_rx_frame(&c.be, in, 1000, 0, NULL), 0);
+	assert_int_equal(be_rx_frame(&c.be, in, 1000, 0, NULL), 0);
+	be_rx_push(&c.be);
+	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 1);
+	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 1);
+	c.be.rx.sring->rsp_prod = 1; /* one behind rsp_cons */
+	expect_broken(&c, pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), "beyond");
+	ctx_fini(&c);
+
 	/* Status past the page. */
 	ctx_init(&c, 32, 64);
 	assert_int_equal(be_rx_frame(&c.be, in, 1000, 0, NULL), 0);

@@ -215,10 +215,13 @@ static void test_rx_dropped_frames(void **state)
 	put(x, 1, 0, 0, NETIF_RSP_ERROR);
 	assert_int_equal(front_rx_slots2pkt(&x->r, 0, 2, &p, &why), 2);
 	assert_true(p.error);
-	/* A runt. */
-	put(x, 2, 0, 0, 10);
+	/* A runt: 13 bytes, one short of an Ethernet header; 14 is a frame. */
+	put(x, 2, 0, 0, 13);
 	assert_int_equal(front_rx_slots2pkt(&x->r, 2, 3, &p, &why), 1);
 	assert_true(p.error);
+	put(x, 2, 0, 0, 14);
+	assert_int_equal(front_rx_slots2pkt(&x->r, 2, 3, &p, &why), 1);
+	assert_false(p.error);
 	/* Bad GSO type inside a valid GSO extra. */
 	struct netif_extra_info ex = {.type = XEN_NETIF_EXTRA_TYPE_GSO};
 
@@ -268,6 +271,22 @@ static void test_rx_hostile(void **state)
 	for (RING_IDX i = 1; i < PVNET_RING_SIZE; i++)
 		put_extra(x, i, XEN_NETIF_EXTRA_TYPE_GSO, XEN_NETIF_EXTRA_FLAG_MORE);
 	expect_violation(x, 0, PVNET_RING_SIZE, "extra-info chain");
+
+	/* As many extras as there are types (4) is a frame; a fifth is a violation. */
+	{
+		struct front_rx_pkt p;
+		const char *why = NULL;
+
+		put(x, 0, 0, NETRXF_extra_info, 100);
+		for (RING_IDX i = 1; i <= 4; i++)
+			put_extra(x, i, XEN_NETIF_EXTRA_TYPE_HASH,
+				  i < 4 ? XEN_NETIF_EXTRA_FLAG_MORE : 0);
+		assert_int_equal(front_rx_slots2pkt(&x->r, 0, 5, &p, &why), 5);
+		assert_int_equal(p.nextras, 4);
+		put_extra(x, 4, XEN_NETIF_EXTRA_TYPE_HASH, XEN_NETIF_EXTRA_FLAG_MORE);
+		put_extra(x, 5, XEN_NETIF_EXTRA_TYPE_HASH, 0);
+		expect_violation(x, 0, 6, "extra-info chain");
+	}
 }
 
 static void test_rx_slot_limit_and_wrap(void **state)
