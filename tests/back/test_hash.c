@@ -203,6 +203,30 @@ static void test_type_rules(void **state)
 	assert_int_equal(back_hash_input(f, 58, BACK_HASH_TYPES_ALL, in, &n),
 			 _XEN_NETIF_CTRL_HASH_TYPE_IPV4_TCP);
 	assert_int_equal(back_hash_toeplitz(rss_key, 40, in, n), v4[0].l4);
+	/* A tag but not its EtherType within the header: none (never a byte past it). */
+	assert_int_equal(back_hash_input(f, 17, BACK_HASH_TYPES_ALL, in, &n), BACK_HASH_TYPE_NONE);
+
+	/* Each bound to the byte: the IPv4 header, then the ports after it. */
+	frame4(f, &v4[0], 6, 0);
+	assert_int_equal(back_hash_input(f, 34, BACK_HASH_TYPES_ALL, in, &n),
+			 _XEN_NETIF_CTRL_HASH_TYPE_IPV4);
+	assert_int_equal(back_hash_input(f, 33, BACK_HASH_TYPES_ALL, in, &n), BACK_HASH_TYPE_NONE);
+	assert_int_equal(back_hash_input(f, 38, BACK_HASH_TYPES_ALL, in, &n),
+			 _XEN_NETIF_CTRL_HASH_TYPE_IPV4_TCP);
+	assert_int_equal(back_hash_input(f, 37, BACK_HASH_TYPES_ALL, in, &n),
+			 _XEN_NETIF_CTRL_HASH_TYPE_IPV4);
+	/* An IPv4 header length under 20 bytes: the "ports" would be inside it. */
+	f[14] = 0x44;
+	assert_int_equal(back_hash_input(f, 54, BACK_HASH_TYPES_ALL, in, &n), BACK_HASH_TYPE_NONE);
+	/* The same for IPv6: 40 bytes of header, then the ports. */
+	frame6(f, &v6[0], 6);
+	assert_int_equal(back_hash_input(f, 54, BACK_HASH_TYPES_ALL, in, &n),
+			 _XEN_NETIF_CTRL_HASH_TYPE_IPV6);
+	assert_int_equal(back_hash_input(f, 53, BACK_HASH_TYPES_ALL, in, &n), BACK_HASH_TYPE_NONE);
+	assert_int_equal(back_hash_input(f, 58, BACK_HASH_TYPES_ALL, in, &n),
+			 _XEN_NETIF_CTRL_HASH_TYPE_IPV6_TCP);
+	assert_int_equal(back_hash_input(f, 57, BACK_HASH_TYPES_ALL, in, &n),
+			 _XEN_NETIF_CTRL_HASH_TYPE_IPV6);
 }
 
 /* Control operations: algorithm, flags, key. */
