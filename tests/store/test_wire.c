@@ -166,10 +166,16 @@ static void test_output_bound(void **state)
 	assert_int_equal(store_conn_flush(w->c), 0);
 	assert_non_null(tc_event(w));
 	assert_int_equal(store_conn_pending(w->c), 0);
-	/* a client that sends requests but never reads replies is cut off */
+	/*
+	 * A client that sends requests but never reads replies is cut off, and
+	 * before that never holds more than twice out_max of queued replies.
+	 */
 	w->refuse = 1;
-	for (i = 0; i < 1000 && r == 0; i++)
+	for (i = 0; i < 1000 && r == 0; i++) {
 		r = tc_send(w, XS_READ, 1, 0, "/", 2);
+		if (r == 0)
+			assert_true(store_conn_pending(w->c) <= 2 * cfg.out_max);
+	}
 	assert_int_equal(r, -ENOBUFS);
 	assert_true(store_conn_pending(w->c) == 0); /* freed on kill */
 	tc_close(w);
@@ -197,11 +203,16 @@ static void test_conn_limit(void **state)
 	store_conn_close(c[0]);
 	c[0] = store_conn_open(s, 5, null_send, NULL);
 	assert_non_null(c[0]);
-	for (; i < 40; i++) {
-		c[i] = store_conn_open(s, 0, null_send, NULL); /* dom0 exempt */
-		assert_non_null(c[i]);
+	/* dom0 (the toolstack, pvnetd's own tools) is exempt: more than a domain's 32. */
+	struct store_conn *d0[40];
+
+	for (int k = 0; k < 40; k++) {
+		d0[k] = store_conn_open(s, 0, null_send, NULL);
+		assert_non_null(d0[k]);
 	}
-	for (i = 0; i < 40; i++)
+	for (int k = 0; k < 40; k++)
+		store_conn_close(d0[k]);
+	for (i = 0; i < 32; i++)
 		store_conn_close(c[i]);
 }
 
