@@ -153,6 +153,10 @@ static void test_tso_limits(void **state)
 	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 10, false, hdrbuf,
 					9 * (f.l4 + 32), segs, MAX_SEGS),
 			 -E2BIG);
+	/* One byte short of the last segment's headers is short. */
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 10, false, hdrbuf,
+					10 * (f.l4 + 32) - 1, segs, MAX_SEGS),
+			 -E2BIG);
 	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 10, false, hdrbuf,
 					10 * (f.l4 + 32), segs, MAX_SEGS),
 			 10);
