@@ -19,6 +19,39 @@ static void test_path_canon(void **state)
 	assert_string_equal(out, "@releaseDomain");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(store_path_canon(7, bad[i], out, sizeof(out)), -EINVAL);
+
+	/*
+	 * Lengths to the character, as xenstored counts them: 2048 past
+	 * /local/domain/<id>/ (the domid of any width up to 5 digits), a
+	 * special path of 2048 in all.
+	 */
+	{
+		static char p[XENSTORE_ABS_PATH_MAX + 2];
+		int n;
+
+		n = snprintf(p, sizeof(p), "/local/domain/12345/");
+		memset(p + n, 'a', XENSTORE_REL_PATH_MAX);
+		p[n + XENSTORE_REL_PATH_MAX] = '\0';
+		assert_int_equal(store_path_canon(7, p, out, sizeof(out)), 0);
+		p[n + XENSTORE_REL_PATH_MAX] = 'a';
+		p[n + XENSTORE_REL_PATH_MAX + 1] = '\0';
+		assert_int_equal(store_path_canon(7, p, out, sizeof(out)), -EINVAL);
+		/* A six-digit "domid" is no domain's home: the quota counts from the root. */
+		n = snprintf(p, sizeof(p), "/local/domain/123456/");
+		memset(p + n, 'a', XENSTORE_REL_PATH_MAX - n);
+		p[XENSTORE_REL_PATH_MAX] = '\0';
+		assert_int_equal(store_path_canon(7, p, out, sizeof(out)), 0);
+		memset(p + n, 'a', XENSTORE_REL_PATH_MAX + 1 - n);
+		p[XENSTORE_REL_PATH_MAX + 1] = '\0';
+		assert_int_equal(store_path_canon(7, p, out, sizeof(out)), -EINVAL);
+		p[0] = '@';
+		memset(p + 1, 'a', XENSTORE_REL_PATH_MAX - 1);
+		p[XENSTORE_REL_PATH_MAX] = '\0';
+		assert_int_equal(store_path_canon(7, p, out, sizeof(out)), 0);
+		p[XENSTORE_REL_PATH_MAX] = 'a';
+		p[XENSTORE_REL_PATH_MAX + 1] = '\0';
+		assert_int_equal(store_path_canon(7, p, out, sizeof(out)), -EINVAL);
+	}
 }
 
 static void test_is_child(void **state)
