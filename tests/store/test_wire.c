@@ -8,6 +8,7 @@
 
 #include "common/loop.h"
 #include "helpers.h"
+#include "store/internal.h"
 
 static int setup(void **state)
 {
@@ -186,6 +187,27 @@ static void test_output_bound(void **state)
 static int null_send(void *ctx, const void *buf, size_t len)
 {
 	return 0;
+}
+
+/* A message's payload is at most XENSTORE_PAYLOAD_MAX bytes, to the byte: the protocol's limit. */
+static void test_payload_limit(void **state)
+{
+	static char a[XENSTORE_PAYLOAD_MAX + 1];
+	struct store *s = *state;
+	struct store_conn *c = store_conn_open(s, 5, null_send, NULL);
+
+	assert_non_null(c);
+	memset(a, 'a', sizeof(a));
+	assert_int_equal(store_conn_queue(c, XS_WATCH_EVENT, 0, 0, a, 2000, a, 2096, true), 0);
+	assert_int_equal(store_conn_dropped(c), 0);
+	assert_int_equal(store_conn_queue(c, XS_WATCH_EVENT, 0, 0, a, 2000, a, 2097, true), -E2BIG);
+	assert_int_equal(store_conn_dropped(c), 1);
+	assert_int_equal(
+	    store_conn_queue(c, XS_READ, 1, 0, a, XENSTORE_PAYLOAD_MAX, NULL, 0, false), 0);
+	assert_int_equal(
+	    store_conn_queue(c, XS_READ, 1, 0, a, XENSTORE_PAYLOAD_MAX + 1, NULL, 0, false),
+	    -E2BIG);
+	store_conn_close(c);
 }
 
 static void test_conn_limit(void **state)
@@ -400,6 +422,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_directory_too_big, setup, teardown),
 	    cmocka_unit_test(test_output_bound),
 	    cmocka_unit_test_setup_teardown(test_conn_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_payload_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_event_burst, setup, teardown),
 	};
