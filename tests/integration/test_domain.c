@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -295,6 +296,63 @@ static void test_status_too_big(void **state)
 	pvnet_domain_destroy(dom);
 }
 
+/*
+ * A client that sends many requests before reading any reply: no reply is
+ * lost (pvnetd holds one the socket cannot take and reads no more requests
+ * until it is sent), so every port allocated is one the client learns of.
+ */
+static void test_pipelined_requests(void **state)
+{
+	enum { N = 1000 }; /* below the 1023 ports a domain may have */
+	int fd = ctl_open(), mfd, rfds[CTLMSG_MAX_FDS], sent = 0, got = 0, ok = 0, idle = 0;
+	long long before;
+	unsigned int nr;
+	json_t *req, *reply = NULL;
+
+	(void)state;
+	mfd = memfd_create("pipelined", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, 16 * 4096), 0);
+	assert_int_equal(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	req = json_pack("{s:s, s:i}", "op", "domain-create", "pages", 16);
+	assert_int_equal(ctlmsg_call(fd, req, &mfd, 1, &reply, rfds, &nr), 0);
+	close(mfd);
+	while (nr)
+		close(rfds[--nr]);
+	json_decref(req);
+	json_decref(reply);
+	before = stat_get("hv", "evtchns_open");
+
+	/*
+	 * Send whatever the socket takes, then give pvnetd time to answer
+	 * more than our socket holds before reading what came.
+	 */
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	req = json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 0);
+	while (got < N && idle < 50) {
+		int before_round = got;
+
+		while (sent < N && ctlmsg_send(fd, req, NULL, 0) == 0)
+			sent++;
+		usleep(100000);
+		while (ctlmsg_recv(fd, &reply, rfds, &nr) == 0) {
+			got++;
+			ok += !json_object_get(reply, "error") && nr == 2 &&
+			      json_is_integer(json_object_get(reply, "port"));
+			while (nr)
+				close(rfds[--nr]);
+			json_decref(reply);
+		}
+		idle = got == before_round ? idle + 1 : 0;
+	}
+	json_decref(req);
+	assert_int_equal(sent, N);
+	assert_int_equal(got, N);
+	assert_int_equal(ok, N);
+	assert_int_equal(stat_get("hv", "evtchns_open"), before + N);
+	close(fd); /* the domain goes, with its ports */
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +361,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_killed_frontend_is_released),
 	    cmocka_unit_test(test_bad_control_requests),
 	    cmocka_unit_test(test_status_too_big),
+	    cmocka_unit_test(test_pipelined_requests),
 	};
 
 	if (argc != 2) {

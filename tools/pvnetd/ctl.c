@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ctl.c - pvnetd's control socket: domains, event channels and status for frontends and pvnet */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,14 @@ struct ctl_conn {
 	char store_sock[PATH_MAX];
 	struct back_vif *vifs[CTL_MAX_VIFS];
 	uint32_t vif_devid[CTL_MAX_VIFS];
+	/*
+	 * A reply the client's socket had no room for, with its own copies of
+	 * the descriptors it carries: sent when the socket can take it, and no
+	 * request is read meanwhile (the client's backlog is its own to drain).
+	 */
+	json_t *held;
+	int held_fds[CTLMSG_MAX_FDS];
+	unsigned int nheld_fds;
 	struct ctl_conn *next;
 	struct ctl_conn **pprev;
 };
@@ -112,10 +121,19 @@ static void ctl_domain_release(struct ctl_conn *cc)
 	cc->domid = 0;
 }
 
+static void ctl_conn_unhold(struct ctl_conn *cc)
+{
+	json_decref(cc->held);
+	cc->held = NULL;
+	while (cc->nheld_fds)
+		close(cc->held_fds[--cc->nheld_fds]);
+}
+
 static void ctl_conn_close(struct ctl_conn *cc)
 {
 	struct ctl *c = cc->ctl;
 
+	ctl_conn_unhold(cc);
 	ctl_domain_release(cc);
 	loop_del(c->d->loop, &cc->w);
 	close(cc->w.fd);
@@ -501,6 +519,46 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.64s\"", op);
 }
 
+/*
+ * Send @reply with @rfds (borrowed: the kernel duplicates them into the
+ * message); when the socket is full, hold it with copies of the fds and
+ * wait for room.  Return 0 (sent or held) or -errno (the connection is done).
+ */
+static int ctl_reply(struct ctl_conn *cc, json_t *reply, const int *rfds, unsigned int nrfds)
+{
+	int rc = ctlmsg_send(cc->w.fd, reply, rfds, nrfds);
+
+	if (rc != -EAGAIN)
+		return rc;
+	for (unsigned int i = 0; i < nrfds; i++) {
+		int fd = fcntl(rfds[i], F_DUPFD_CLOEXEC, 0);
+
+		if (fd < 0) {
+			rc = -errno;
+			ctl_conn_unhold(cc);
+			return rc;
+		}
+		cc->held_fds[cc->nheld_fds++] = fd;
+	}
+	cc->held = json_incref(reply);
+	rc = loop_mod(cc->ctl->d->loop, &cc->w, EPOLLOUT);
+	if (rc < 0)
+		ctl_conn_unhold(cc);
+	return rc;
+}
+
+/* The socket has room again: send the held reply, then read requests again. */
+static void ctl_send_held(struct ctl_conn *cc)
+{
+	int rc = ctlmsg_send(cc->w.fd, cc->held, cc->held_fds, cc->nheld_fds);
+
+	if (rc == -EAGAIN)
+		return;
+	ctl_conn_unhold(cc);
+	if (rc < 0 || loop_mod(cc->ctl->d->loop, &cc->w, EPOLLIN) < 0)
+		ctl_conn_close(cc);
+}
+
 static void on_conn(struct loop_watch *w, uint32_t events)
 {
 	struct ctl_conn *cc = w->data;
@@ -509,14 +567,20 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 	json_t *req, *reply;
 	int rc;
 
+	if (cc->held) {
+		ctl_send_held(cc);
+		return;
+	}
 	rc = ctlmsg_recv(w->fd, &req, fds, &nfds);
 	if (rc == -EAGAIN)
 		return;
 	if (rc == -EBADMSG) {
 		reply = ctlmsg_error(EBADMSG, "request is not a JSON object of at most %d bytes",
 				     CTLMSG_MAX);
-		ctlmsg_send(w->fd, reply, NULL, 0);
+		rc = reply ? ctl_reply(cc, reply, NULL, 0) : -ENOMEM;
 		json_decref(reply);
+		if (rc < 0)
+			ctl_conn_close(cc);
 		return;
 	}
 	if (rc < 0) {
@@ -529,7 +593,7 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 		close(fds[--nfds]);
 	if (!reply)
 		reply = ctlmsg_error(ENOMEM, "out of memory");
-	rc = ctlmsg_send(w->fd, reply, rfds, nrfds);
+	rc = ctl_reply(cc, reply, rfds, nrfds);
 	json_decref(reply);
 	if (rc == -EMSGSIZE) {
 		/* Too big for one message (a status of many vifs): say so, keep the connection. */
@@ -537,11 +601,11 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 				     "the reply would exceed %d bytes: ask for less "
 				     "(status: \"vif\" or \"vifs\": false)",
 				     CTLMSG_MAX);
-		rc = reply ? ctlmsg_send(w->fd, reply, NULL, 0) : -ENOMEM;
+		rc = reply ? ctl_reply(cc, reply, NULL, 0) : -ENOMEM;
 		json_decref(reply);
 	}
 	/* Reply fds are borrowed from hv: the kernel duplicated them into the message. */
-	if (rc < 0 && rc != -EAGAIN)
+	if (rc < 0)
 		ctl_conn_close(cc);
 }
 
