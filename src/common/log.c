@@ -18,6 +18,11 @@ void log_set_level(enum log_level level)
 	log_threshold = level;
 }
 
+bool log_enabled(enum log_level level)
+{
+	return level <= log_threshold;
+}
+
 int log_level_parse(const char *s)
 {
 	for (unsigned int i = 0; i < sizeof(log_names) / sizeof(log_names[0]); i++)
@@ -38,8 +43,13 @@ static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 	if (n < 0)
 		return;
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* Cut if need be, but always a whole line: the next one must not be glued on. */
+	n = (int)strlen(line);
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n] = '\n';
+	line[n + 1] = '\0';
 	/* One fputs per line so lines from several threads do not interleave. */
-	strncat(line, "\n", sizeof(line) - strlen(line) - 1);
 	fputs(line, stderr);
 }
 

@@ -23,6 +23,12 @@ void log_set_level(enum log_level level);
 int log_level_parse(const char *s);
 
 /**
+ * log_enabled() - whether a message at @level would be printed
+ * @level: severity
+ */
+bool log_enabled(enum log_level level);
+
+/**
  * log_msg() - print one line to stderr if @level is enabled
  * @level: severity
  * @fmt: printf format, no trailing newline
@@ -66,10 +72,13 @@ bool log_ratelimit_ok(struct log_ratelimit *rl);
 #define info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
-/* Log at @level only if @rl allows it. */
+/*
+ * Log at @level only if @rl allows it.  A message of a level not printed
+ * takes nothing from @rl: debug lines must not use up an error's budget.
+ */
 #define log_ratelimited(rl, level, ...)                                                            \
 	do {                                                                                       \
-		if (log_ratelimit_ok(rl))                                                          \
+		if (log_enabled(level) && log_ratelimit_ok(rl))                                    \
 			log_msg(level, __VA_ARGS__);                                               \
 	} while (0)
 

@@ -19,6 +19,8 @@ struct loop {
 	struct epoll_event ready[LOOP_BATCH];
 };
 
+static void spare_ensure(void);
+
 struct loop *loop_create(void)
 {
 	struct loop *l = calloc(1, sizeof(*l));
@@ -30,6 +32,7 @@ struct loop *loop_create(void)
 		free(l);
 		return NULL;
 	}
+	spare_ensure();
 	return l;
 }
 
@@ -105,15 +108,24 @@ void loop_stop(struct loop *l)
 	l->stop = true;
 }
 
-/* The descriptor loop_accept() gives up to shed a connection when none is left. */
+/*
+ * The descriptor loop_accept() gives up to shed a connection when none is
+ * left.  Made with the first loop, while descriptors are plenty, and again
+ * whenever it is missing.
+ */
 static int accept_spare = -1;
+
+static void spare_ensure(void)
+{
+	if (accept_spare < 0)
+		accept_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
 
 int loop_accept(int lfd, int flags)
 {
 	int fd, e;
 
-	if (accept_spare < 0)
-		accept_spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	spare_ensure();
 	fd = accept4(lfd, NULL, NULL, flags);
 	if (fd >= 0)
 		return fd;

@@ -242,6 +242,54 @@ static void test_ratelimit_burst(void **state)
 }
 
 /*
+ * Messages of a level not printed take nothing from a rate limit (a peer
+ * driving debug lines must not use up an error's budget), and a line cut
+ * at the buffer's end still ends with its newline (the next line is not
+ * glued on).  Both read back from stderr, redirected to a file.
+ */
+static void test_log_levels_and_long_lines(void **state)
+{
+	struct log_ratelimit rl = {.interval_ns = 60ULL * 1000000000ULL, .burst = 3};
+	char path[] = "/tmp/pvnet-log-XXXXXX", *buf, *nl;
+	static char big[1500];
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fd, 2) == 2);
+	log_set_level(LOG_INFO);
+	for (int i = 0; i < 10; i++)
+		log_ratelimited(&rl, LOG_DEBUG, "debug %d", i);
+	assert_int_equal(rl.printed, 0);
+	assert_int_equal(rl.suppressed, 0);
+	log_ratelimited(&rl, LOG_ERR, "the error");
+	memset(big, 'A', sizeof(big) - 1);
+	err("%s", big);
+	err("second line");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+
+	buf = calloc(1, 8192);
+	assert_non_null(buf);
+	n = pread(fd, buf, 8191, 0);
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "the error\n"));
+	assert_null(strstr(buf, "debug"));
+	nl = strstr(buf, "AAAA");
+	assert_non_null(nl);
+	nl = strchr(nl, '\n');
+	assert_non_null(nl);
+	assert_non_null(strstr(nl + 1, "second line\n"));
+	assert_null(strstr(nl + 1, "AAAA")); /* the long line ended where it was cut */
+	free(buf);
+	close(fd);
+	unlink(path);
+}
+
+/*
  * Out of file descriptors, loop_accept() sheds the waiting connection, so
  * that the listener is no longer readable (a level-triggered loop would
  * otherwise call it back for ever) and the client learns at once.
@@ -301,6 +349,7 @@ int main(void)
 	    cmocka_unit_test(test_loop_delete_during_dispatch),
 	    cmocka_unit_test(test_loop_timeout_and_mod),
 	    cmocka_unit_test(test_ratelimit_burst),
+	    cmocka_unit_test(test_log_levels_and_long_lines),
 	    cmocka_unit_test(test_loop_accept_out_of_fds),
 	};
 
