@@ -39,6 +39,14 @@ static void usage(FILE *f)
 		   "  -d, --run-dir DIR  pvnetd's run directory (default /run/pvnet)\n");
 }
 
+/* String member @key of @o, or "?" when pvnetd's reply lacks it (never NULL into printf). */
+static const char *str_of(const json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : "?";
+}
+
 static int ctl_open(void)
 {
 	int fd = ctlmsg_connect(run_dir);
@@ -81,7 +89,7 @@ static json_t *fetch_status(const char *cmd, const char *vif)
 	}
 	if (rc < 0) {
 		fprintf(stderr, "pvnet %s: %s\n", cmd,
-			reply ? json_string_value(json_object_get(reply, "error")) : strerror(-rc));
+			reply ? str_of(reply, "error") : strerror(-rc));
 		json_decref(reply);
 		return NULL;
 	}
@@ -146,7 +154,11 @@ static int cmd_show(int argc, char **argv)
 
 		json_array_foreach(json_object_get(reply, "vifs"), i, vif)
 		{
-			one = fetch_status("show", json_string_value(json_object_get(vif, "name")));
+			const char *name = json_string_value(json_object_get(vif, "name"));
+
+			if (!name)
+				continue; /* NULL would ask for every vif's counters at once */
+			one = fetch_status("show", name);
 			if (one)
 				json_array_extend(all, json_object_get(one, "vifs"));
 			json_decref(one); /* a vif gone meanwhile is not shown */
@@ -156,7 +168,7 @@ static int cmd_show(int argc, char **argv)
 	out = json_array();
 	json_array_foreach(json_object_get(reply, "vifs"), i, vif)
 	{
-		const char *name = json_string_value(json_object_get(vif, "name"));
+		const char *name = str_of(vif, "name");
 		const char *error = json_string_value(json_object_get(vif, "error"));
 		const char *mode = json_string_value(json_object_get(vif, "tx_mode"));
 		const char *carrier = json_string_value(json_object_get(vif, "carrier"));
@@ -168,12 +180,11 @@ static int cmd_show(int argc, char **argv)
 		json_array_append(out, vif);
 		if (as_json)
 			continue;
-		printf("%s: state %s, %zu queue%s%s%s%s%s%s%s%s%s\n", name,
-		       json_string_value(json_object_get(vif, "state")), json_array_size(queues),
-		       json_array_size(queues) == 1 ? "" : "s", mode ? ", tx " : "",
-		       mode ? mode : "", carrier ? ", carrier " : "", carrier ? carrier : "",
-		       dom ? ", domain " : "", dom ? dom : "", error ? ", disabled: " : "",
-		       error ? error : "");
+		printf("%s: state %s, %zu queue%s%s%s%s%s%s%s%s%s\n", name, str_of(vif, "state"),
+		       json_array_size(queues), json_array_size(queues) == 1 ? "" : "s",
+		       mode ? ", tx " : "", mode ? mode : "", carrier ? ", carrier " : "",
+		       carrier ? carrier : "", dom ? ", domain " : "", dom ? dom : "",
+		       error ? ", disabled: " : "", error ? error : "");
 		if (json_object_size(json_object_get(vif, "features")))
 			print_features(json_object_get(vif, "features"));
 		if (json_object_size(json_object_get(vif, "switch"))) {
@@ -224,8 +235,10 @@ static int cmd_status(int argc, char **argv)
 	json_t *reply, *dom;
 	size_t i;
 
-	if (argc > 2 || (argc == 2 && !as_json)) {
-		fprintf(stderr, "pvnet status: unknown argument '%s'\n", argv[1]);
+	for (int a = 1; a < argc; a++) {
+		if (a == 1 && as_json)
+			continue;
+		fprintf(stderr, "pvnet status: unknown argument '%s'\n", argv[a]);
 		return 2;
 	}
 	/* The text needs no vif counters (pvnet show has them): the short form always fits. */
@@ -236,8 +249,7 @@ static int cmd_status(int argc, char **argv)
 		json_dumpf(reply, stdout, JSON_INDENT(2));
 		putchar('\n');
 	} else {
-		printf("pvnetd %s at %s\n", json_string_value(json_object_get(reply, "version")),
-		       run_dir);
+		printf("pvnetd %s at %s\n", str_of(reply, "version"), run_dir);
 		printf("domains: %zu\n", json_array_size(json_object_get(reply, "domains")));
 		json_array_foreach(json_object_get(reply, "domains"), i, dom)
 		{
@@ -246,7 +258,7 @@ static int cmd_status(int argc, char **argv)
 			printf("  domain %lld%s%s%s  store %s\n",
 			       (long long)json_integer_value(json_object_get(dom, "domid")),
 			       name ? " (" : "", name ? name : "", name ? ")" : "",
-			       json_string_value(json_object_get(dom, "store")));
+			       str_of(dom, "store"));
 		}
 		printf("grants: %lld mapped now; %lld copy, %lld map, %lld unmap ops in %lld "
 		       "batches\n",
