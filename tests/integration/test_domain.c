@@ -202,6 +202,14 @@ static void test_bad_control_requests(void **state)
 	unsigned int nfds;
 
 	expect_error(fd, json_pack("{s:s}", "op", "no-such-op"), NULL, 0, EOPNOTSUPP);
+	/* An unknown op quoted in the error cut at a character, never through one. */
+	{
+		char op[2 + 40 * 2 + 1] = "a";
+
+		for (int k = 0; k < 40; k++)
+			strcat(op, "\xc3\xa9"); /* e acute, two bytes each: byte 64 is inside one */
+		expect_error(fd, json_pack("{s:s}", "op", op), NULL, 0, EOPNOTSUPP);
+	}
 	expect_error(fd, json_pack("{s:i}", "pages", 3), NULL, 0, EINVAL);
 	expect_error(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), NULL, 0,
 		     EINVAL);

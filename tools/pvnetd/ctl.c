@@ -160,6 +160,7 @@ static json_t *op_domain_create(struct ctl_conn *cc, const json_t *req, int *fds
 				unsigned int *nfds, int *rfds, unsigned int *nrfds)
 {
 	struct ctl *c = cc->ctl;
+	json_t *reply;
 	domid_t domid;
 	uint64_t pages;
 	int rc;
@@ -187,11 +188,17 @@ static json_t *op_domain_create(struct ctl_conn *cc, const json_t *req, int *fds
 		cc->store_sock[0] = '\0';
 		goto release;
 	}
+	/* A reply that cannot be built (a run directory not in UTF-8): no domain either. */
+	reply = json_pack("{s:i, s:s, s:s}", "domid", domid, "store", cc->store_sock, "home",
+			  "/local/domain");
+	if (!reply) {
+		rc = -EILSEQ;
+		goto release;
+	}
 	rfds[0] = hv_domain_gnttab_fd(c->d->hv, domid);
 	*nrfds = 1;
 	info("domain %u created: %" PRIu64 " pages, store socket %s", domid, pages, cc->store_sock);
-	return json_pack("{s:i, s:s, s:s}", "domid", domid, "store", cc->store_sock, "home",
-			 "/local/domain");
+	return reply;
 release:
 	ctl_domain_release(cc);
 	return ctlmsg_error(-rc, "domain-create: %s", strerror(-rc));
@@ -499,6 +506,7 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 			    int *rfds, unsigned int *nrfds)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
+	int n;
 
 	if (!op)
 		return ctlmsg_error(EINVAL, "request has no \"op\" string");
@@ -516,7 +524,11 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 		return op_vif_destroy(cc, req);
 	if (!strcmp(op, "status"))
 		return op_status(cc->ctl, req);
-	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.64s\"", op);
+	/* Quoted up to 64 bytes, cut before a UTF-8 sequence, not through it (JSON strings). */
+	n = strlen(op) > 64 ? 64 : (int)strlen(op);
+	while (n > 0 && ((unsigned char)op[n] & 0xc0) == 0x80)
+		n--;
+	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.*s\"", n, op);
 }
 
 /*
@@ -591,9 +603,11 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 	json_decref(req);
 	while (nfds)
 		close(fds[--nfds]);
-	if (!reply)
+	if (!reply) {
 		reply = ctlmsg_error(ENOMEM, "out of memory");
-	rc = ctl_reply(cc, reply, rfds, nrfds);
+		nrfds = 0; /* an error reply carries no descriptor */
+	}
+	rc = reply ? ctl_reply(cc, reply, rfds, nrfds) : -ENOMEM;
 	json_decref(reply);
 	if (rc == -EMSGSIZE) {
 		/* Too big for one message (a status of many vifs): say so, keep the connection. */
