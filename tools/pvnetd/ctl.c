@@ -638,7 +638,8 @@ static void on_accept(struct loop_watch *w, uint32_t events)
 		return;
 	}
 	if (c->nconns >= CTL_MAX_CONNS) {
-		warn("control socket: %u connections open, refusing another", c->nconns);
+		log_ratelimited(&accept_rl, LOG_WARN,
+				"control socket: %u connections open, refusing another", c->nconns);
 		close(fd);
 		return;
 	}

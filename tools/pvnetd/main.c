@@ -28,7 +28,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: pvnetd [OPTIONS]\n"
-		"Run the pvnet backend domain in the foreground until SIGTERM or SIGINT.\n"
+		"Run the pvnet backend domain in the foreground until SIGTERM, SIGINT or SIGHUP.\n"
 		"\n"
 		"  -d, --run-dir DIR      sockets go here (default /run/pvnet):\n"
 		"                         DIR/xenstore.sock (domain 0, mode 0600),\n"
@@ -272,7 +272,10 @@ int main(int argc, char **argv)
 		die("signalfd: %s", strerror(errno));
 	d.sig.cb = on_signal;
 	d.sig.data = &d;
-	loop_add(d.loop, &d.sig, EPOLLIN);
+	/* Signals are blocked: without this watch nothing could stop pvnetd. */
+	rc = loop_add(d.loop, &d.sig, EPOLLIN);
+	if (rc < 0)
+		die("event loop: signalfd: %s", strerror(-rc));
 
 	hv_config_default(&hcfg);
 	d.hv = hv_create(&hcfg);
