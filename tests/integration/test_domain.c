@@ -235,10 +235,15 @@ static void test_bad_control_requests(void **state)
 		     EINVAL);
 	close(memfd);
 
-	/* Not JSON at all: an error reply, and the connection still works. */
+	/* Not JSON at all, or an empty message: an error reply, and the connection still works. */
 	assert_int_equal(send(fd, "{nope", 5, 0), 5);
 	assert_int_equal(ctlmsg_recv(fd, &reply, NULL, &nfds), 0);
 	assert_non_null(json_object_get(reply, "error"));
+	json_decref(reply);
+	reply = NULL;
+	assert_int_equal(send(fd, "", 0, 0), 0);
+	assert_int_equal(ctlmsg_recv(fd, &reply, NULL, &nfds), 0);
+	assert_int_equal(json_integer_value(json_object_get(reply, "errno")), EBADMSG);
 	json_decref(reply);
 	reply = NULL;
 	json_t *req = json_pack("{s:s}", "op", "status");

@@ -567,7 +567,7 @@ static void ctl_send_held(struct ctl_conn *cc)
 	if (rc == -EAGAIN)
 		return;
 	ctl_conn_unhold(cc);
-	if (rc < 0 || loop_mod(cc->ctl->d->loop, &cc->w, EPOLLIN) < 0)
+	if (rc < 0 || loop_mod(cc->ctl->d->loop, &cc->w, EPOLLIN | EPOLLRDHUP) < 0)
 		ctl_conn_close(cc);
 }
 
@@ -586,7 +586,7 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 	rc = ctlmsg_recv(w->fd, &req, fds, &nfds);
 	if (rc == -EAGAIN)
 		return;
-	if (rc == -EBADMSG) {
+	if (rc == -EBADMSG || (rc == -ECONNRESET && !(events & (EPOLLHUP | EPOLLRDHUP)))) {
 		reply = ctlmsg_error(EBADMSG, "request is not a JSON object of at most %d bytes",
 				     CTLMSG_MAX);
 		rc = reply ? ctl_reply(cc, reply, NULL, 0) : -ENOMEM;
@@ -652,7 +652,8 @@ static void on_accept(struct loop_watch *w, uint32_t events)
 	cc->w.fd = fd;
 	cc->w.cb = on_conn;
 	cc->w.data = cc;
-	if (loop_add(c->d->loop, &cc->w, EPOLLIN) < 0) {
+	/* EPOLLRDHUP tells a hang-up from an empty request (both read as 0 bytes). */
+	if (loop_add(c->d->loop, &cc->w, EPOLLIN | EPOLLRDHUP) < 0) {
 		close(fd);
 		free(cc);
 		return;
