@@ -8,6 +8,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/virtio_net.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -241,10 +242,31 @@ bool uplink_netns_name_ok(const char *ns)
 static int run_ip_netns(const char *verb, const char *ns)
 {
 	char *argv[] = {"ip", "netns", (char *)verb, (char *)ns, NULL};
+	posix_spawnattr_t attr;
+	sigset_t none, dfl;
 	pid_t pid;
 	int st, rc;
 
-	rc = posix_spawnp(&pid, "ip", NULL, NULL, argv, environ);
+	/*
+	 * Our caller may block SIGINT and SIGTERM (it reads them from a
+	 * signalfd): `ip` gets an empty mask and default actions, so that it
+	 * can be interrupted as any command.
+	 */
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGTERM);
+	rc = posix_spawnattr_init(&attr);
+	if (rc)
+		return -rc;
+	rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawnattr_setsigmask(&attr, &none);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&attr, &dfl);
+	if (!rc)
+		rc = posix_spawnp(&pid, "ip", NULL, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	if (rc)
 		return -rc;
 	while (waitpid(pid, &st, 0) < 0)
