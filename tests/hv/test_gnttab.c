@@ -181,6 +181,7 @@ static void test_unmap_failures(void **state)
 
 	assert_int_equal(unmap1(f->gt, 0), GNTST_bad_handle);
 	assert_int_equal(unmap1(f->gt, UINT32_MAX), GNTST_bad_handle);
+	assert_int_equal(unmap1(f->gt, 16384), GNTST_bad_handle); /* one past the maptrack */
 	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
 	u = (struct gnttab_unmap_grant_ref){.handle = op.handle, .host_addr = op.host_addr + 1};
 	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 1, &u), 0);
@@ -210,6 +211,26 @@ static void test_map_rw_and_ro_same_ref(void **state)
 	assert_int_equal(unmap1(f->gt, ops[0].handle), GNTST_okay);
 	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading);
 	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), -EBUSY);
+	assert_int_equal(unmap1(f->gt, ops[1].handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+
+	/*
+	 * The other order, and two writers: each bit stays while a pin that
+	 * needs it is left (a read-only unmap does not clear reading under a
+	 * writer; the first of two writers does not clear writing).
+	 */
+	ops[0] = (struct gnttab_map_grant_ref){
+	    .flags = GNTMAP_host_map | GNTMAP_readonly, .ref = r, .dom = f->g.domid};
+	ops[1] =
+	    (struct gnttab_map_grant_ref){.flags = GNTMAP_host_map, .ref = r, .dom = f->g.domid};
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 2, ops), 0);
+	assert_int_equal(unmap1(f->gt, ops[0].handle), GNTST_okay); /* the reader goes first */
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading | GTF_writing);
+	ops[0] =
+	    (struct gnttab_map_grant_ref){.flags = GNTMAP_host_map, .ref = r, .dom = f->g.domid};
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 1, ops), 0);
+	assert_int_equal(unmap1(f->gt, ops[0].handle), GNTST_okay); /* one of two writers */
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading | GTF_writing);
 	assert_int_equal(unmap1(f->gt, ops[1].handle), GNTST_okay);
 	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
 }
@@ -283,6 +304,7 @@ static void test_copy_mixed_batch(void **state)
 	/* 5: bad ref on the source side */
 	segs[5] = segs[1];
 	segs[5].source.foreign.ref = 99999;
+	/* (the page bound of a granted source is tested to the byte below) */
 	/* 6: no granted side at all */
 	segs[6].source.virt = in;
 	segs[6].dest.virt = out;
@@ -310,6 +332,46 @@ static void test_copy_mixed_batch(void **state)
 	hv_stats(f->hv, &st);
 	assert_int_equal(st.copy_ops, 7);
 	assert_int_equal(st.batches, 1);
+
+	/* A granted source to the byte: its last byte may be read, not one past it. */
+	memset(segs, 0, sizeof(segs));
+	segs[0].source.foreign = (typeof(segs[0].source.foreign)){src, 4095, f->g.domid};
+	segs[0].dest.virt = out;
+	segs[0].len = 1;
+	segs[0].flags = GNTCOPY_source_gref;
+	segs[1] = segs[0];
+	segs[1].len = 2;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 2, segs), 0);
+	assert_int_equal(segs[0].status, GNTST_okay);
+	assert_int_equal(segs[1].status, GNTST_bad_copy_arg);
+	guest_unmap(&g2);
+}
+
+/*
+ * An entry pinned for one domain that the guest rewrites to name another:
+ * the other is refused while the pin lasts (Xen: "Bad domain" on an
+ * active entry), never given the frame pinned for the first.
+ */
+static void test_pinned_entry_other_domain(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op, op2;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+	struct hv_gnttab *gt2;
+	struct guest g2;
+
+	assert_int_equal(guest_create(f->hv, 2, &g2), 0);
+	gt2 = hv_gnttab_open(f->hv, g2.domid);
+	assert_non_null(gt2);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	__atomic_store_n(&f->g.gt[r].domid, g2.domid, __ATOMIC_RELEASE);
+	assert_int_equal(map1(gt2, f->g.domid, r, GNTMAP_host_map, &op2), GNTST_general_error);
+	assert_int_equal(maps_in_use(f), 1);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	/* Unpinned, the entry is the other domain's to map. */
+	assert_int_equal(map1(gt2, f->g.domid, r, GNTMAP_host_map, &op2), GNTST_okay);
+	assert_int_equal(unmap1(gt2, op2.handle), GNTST_okay);
+	hv_gnttab_close(gt2);
 	guest_unmap(&g2);
 }
 
@@ -575,6 +637,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_copy_while_mapped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_during_pin, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_mapped_entry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pinned_entry_other_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred_release_after_unmap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unmaps, setup, teardown),
 	};
