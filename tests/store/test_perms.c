@@ -84,6 +84,10 @@ static void test_grants(void **state)
 	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/shared", "r0", "n6", NULL));
 	TC_OK(tc_read(g5, 0, "/shared"));
 	TC_ERR(tc_read(g6, 0, "/shared"), "EACCES");
+	/* The same for a special node: write access to @releaseDomain is not ownership. */
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n0", "w6", NULL));
+	TC_ERR(tc_call(g6, XS_SET_PERMS, 0, "@releaseDomain", "b6", NULL), "EACCES");
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n0", NULL));
 	tc_close(d0);
 	tc_close(g5);
 	tc_close(g6);
