@@ -78,6 +78,16 @@ static void test_grants(void **state)
 	TC_ERR(tc_write(g5, 0, "/shared", "x"), "EACCES");
 	TC_ERR(tc_read(g6, 0, "/shared"), "EACCES");
 	TC_OK(tc_write(g6, 0, "/shared", "x"));
+	/* A node a guest creates is the guest's, whoever owns its parent (the rest inherited). */
+	{
+		struct tmsg *m;
+
+		TC_OK(tc_write(g6, 0, "/shared/c6", "y"));
+		m = tc_call(d0, XS_GET_PERMS, 0, "/shared/c6", NULL);
+		assert_int_equal(m->hdr.type, XS_GET_PERMS);
+		assert_memory_equal(m->body, "n6\0r5\0w6", sizeof("n6\0r5\0w6"));
+		TC_OK(tc_call(d0, XS_RM, 0, "/shared/c6", NULL));
+	}
 	/* write permission is not ownership */
 	TC_ERR(tc_call(g6, XS_SET_PERMS, 0, "/shared", "b6", NULL), "EACCES");
 	/* the default (entry 0) applies to domains not listed */
