@@ -76,6 +76,12 @@ static void test_grants(void **state)
 	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/shared", "n0", "r5", "w6", NULL));
 	TC_OK(tc_read(g5, 0, "/shared"));
 	TC_ERR(tc_write(g5, 0, "/shared", "x"), "EACCES");
+	/* Reading is not writing: a reader may neither remove it nor make nodes under it. */
+	TC_ERR(tc_call(g5, XS_RM, 0, "/shared", NULL), "EACCES");
+	TC_ERR(tc_call(g5, XS_MKDIR, 0, "/shared/x", NULL), "EACCES");
+	TC_ERR(tc_call(g5, XS_MKDIR, 0, "/shared", NULL), "EACCES");
+	TC_OK(tc_read(d0, 0, "/shared"));
+	TC_ERR(tc_read(d0, 0, "/shared/x"), "ENOENT");
 	TC_ERR(tc_read(g6, 0, "/shared"), "EACCES");
 	TC_OK(tc_write(g6, 0, "/shared", "x"));
 	/* A node a guest creates is the guest's, whoever owns its parent (the rest inherited). */
