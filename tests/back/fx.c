@@ -73,6 +73,30 @@ uint32_t len_of(uint32_t i, uint32_t min, uint32_t max)
 	return min + (uint32_t)((i * 2654435761u) % (max - min + 1));
 }
 
+/*
+ * netback's side of one queue, read racily from the test thread: what a
+ * hang left behind (who sleeps, with what queued, waiting for what).
+ */
+static void dump_queue(const char *name, struct back_queue *q)
+{
+	print_message("%s back: sleeping %d tx_stalled %d inflight %u tx cons %u rsp %u event %u | "
+		      "rx stalled %d blocked %d wait_for %u cons %u rsp %u event %u rxq %lu..%lu "
+		      "gen %u seen %u\n",
+		      name, (int)atomic_load(&q->sleeping),
+		      (int)__atomic_load_n(&q->tx_stalled, __ATOMIC_RELAXED),
+		      atomic_load(&q->inflight), __atomic_load_n(&q->tx.req_cons, __ATOMIC_RELAXED),
+		      __atomic_load_n(&q->tx.rsp_prod_pvt, __ATOMIC_RELAXED),
+		      __atomic_load_n(&q->tx.sring->req_event, __ATOMIC_RELAXED),
+		      (int)atomic_load(&q->rx_stalled), (int)atomic_load(&q->rx_blocked),
+		      atomic_load(&q->rx_wait_for),
+		      __atomic_load_n(&q->rx.req_cons, __ATOMIC_RELAXED),
+		      __atomic_load_n(&q->rx.rsp_prod_pvt, __ATOMIC_RELAXED),
+		      __atomic_load_n(&q->rx.sring->req_event, __ATOMIC_RELAXED),
+		      (unsigned long)__atomic_load_n(&q->rxq.head, __ATOMIC_RELAXED),
+		      (unsigned long)atomic_load(&q->rxq.tail), atomic_load(&q->rx_gen),
+		      __atomic_load_n(&q->rx_gen_seen, __ATOMIC_RELAXED));
+}
+
 void dump(struct fx *x, unsigned int recvd, uint32_t want, int got)
 {
 	unsigned int ns;
@@ -89,6 +113,8 @@ void dump(struct fx *x, unsigned int recvd, uint32_t want, int got)
 		      x->a.q[0].tx.sring->rsp_prod, x->a.q[0].tx.rsp_cons,
 		      x->b.q[0].rx.req_prod_pvt, x->b.q[0].rx.sring->req_prod,
 		      x->b.q[0].rx.sring->rsp_prod, x->b.q[0].rx.rsp_cons);
+	dump_queue("A", x->va->q[0]);
+	dump_queue("B", x->vb->q[0]);
 }
 
 /*

@@ -23,9 +23,13 @@ static struct fx *stall_fx(enum back_tx_mode mode, const struct ff_opts *ob)
 	back_config_default(&cfg);
 	cfg.rx_stall_timeout_ms = STALL_MS;
 	x = fx_new(mode, &cfg, NULL, ob);
-	/* B speaks first, so that the switch sends A's frames to B alone (not C too). */
-	send_only(x, &x->b, mac_b, mac_a, 1, 60, 0);
+	/*
+	 * B speaks first, so that the switch sends A's frames to B alone (not
+	 * C too).  A posts before: else, on a loaded machine, A's queue could
+	 * stall on that frame before A posts, and the frame would be flushed.
+	 */
 	ff_rx_post(&x->a, 0, FF_RING);
+	send_only(x, &x->b, mac_b, mac_a, 1, 60, 0);
 	assert_true(WAIT_UNTIL(&x->w, ff_rx_recv(&x->a, 0, x->rbuf, sizeof(x->rbuf), &info) == 60,
 			       WAIT_MS));
 	return x;
@@ -210,8 +214,8 @@ static void flap(enum back_tx_mode mode)
 	back_config_default(&cfg);
 	cfg.rx_stall_timeout_ms = 5;
 	x = fx_new(mode, &cfg, NULL, NULL);
+	ff_rx_post(&x->a, 0, FF_RING); /* first: A's queue stalls 5 ms after a frame waits */
 	send_only(x, &x->b, mac_b, mac_a, 1, 60, 0); /* the switch learns B */
-	ff_rx_post(&x->a, 0, FF_RING);
 	assert_true(WAIT_UNTIL(&x->w, ff_rx_recv(&x->a, 0, x->rbuf, sizeof(x->rbuf), &info) == 60,
 			       WAIT_MS));
 	end = test_now_ms() + 1000;
@@ -237,12 +241,15 @@ static void flap(enum back_tx_mode mode)
 		loop_run_once(x->w.loop, 0);
 	}
 	/* B stays: everything settles, received or counted. */
-	assert_true(WAIT_UNTIL(&x->w,
-			       (ff_rx_post(&x->b, 0, FF_RING), got += flap_receive(x, &next_seed),
-				ff_tx_reap(&x->a, 0),
-				x->a.q[0].tx.rsp_cons == x->a.q[0].tx.req_prod_pvt &&
-				    got + flap_dropped(x) == sent && back_vif_carrier(x->vb)),
-			       WAIT_MS));
+	if (!WAIT_UNTIL(&x->w,
+			(ff_rx_post(&x->b, 0, FF_RING), got += flap_receive(x, &next_seed),
+			 ff_tx_reap(&x->a, 0),
+			 x->a.q[0].tx.rsp_cons == x->a.q[0].tx.req_prod_pvt &&
+			     got + flap_dropped(x) == sent && back_vif_carrier(x->vb)),
+			WAIT_MS)) {
+		dump(x, got, sent, (int)flap_dropped(x));
+		fail_msg("did not settle: sent %u, received %u", sent, got);
+	}
 	assert_true(stat_b(x, "rx_stalls") >= 1);
 	assert_true(got > 0);
 	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
