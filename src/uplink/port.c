@@ -14,13 +14,9 @@
  *                  memory nobody else writes, the virtio header is
  *                  validated and mapped (uplink_vnet2meta), and the buffer's
  *                  struct sw_pkt points its hdr and its single fragment at
- *                  the copy.  Then one sw_forward() for the batch.  done()
- *                  (the last sw_pkt_put(), on any thread) marks the buffer
- *                  free again with a release store; the reader finds free
- *                  buffers by scanning from a cursor.  Only when the whole
- *                  pool is in flight does the reader sleep on an eventfd,
- *                  which done() writes only while the reader says it is
- *                  starved: no lock and no system call per frame.
+ *                  the copy.  Then one sw_forward() for the batch.  The
+ *                  buffer is free again when the last consumer puts the
+ *                  frame (pool.h: no lock and no system call per frame).
  *
  *   switch -> TAP  xmit(), on whatever data-path thread forwards to us
  *                  (netback TX workers, concurrently).  One writev() per
@@ -46,13 +42,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "switch/switch.h"
+#include "uplink/pool.h"
 #include "uplink/port.h"
 #include "uplink/tap.h"
 #include "uplink/vnet.h"
@@ -97,13 +93,6 @@ _Static_assert(SW_GSO_TCPV4 == UPLINK_GSO_TCPV4 && SW_GSO_TCPV6 == UPLINK_GSO_TC
 /* Pieces of one frame on the way out: header, hdr copy, SW_PKT_MAX_FRAGS fragments. */
 #define XMIT_IOV (SW_PKT_MAX_FRAGS + 2)
 
-struct tap_buf {
-	struct sw_pkt pkt;
-	struct uplink_tap_port *port;
-	atomic_bool busy;
-	uint8_t *slot;
-};
-
 struct uplink_tap_port {
 	struct sw *sw;
 	struct sw_port *sp;
@@ -112,16 +101,8 @@ struct uplink_tap_port {
 	uint32_t mtu; /* the TAP's, followed by the reader thread (link_fd) */
 	int link_fd;
 	unsigned int ifindex;
-	pthread_t reader;
-	bool reader_started;
-	atomic_bool stop;
-	int stop_fd;
-	int pool_fd;
-	atomic_bool starved;
-	_Atomic uint32_t inflight;
-	unsigned int cursor;
-	struct tap_buf *bufs;
-	uint8_t *slots;
+	struct uplink_reader reader;
+	struct uplink_pool pool;
 	struct log_ratelimit rl; /* the reader thread's */
 	_Atomic uint64_t drops[UPLINK_DROP_NR];
 	_Atomic uint64_t sw_csum;
@@ -158,38 +139,8 @@ int uplink_tap_spec_parse(const char *spec, char *name, char *netns)
 	return 0;
 }
 
-static void tap_pkt_done(struct sw_pkt *pkt)
-{
-	struct tap_buf *b = pkt->priv;
-	struct uplink_tap_port *p = b->port;
-
-	/* seq_cst pairs with the reader's store of starved and its second look (Dekker). */
-	atomic_fetch_sub_explicit(&p->inflight, pkt->len, memory_order_seq_cst);
-	atomic_store_explicit(&b->busy, false, memory_order_seq_cst);
-	if (atomic_load_explicit(&p->starved, memory_order_seq_cst) &&
-	    write(p->pool_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
-		/* Only on counter overflow: the reader is awake then anyway. */
-	}
-}
-
-/* A free buffer, or NULL when every one (or UPLINK_INFLIGHT_MAX bytes) is in flight. */
-static struct tap_buf *pool_get(struct uplink_tap_port *p)
-{
-	if (atomic_load_explicit(&p->inflight, memory_order_seq_cst) >= UPLINK_INFLIGHT_MAX)
-		return NULL;
-	for (unsigned int i = 0; i < UPLINK_POOL; i++) {
-		struct tap_buf *b = &p->bufs[(p->cursor + i) % UPLINK_POOL];
-
-		if (!atomic_load_explicit(&b->busy, memory_order_seq_cst)) {
-			p->cursor = (p->cursor + i + 1) % UPLINK_POOL;
-			return b;
-		}
-	}
-	return NULL;
-}
-
 /* Read one frame into @b; 1 if it is ready to forward, 0 if dropped, -EAGAIN, -errno. */
-static int read_one(struct uplink_tap_port *p, struct tap_buf *b)
+static int read_one(struct uplink_tap_port *p, struct uplink_buf *b)
 {
 	struct virtio_net_hdr vh;
 	struct uplink_meta m;
@@ -227,9 +178,8 @@ static int read_one(struct uplink_tap_port *p, struct tap_buf *b)
 	b->pkt.len = len;
 	b->pkt.priv = b;
 	b->pkt.frag[0] = (struct sw_pkt_frag){.base = frame, .len = len};
-	sw_pkt_init(&b->pkt, tap_pkt_done);
-	atomic_store_explicit(&b->busy, true, memory_order_relaxed);
-	atomic_fetch_add_explicit(&p->inflight, len, memory_order_relaxed);
+	sw_pkt_init(&b->pkt, uplink_buf_done);
+	uplink_pool_take(b, len);
 	return 1;
 }
 
@@ -262,8 +212,8 @@ static void *reader_thread(void *arg)
 	struct uplink_tap_port *p = arg;
 	struct sw_pkt *pkts[UPLINK_BATCH];
 
-	while (!atomic_load_explicit(&p->stop, memory_order_acquire)) {
-		struct pollfd pfd[3] = {{.fd = p->stop_fd, .events = POLLIN},
+	while (!uplink_reader_stopping(&p->reader)) {
+		struct pollfd pfd[3] = {{.fd = p->reader.stop_fd, .events = POLLIN},
 					{.fd = -1},
 					{.fd = p->link_fd, .events = POLLIN}};
 		unsigned int n = 0;
@@ -271,19 +221,21 @@ static void *reader_thread(void *arg)
 		int rc = 0;
 
 		while (n < UPLINK_BATCH) {
-			struct tap_buf *b = pool_get(p);
+			struct uplink_buf *b = uplink_pool_get(&p->pool);
 
 			if (!b) {
 				starved = true;
 				break;
 			}
 			rc = read_one(p, b);
+			if (rc == 1) {
+				pkts[n++] = &b->pkt;
+				continue;
+			}
+			uplink_pool_unget(b);
 			if (rc < 0)
 				break;
-			if (rc == 1)
-				pkts[n++] = &b->pkt;
-			else
-				again = true; /* dropped: the TAP may have more */
+			again = true; /* dropped: the TAP may have more */
 		}
 		if (n)
 			sw_forward(p->sw, p->sp, pkts, n);
@@ -298,13 +250,9 @@ static void *reader_thread(void *arg)
 		if (n || again)
 			continue;
 		if (starved) {
-			/* Say so, then look again: a done() in between either sees the flag or left a buffer. */
-			atomic_store_explicit(&p->starved, true, memory_order_seq_cst);
-			if (pool_get(p)) { /* it stays free: the next round takes it */
-				atomic_store_explicit(&p->starved, false, memory_order_relaxed);
+			if (uplink_pool_starve(&p->pool))
 				continue;
-			}
-			pfd[1] = (struct pollfd){.fd = p->pool_fd, .events = POLLIN};
+			pfd[1] = (struct pollfd){.fd = p->pool.fd, .events = POLLIN};
 		} else {
 			pfd[1] = (struct pollfd){.fd = p->fd, .events = POLLIN};
 		}
@@ -312,12 +260,8 @@ static void *reader_thread(void *arg)
 			break;
 		if (pfd[2].revents)
 			follow_mtu(p);
-		if (starved) {
-			atomic_store_explicit(&p->starved, false, memory_order_relaxed);
-			if (read(p->pool_fd, &(uint64_t){0}, sizeof(uint64_t)) < 0) {
-				/* Nothing pending: a buffer came back before we slept. */
-			}
-		}
+		if (starved)
+			uplink_pool_fed(&p->pool);
 	}
 	return NULL;
 }
@@ -404,25 +348,21 @@ int uplink_tap_port_create(struct sw *sw, const char *name, const char *netns,
 			   struct uplink_tap_port **out)
 {
 	struct uplink_tap_port *p = calloc(1, sizeof(*p));
-	char tname[16];
 	int rc = -ENOMEM;
 
 	if (!p)
 		return -ENOMEM;
 	p->sw = sw;
 	p->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT;
-	p->fd = p->stop_fd = p->pool_fd = p->link_fd = -1;
+	p->fd = p->link_fd = p->reader.stop_fd = -1;
+	p->pool.fd = -1;
 	snprintf(p->name, sizeof(p->name), "%s", name);
-	p->bufs = calloc(UPLINK_POOL, sizeof(*p->bufs));
-	p->slots = malloc((size_t)UPLINK_POOL * UPLINK_SLOT);
-	p->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	p->pool_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!p->bufs || !p->slots || p->stop_fd < 0 || p->pool_fd < 0)
+	rc = uplink_pool_init(&p->pool, UPLINK_POOL, UPLINK_SLOT, UPLINK_INFLIGHT_MAX);
+	if (rc < 0)
 		goto fail;
-	for (unsigned int i = 0; i < UPLINK_POOL; i++) {
-		p->bufs[i].port = p;
-		p->bufs[i].slot = p->slots + (size_t)i * UPLINK_SLOT;
-	}
+	rc = uplink_reader_init(&p->reader);
+	if (rc < 0)
+		goto fail;
 	rc = port_open_tap(p, name, netns);
 	if (rc < 0)
 		goto fail;
@@ -432,15 +372,11 @@ int uplink_tap_port_create(struct sw *sw, const char *name, const char *netns,
 		goto fail;
 	}
 	sw_port_set_mac_limit(p->sp, UPLINK_TAP_MAC_LIMIT);
-	rc = -pthread_create(&p->reader, NULL, reader_thread, p);
+	rc = uplink_reader_start(&p->reader, reader_thread, p, name);
 	if (rc < 0) {
 		sw_port_del(sw, p->sp);
 		goto fail;
 	}
-	p->reader_started = true;
-	/* "up-NAME", cut at 15 characters: the TAP reader in top -H and perf */
-	snprintf(tname, sizeof(tname), "up-%s", name);
-	(void)pthread_setname_np(p->reader, tname);
 	info("uplink %s%s%s: TAP port %u, mtu %u, offloads csum tso4 tso6", name,
 	     *netns ? " in netns " : "", netns, p->sp->num, p->mtu);
 	*out = p;
@@ -451,34 +387,11 @@ fail:
 	return rc;
 }
 
-/* Every buffer back from the other ports, or false after UPLINK_DRAIN_MS. */
-static bool pool_drained(struct uplink_tap_port *p)
-{
-	for (int ms = 0; ms <= UPLINK_DRAIN_MS; ms++) {
-		unsigned int busy = 0;
-
-		for (unsigned int i = 0; i < UPLINK_POOL; i++)
-			busy += atomic_load_explicit(&p->bufs[i].busy, memory_order_acquire);
-		if (!busy)
-			return true;
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-	}
-	return false;
-}
-
 void uplink_tap_port_destroy(struct uplink_tap_port *p)
 {
-	bool drained = true;
-
 	if (!p)
 		return;
-	if (p->reader_started) {
-		atomic_store_explicit(&p->stop, true, memory_order_release);
-		if (write(p->stop_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
-			/* Counter overflow only: readable already. */
-		}
-		pthread_join(p->reader, NULL);
-	}
+	uplink_reader_stop(&p->reader);
 	if (p->sp) {
 		sw_port_del(p->sw, p->sp);
 		info("uplink %s: rx_runt %llu rx_oversize %llu rx_bad_gso %llu rx_bad_csum %llu "
@@ -490,23 +403,11 @@ void uplink_tap_port_destroy(struct uplink_tap_port *p)
 		     (unsigned long long)p->tx_eagain, (unsigned long long)p->tx_errors,
 		     (unsigned long long)p->tx_bad_offload);
 	}
-	if (p->bufs)
-		drained = pool_drained(p);
 	if (p->fd >= 0)
 		close(p->fd);
 	if (p->link_fd >= 0)
 		close(p->link_fd);
-	if (p->stop_fd >= 0)
-		close(p->stop_fd);
-	if (drained) {
-		free(p->bufs);
-		free(p->slots);
-		if (p->pool_fd >= 0)
-			close(p->pool_fd);
+	/* Frames still out keep the pool, and the port it lives in, alive. */
+	if (uplink_pool_fini(&p->pool, p->name, UPLINK_DRAIN_MS))
 		free(p);
-	} else {
-		/* A consumer still holds frames and will call done() on them: keep the pool. */
-		err("uplink %s: frames still queued after %d ms; leaking its buffers", p->name,
-		    UPLINK_DRAIN_MS);
-	}
 }
