@@ -19,6 +19,7 @@
 #include "store/store.h"
 #include "switch/switch.h"
 #include "uplink/port.h"
+#include "uplink/vxlan_port.h"
 
 /* --uplink may be given this many times. */
 #define PVNETD_MAX_UPLINKS 8u
@@ -40,8 +41,13 @@ static void usage(FILE *f)
 		"                         accept it get map; docs/persistent-grants.md)\n"
 		"  -u, --uplink tap:NAME[@NETNS]\n"
 		"                         add a TAP uplink port NAME (in namespace NETNS) to the\n"
-		"                         switch, with checksum and TSO offloads (docs/tap.md);\n"
-		"                         may be given up to 8 times\n"
+		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
+		"  -u, --uplink "
+		"vxlan:id=VNI,remote=ADDR[,local=ADDR][,dstport=PORT][,mtu=N][,netns=NS]\n"
+		"                         add a VXLAN uplink port: segment VNI tunnelled over\n"
+		"                         UDP to the VTEP at ADDR (another pvnetd, or a Linux\n"
+		"                         vxlan device), port 4789 and MTU 1500 unless given\n"
+		"                         (docs/vxlan.md); --uplink may be given up to 8 times\n"
 		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
 		"                         1..16, default 8\n"
 		"  -p, --poll-us US       the longest an idle netback worker polls before it\n"
@@ -151,9 +157,11 @@ int main(int argc, char **argv)
 	};
 	struct pvnetd d = {0};
 	struct uplink_tap_port *uplink[PVNETD_MAX_UPLINKS] = {0};
+	struct uplink_vxlan_port *vxlan[PVNETD_MAX_UPLINKS] = {0};
+	struct uplink_vxlan_spec vx[PVNETD_MAX_UPLINKS];
 	char up_name[PVNETD_MAX_UPLINKS][16 /* IFNAMSIZ */],
-	    up_ns[PVNETD_MAX_UPLINKS][UPLINK_NETNS_MAX + 1];
-	unsigned int nup = 0;
+	    up_ns[PVNETD_MAX_UPLINKS][UPLINK_NETNS_MAX + 1], why[128];
+	unsigned int nup = 0, nvx = 0;
 	struct store_config scfg;
 	struct back_config bcfg;
 	struct sw_config swcfg;
@@ -212,10 +220,22 @@ int main(int argc, char **argv)
 			bcfg.rx_stall_timeout_ms = v;
 			break;
 		case 'u':
-			if (nup == PVNETD_MAX_UPLINKS)
+			if (nup + nvx == PVNETD_MAX_UPLINKS)
 				die("--uplink: at most %u uplinks", PVNETD_MAX_UPLINKS);
+			if (!strncmp(optarg, "vxlan:", 6)) {
+				if (uplink_vxlan_spec_parse(optarg, &vx[nvx], why, sizeof(why)) < 0)
+					die("--uplink: '%s': %s", optarg, why);
+				/* The same tunnel twice: two ports on one wire, a loop. */
+				for (unsigned int i = 0; i < nvx; i++)
+					if (uplink_vxlan_spec_same(&vx[i], &vx[nvx]))
+						die("--uplink: '%s' is given twice", optarg);
+				nvx++;
+				break;
+			}
 			if (uplink_tap_spec_parse(optarg, up_name[nup], up_ns[nup]) < 0)
-				die("--uplink: '%s' is not tap:NAME[@NETNS]", optarg);
+				die("--uplink: '%s' is not tap:NAME[@NETNS] or "
+				    "vxlan:id=VNI,remote=ADDR,...",
+				    optarg);
 			/* The same TAP twice would be two ports on one wire: a loop. */
 			for (unsigned int i = 0; i < nup; i++)
 				if (!strcmp(up_name[i], up_name[nup]) &&
@@ -296,6 +316,11 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			die("uplink tap:%s: %s", up_name[i], strerror(-rc));
 	}
+	for (unsigned int i = 0; i < nvx; i++) {
+		rc = uplink_vxlan_port_create(d.sw, &vx[i], &vxlan[i]);
+		if (rc < 0)
+			die("uplink %s: %s", vx[i].name, strerror(-rc));
+	}
 	bcfg.loop = d.loop;
 	d.tx_mode = back_tx_mode_name(bcfg.tx_mode);
 	d.back = back_create(&bcfg, d.hv, d.store, d.sw);
@@ -321,6 +346,8 @@ int main(int argc, char **argv)
 	/* After the vifs: nobody holds their frames (an uplink's xmit writes them and lets go). */
 	for (unsigned int i = 0; i < nup; i++)
 		uplink_tap_port_destroy(uplink[i]);
+	for (unsigned int i = 0; i < nvx; i++)
+		uplink_vxlan_port_destroy(vxlan[i]);
 	loop_del(d.loop, &d.age);
 	close(d.age.fd);
 	sw_destroy(d.sw);

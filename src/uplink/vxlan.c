@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/* vxlan.c - VXLAN (RFC 7348): the uplink's specification and its header (see vxlan.h) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "switch/frame.h"
+#include "uplink/vxlan.h"
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* A decimal number 1..@max (0 allowed if @zero), nothing else. */
+static int parse_num(const char *s, size_t len, unsigned long max, bool zero, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (len == 0 || len > 10)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v > max || (!zero && v == 0))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* A numeric IPv4 or IPv6 address into @ss (port 0); its length, or 0. */
+static socklen_t parse_addr(const char *s, size_t len, struct sockaddr_storage *ss)
+{
+	char buf[INET6_ADDRSTRLEN + 1];
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	if (len == 0 || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, buf, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		return sizeof(*in4);
+	}
+	if (inet_pton(AF_INET6, buf, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		return sizeof(*in6);
+	}
+	return 0;
+}
+
+/* Not an address one datagram can go to and come back from: any, multicast, broadcast. */
+static bool addr_unicast(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET) {
+		uint32_t a = ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr);
+
+		return a != 0 && a != 0xffffffffu && !IN_MULTICAST(a);
+	}
+	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+	return !IN6_IS_ADDR_UNSPECIFIED(a6) && !IN6_IS_ADDR_MULTICAST(a6);
+}
+
+static void set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, char *err,
+			    size_t errlen)
+{
+	enum { K_ID, K_REMOTE, K_LOCAL, K_DSTPORT, K_MTU, K_NETNS, K_NR };
+	static const char *const keys[K_NR] = {"id", "remote", "local", "dstport", "mtu", "netns"};
+	bool seen[K_NR] = {false};
+	unsigned long v;
+	const char *p;
+
+	memset(out, 0, sizeof(*out));
+	out->dstport = UPLINK_VXLAN_PORT;
+	out->mtu = UPLINK_VXLAN_MTU;
+	if (strncmp(spec, "vxlan:", 6))
+		return bad(err, errlen, "not vxlan:...");
+	p = spec + 6;
+	for (;;) {
+		const char *end = strchr(p, ','), *eq;
+		size_t len = end ? (size_t)(end - p) : strlen(p), klen, vlen;
+		const char *val;
+		int k;
+
+		eq = memchr(p, '=', len);
+		if (!eq)
+			return bad(err, errlen, "'%.*s' is not KEY=VALUE", (int)len, p);
+		klen = (size_t)(eq - p);
+		val = eq + 1;
+		vlen = len - klen - 1;
+		for (k = 0; k < K_NR; k++)
+			if (strlen(keys[k]) == klen && !memcmp(p, keys[k], klen))
+				break;
+		if (k == K_NR)
+			return bad(err, errlen,
+				   "unknown key '%.*s' (id, remote, local, dstport, mtu, netns)",
+				   (int)klen, p);
+		if (seen[k])
+			return bad(err, errlen, "%s given twice", keys[k]);
+		seen[k] = true;
+		switch (k) {
+		case K_ID:
+			if (parse_num(val, vlen, UPLINK_VXLAN_VNI_MAX, true, &v) < 0)
+				return bad(err, errlen, "id must be 0..%u", UPLINK_VXLAN_VNI_MAX);
+			out->vni = (uint32_t)v;
+			break;
+		case K_REMOTE:
+			out->remote_len = parse_addr(val, vlen, &out->remote);
+			if (!out->remote_len || !addr_unicast(&out->remote))
+				return bad(err, errlen,
+					   "remote must be a unicast IPv4 or IPv6 address");
+			break;
+		case K_LOCAL:
+			out->local_len = parse_addr(val, vlen, &out->local);
+			if (!out->local_len)
+				return bad(err, errlen, "local must be an IPv4 or IPv6 address");
+			break;
+		case K_DSTPORT:
+			if (parse_num(val, vlen, 65535, false, &v) < 0)
+				return bad(err, errlen, "dstport must be 1..65535");
+			out->dstport = (uint16_t)v;
+			break;
+		case K_MTU:
+			if (parse_num(val, vlen, UPLINK_VXLAN_MTU_MAX, false, &v) < 0 || v < 68)
+				return bad(err, errlen, "mtu must be 68..%u", UPLINK_VXLAN_MTU_MAX);
+			out->mtu = (uint32_t)v;
+			break;
+		case K_NETNS:
+			if (vlen == 0 || vlen > UPLINK_NETNS_MAX || memchr(val, '/', vlen))
+				return bad(err, errlen, "netns must be a namespace name");
+			memcpy(out->netns, val, vlen);
+			out->netns[vlen] = '\0';
+			break;
+		}
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	if (!seen[K_ID] || !seen[K_REMOTE])
+		return bad(err, errlen, "id and remote are required");
+	if (seen[K_LOCAL] && out->local.ss_family != out->remote.ss_family)
+		return bad(err, errlen, "local and remote must be of one family");
+	if (!seen[K_LOCAL]) {
+		/* The wildcard of remote's family: all zeroes either way. */
+		out->local.ss_family = out->remote.ss_family;
+		out->local_len = out->remote_len;
+	}
+	set_port(&out->remote, out->dstport);
+	set_port(&out->local, out->dstport);
+	if (out->dstport == UPLINK_VXLAN_PORT)
+		snprintf(out->name, sizeof(out->name), "vxlan%u", out->vni);
+	else
+		snprintf(out->name, sizeof(out->name), "vxlan%u:%u", out->vni, out->dstport);
+	return 0;
+}
+
+bool uplink_vxlan_spec_same(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b)
+{
+	return a->vni == b->vni && a->dstport == b->dstport && !strcmp(a->netns, b->netns) &&
+	       a->remote_len == b->remote_len && !memcmp(&a->remote, &b->remote, a->remote_len);
+}
+
+void uplink_vxlan_hdr(uint8_t hdr[UPLINK_VXLAN_HLEN], uint32_t vni)
+{
+	hdr[0] = UPLINK_VXLAN_FLAG_I;
+	hdr[1] = hdr[2] = hdr[3] = 0;
+	hdr[4] = (uint8_t)(vni >> 16);
+	hdr[5] = (uint8_t)(vni >> 8);
+	hdr[6] = (uint8_t)vni;
+	hdr[7] = 0;
+}
+
+const char *uplink_vxlan_drop_name(enum uplink_vxlan_drop d)
+{
+	static const char *const names[UPLINK_VXLAN_DROP_NR] = {
+	    [UPLINK_VXLAN_DROP_RUNT] = "rx_runt",
+	    [UPLINK_VXLAN_DROP_HEADER] = "rx_bad_header",
+	    [UPLINK_VXLAN_DROP_VNI] = "rx_bad_vni",
+	    [UPLINK_VXLAN_DROP_OVERSIZE] = "rx_oversize",
+	    [UPLINK_VXLAN_DROP_SOURCE] = "rx_bad_source",
+	    [UPLINK_VXLAN_DROP_TRUNC] = "rx_truncated",
+	};
+
+	return (unsigned int)d < UPLINK_VXLAN_DROP_NR ? names[d] : "?";
+}
+
+int uplink_vxlan_check(const uint8_t *dgram, uint32_t len, uint32_t vni, uint32_t mtu)
+{
+	const uint8_t *frame = dgram + UPLINK_VXLAN_HLEN;
+	uint32_t flen;
+
+	if (len < UPLINK_VXLAN_HLEN + SW_FRAME_ETH_HLEN)
+		return -(UPLINK_VXLAN_DROP_RUNT + 1);
+	if (dgram[0] != UPLINK_VXLAN_FLAG_I || dgram[1] || dgram[2] || dgram[3] || dgram[7])
+		return -(UPLINK_VXLAN_DROP_HEADER + 1);
+	if (((uint32_t)dgram[4] << 16 | (uint32_t)dgram[5] << 8 | dgram[6]) != vni)
+		return -(UPLINK_VXLAN_DROP_VNI + 1);
+	flen = len - UPLINK_VXLAN_HLEN;
+	if (flen > sw_frame_l3_off(frame, flen) + mtu)
+		return -(UPLINK_VXLAN_DROP_OVERSIZE + 1);
+	return (int)flen;
+}

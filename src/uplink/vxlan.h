@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* vxlan.h - VXLAN (RFC 7348): the uplink's specification and its header, pure functions */
+#ifndef PVNET_UPLINK_VXLAN_H
+#define PVNET_UPLINK_VXLAN_H
+
+/*
+ * Theory of Operation
+ *
+ * A VXLAN uplink joins pvnetd's segment to the segment of other VXLAN
+ * tunnel endpoints — another pvnetd, or a Linux `vxlan` device (`ip link
+ * add NAME type vxlan id VNI remote ADDR dstport 4789`) — over UDP.  Each
+ * Ethernet frame travels as one UDP datagram: an 8-byte VXLAN header, then
+ * the frame (no FCS):
+ *
+ *   byte 0      flags: 0x08 (the I flag: the VNI is valid), nothing else
+ *   bytes 1-3   reserved, 0
+ *   bytes 4-6   VNI, the 24-bit segment number, big endian
+ *   byte 7      reserved, 0
+ *
+ * RFC 7348 says a receiver ignores the reserved bits; Linux's vxlan driver
+ * drops a datagram with any unknown bit set (it may carry an extension the
+ * receiver does not understand), and so does this uplink.
+ *
+ * Here: parsing the uplink's specification (pvnetd --uplink vxlan:...),
+ * writing a header and checking a received datagram, all without system
+ * calls, so that the tests and a fuzzer call them directly.  The port
+ * itself (sockets, threads) is vxlan_port.c.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "uplink/tap.h" /* UPLINK_NETNS_MAX */
+
+/* The VXLAN header (RFC 7348, section 5). */
+#define UPLINK_VXLAN_HLEN 8u
+/* Its flags byte: the I flag alone. */
+#define UPLINK_VXLAN_FLAG_I 0x08u
+/* IANA's port for VXLAN (Linux's default is the same when dstport is given as 4789). */
+#define UPLINK_VXLAN_PORT 4789u
+/* VNIs are 24 bits. */
+#define UPLINK_VXLAN_VNI_MAX 0xffffffu
+/* The default MTU of the frames it carries: the Ethernet default, as a Linux vxlan device's. */
+#define UPLINK_VXLAN_MTU 1500u
+/*
+ * The largest MTU: a frame (the MTU, an Ethernet header and one VLAN tag)
+ * and the VXLAN header must fit one UDP datagram over IPv6 (65535 bytes
+ * of UDP payload less the UDP header); IPv4's limit is 20 bytes lower
+ * and the socket refuses what it cannot send (counted).
+ */
+#define UPLINK_VXLAN_MTU_MAX (65535u - 8u - UPLINK_VXLAN_HLEN - 18u)
+
+/**
+ * struct uplink_vxlan_spec - one VXLAN uplink, as parsed from its specification
+ * @vni: the segment number, 0..UPLINK_VXLAN_VNI_MAX
+ * @dstport: UDP port, ours and the remote's (as Linux's dstport)
+ * @mtu: the largest frame payload carried (frames longer are dropped)
+ * @remote: the remote endpoint (its port is @dstport)
+ * @remote_len: its length
+ * @local: the address we bind (the wildcard of @remote's family if not
+ *	given), port @dstport
+ * @local_len: its length
+ * @netns: the network namespace of the socket, "" for pvnetd's own
+ * @name: the switch port's name: "vxlan<VNI>", or "vxlan<VNI>:<PORT>" when
+ *	@dstport is not 4789
+ */
+struct uplink_vxlan_spec {
+	uint32_t vni;
+	uint16_t dstport;
+	uint32_t mtu;
+	struct sockaddr_storage remote;
+	socklen_t remote_len;
+	struct sockaddr_storage local;
+	socklen_t local_len;
+	char netns[UPLINK_NETNS_MAX + 1];
+	char name[32];
+};
+
+/**
+ * uplink_vxlan_spec_parse() - parse "vxlan:id=VNI,remote=ADDR[,local=ADDR][,dstport=PORT][,mtu=N][,netns=NS]"
+ * @spec: the --uplink argument
+ * @out: filled on success
+ * @err: receives why not, on failure
+ * @errlen: room at @err
+ *
+ * Keys as `ip link add ... type vxlan` names them; id and remote are
+ * required, each key may appear once.  ADDR is a numeric IPv4 or IPv6
+ * address; remote must be unicast (no multicast group: this uplink has
+ * one peer), and local, if given, of the same family.  dstport is
+ * 1..65535 (default 4789), mtu 68..UPLINK_VXLAN_MTU_MAX (default 1500).
+ *
+ * Return: 0, or -EINVAL with @err set
+ */
+int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, char *err,
+			    size_t errlen);
+
+/**
+ * uplink_vxlan_spec_same() - would two uplinks be the same tunnel (a loop)?
+ * @a: one
+ * @b: the other
+ *
+ * Return: true if they share namespace, VNI, port and remote
+ */
+bool uplink_vxlan_spec_same(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b);
+
+/**
+ * uplink_vxlan_hdr() - write the VXLAN header of segment @vni
+ * @hdr: UPLINK_VXLAN_HLEN bytes
+ * @vni: the segment
+ */
+void uplink_vxlan_hdr(uint8_t hdr[UPLINK_VXLAN_HLEN], uint32_t vni);
+
+/* Why a received datagram was dropped: UPLINK_VXLAN_DROP_* - 1 is its counter index. */
+enum uplink_vxlan_drop {
+	UPLINK_VXLAN_DROP_RUNT,	    /* shorter than the header and an Ethernet header */
+	UPLINK_VXLAN_DROP_HEADER,   /* flags other than the I flag alone, reserved bits set */
+	UPLINK_VXLAN_DROP_VNI,	    /* another segment's VNI */
+	UPLINK_VXLAN_DROP_OVERSIZE, /* frame over the MTU */
+	UPLINK_VXLAN_DROP_SOURCE,   /* not from the remote endpoint */
+	UPLINK_VXLAN_DROP_TRUNC,    /* longer than a receive buffer (truncated) */
+	UPLINK_VXLAN_DROP_NR,
+};
+
+/**
+ * uplink_vxlan_drop_name() - the counter name of a drop reason, e.g. "rx_bad_vni"
+ * @d: the reason
+ *
+ * Return: a static string ("?" for an unknown reason)
+ */
+const char *uplink_vxlan_drop_name(enum uplink_vxlan_drop d);
+
+/**
+ * uplink_vxlan_check() - check a received datagram's VXLAN header and frame
+ * @dgram: the UDP payload (a private copy)
+ * @len: its length
+ * @vni: our segment
+ * @mtu: the largest frame payload we accept
+ *
+ * The frame is @dgram + UPLINK_VXLAN_HLEN, @len - UPLINK_VXLAN_HLEN bytes:
+ * at least an Ethernet header, and no more than the MTU past its network
+ * header (after an optional 802.1Q tag).
+ *
+ * Return: the frame's length, or -(reason + 1) (enum uplink_vxlan_drop)
+ */
+int uplink_vxlan_check(const uint8_t *dgram, uint32_t len, uint32_t vni, uint32_t mtu);
+
+#endif /* PVNET_UPLINK_VXLAN_H */

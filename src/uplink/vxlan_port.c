@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: MIT
+/* vxlan_port.c - the VXLAN uplink: a switch port of pvnetd whose other side is another VTEP */
+
+/*
+ * Theory of Operation
+ *
+ * One UDP socket, two directions, as the TAP uplink (port.c):
+ *
+ *   remote -> switch  the port's reader thread (the only thread that calls
+ *                     sw_forward() with this port).  Per wakeup one
+ *                     recvmmsg() of up to UPLINK_VXLAN_BATCH datagrams,
+ *                     each into a free buffer of the port's pool (pool.h):
+ *                     the bytes are read once into memory nobody else
+ *                     writes, then checked — from the remote's address (any
+ *                     source port: Linux spreads its flows over a range),
+ *                     not truncated, the VXLAN header exactly ours
+ *                     (uplink_vxlan_check()), the frame within the MTU —
+ *                     and the frames that pass go to one sw_forward().
+ *                     A frame from the wire carries no offload: its
+ *                     checksums were filled in by whoever sent it.
+ *
+ *   switch -> remote  xmit(), on whatever data-path thread forwards to us
+ *                     (netback workers, the TAP uplink's reader), at once
+ *                     for several.  One sendmmsg() per call (or per
+ *                     UPLINK_VXLAN_MSGS datagrams): each frame as an iovec
+ *                     of the VXLAN header and the frame's own pieces, no
+ *                     copy.  A frame with offloads the wire does not have
+ *                     is made whole first, in a scratch area: a blank
+ *                     checksum is filled in, a GSO frame is cut into
+ *                     gso_size segments with full checksums (switch/frame.h),
+ *                     one datagram each.  The call takes one of the port's
+ *                     UPLINK_VXLAN_SCRATCH scratch areas for the whole batch
+ *                     (a mutex per call, not per frame), so that senders on
+ *                     different threads rarely wait for each other.  A
+ *                     datagram the socket refuses (EAGAIN: its buffer is
+ *                     full; EMSGSIZE) is counted and lost, as on a wire.
+ *
+ * The frames a vif sends are the guest's pages: the kernel copies them
+ * into the datagram during sendmmsg(), and they are put (the guest's TX
+ * answered) only after it returns.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "switch/frame.h"
+#include "switch/switch.h"
+#include "uplink/pool.h"
+#include "uplink/tap.h"
+#include "uplink/vxlan_port.h"
+
+/* Datagrams read per wakeup and handed to one sw_forward(): the switch's batch. */
+#define UPLINK_VXLAN_BATCH SW_BATCH_MAX
+
+/* Receive buffers: as the TAP uplink's, each the largest UDP payload. */
+#define UPLINK_VXLAN_POOL 128u
+#define UPLINK_VXLAN_SLOT 65536u
+
+/* Bytes of frames in flight before the reader waits (pool.h): as the TAP uplink's. */
+#define UPLINK_VXLAN_INFLIGHT_MAX (256u * 1024u)
+
+/* Bytes of a frame the switch and consumers may parse (as netback's header copy). */
+#define UPLINK_VXLAN_HDR_LEN 128u
+
+/* Datagrams per sendmmsg(), and the most segments one GSO frame may become. */
+#define UPLINK_VXLAN_MSGS 256u
+
+/* Scratch areas for xmit(): senders on different threads each take one. */
+#define UPLINK_VXLAN_SCRATCH 4u
+
+/* Pieces of one datagram: VXLAN header, header copy, the frame's fragments. */
+#define UPLINK_VXLAN_IOV (SW_PKT_MAX_FRAGS + 2)
+
+/* Socket buffers asked for (bursts of 64 KiB frames); the kernel may give less. */
+#define UPLINK_VXLAN_SOCKBUF (4u * 1024u * 1024u)
+
+/* Pause after a receive error other than EAGAIN, and how long destroy waits for frames. */
+#define UPLINK_VXLAN_RETRY_MS 1000
+#define UPLINK_VXLAN_DRAIN_MS 2000u
+
+/* One sender's working memory: the datagrams of a batch, and room to make a frame whole. */
+struct xmit_scratch {
+	pthread_mutex_t lock;
+	struct mmsghdr msgs[UPLINK_VXLAN_MSGS];
+	struct iovec iov[UPLINK_VXLAN_MSGS][UPLINK_VXLAN_IOV];
+	struct sw_pkt *held[UPLINK_VXLAN_MSGS]; /* put after the datagrams are sent */
+	unsigned int nmsgs, nheld;
+	bool frame_used; /* @frame holds a frame some queued datagram points into */
+	uint8_t frame[65536];
+	uint8_t hdrs[UPLINK_VXLAN_MSGS * SW_TSO_MAX_HDRS];
+	struct sw_seg segs[UPLINK_VXLAN_MSGS];
+};
+
+struct uplink_vxlan_port {
+	struct sw *sw;
+	struct sw_port *sp;
+	struct uplink_vxlan_spec spec;
+	uint8_t vxh[UPLINK_VXLAN_HLEN]; /* our header, the same on every datagram */
+	int fd;
+	struct uplink_reader reader;
+	struct uplink_pool pool;
+	struct xmit_scratch *scratch[UPLINK_VXLAN_SCRATCH];
+	_Atomic unsigned int next_scratch;
+	struct log_ratelimit rl; /* the reader thread's */
+	_Atomic uint64_t drops[UPLINK_VXLAN_DROP_NR];
+	_Atomic uint64_t tx_segmented; /* GSO frames cut into segments */
+	_Atomic uint64_t tx_sw_csum;   /* blank checksums filled in */
+	_Atomic uint64_t tx_oversize;  /* frames (or segments) over the MTU */
+	_Atomic uint64_t tx_bad_offload;
+	_Atomic uint64_t tx_eagain; /* datagrams the socket had no room for */
+	_Atomic uint64_t tx_errors; /* datagrams it refused otherwise */
+};
+
+static void count(_Atomic uint64_t *c, uint64_t n)
+{
+	if (n)
+		atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+/* Is @from (a datagram's source) the remote endpoint, whatever its port? */
+static bool from_remote(const struct uplink_vxlan_port *p, const struct sockaddr_storage *from,
+			socklen_t len)
+{
+	const struct sockaddr_storage *r = &p->spec.remote;
+
+	if (from->ss_family != r->ss_family)
+		return false;
+	if (r->ss_family == AF_INET)
+		return len >= sizeof(struct sockaddr_in) &&
+		       ((const struct sockaddr_in *)from)->sin_addr.s_addr ==
+			   ((const struct sockaddr_in *)r)->sin_addr.s_addr;
+	return len >= sizeof(struct sockaddr_in6) &&
+	       !memcmp(&((const struct sockaddr_in6 *)from)->sin6_addr,
+		       &((const struct sockaddr_in6 *)r)->sin6_addr, sizeof(struct in6_addr));
+}
+
+/* Check datagram @i of a recvmmsg() in @b; 1 if its frame is ready to forward, else 0 (dropped). */
+static int rx_one(struct uplink_vxlan_port *p, struct uplink_buf *b, const struct mmsghdr *m,
+		  const struct sockaddr_storage *from)
+{
+	uint8_t *frame = b->slot + UPLINK_VXLAN_HLEN;
+	int rc;
+
+	if (!from_remote(p, from, m->msg_hdr.msg_namelen))
+		rc = -(UPLINK_VXLAN_DROP_SOURCE + 1);
+	else if (m->msg_hdr.msg_flags & MSG_TRUNC)
+		rc = -(UPLINK_VXLAN_DROP_TRUNC + 1);
+	else
+		rc = uplink_vxlan_check(b->slot, m->msg_len, p->spec.vni, p->spec.mtu);
+	if (rc < 0) {
+		count(&p->drops[-rc - 1], 1);
+		log_ratelimited(&p->rl, LOG_DEBUG, "uplink %s: dropped a datagram: %s",
+				p->spec.name,
+				uplink_vxlan_drop_name((enum uplink_vxlan_drop)(-rc - 1)));
+		return 0;
+	}
+	memset(&b->pkt, 0, offsetof(struct sw_pkt, refs));
+	b->pkt.hdr = frame;
+	b->pkt.hdr_len =
+	    (uint16_t)((uint32_t)rc < UPLINK_VXLAN_HDR_LEN ? (uint32_t)rc : UPLINK_VXLAN_HDR_LEN);
+	b->pkt.nfrags = 1;
+	b->pkt.len = (uint32_t)rc;
+	b->pkt.priv = b;
+	b->pkt.frag[0] = (struct sw_pkt_frag){.base = frame, .len = (uint32_t)rc};
+	sw_pkt_init(&b->pkt, uplink_buf_done);
+	uplink_pool_take(b, (uint32_t)rc);
+	return 1;
+}
+
+static void *reader_thread(void *arg)
+{
+	struct uplink_vxlan_port *p = arg;
+	struct mmsghdr msgs[UPLINK_VXLAN_BATCH];
+	struct iovec iov[UPLINK_VXLAN_BATCH];
+	struct sockaddr_storage from[UPLINK_VXLAN_BATCH];
+	struct uplink_buf *bufs[UPLINK_VXLAN_BATCH];
+	struct sw_pkt *pkts[UPLINK_VXLAN_BATCH];
+
+	while (!uplink_reader_stopping(&p->reader)) {
+		struct pollfd pfd[2] = {{.fd = p->reader.stop_fd, .events = POLLIN}, {.fd = -1}};
+		unsigned int nb = 0, n = 0;
+		int r;
+
+		while (nb < UPLINK_VXLAN_BATCH && (bufs[nb] = uplink_pool_get(&p->pool)) != NULL) {
+			iov[nb] = (struct iovec){.iov_base = bufs[nb]->slot,
+						 .iov_len = p->pool.slot_size};
+			msgs[nb] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[nb],
+								.msg_namelen = sizeof(from[nb]),
+								.msg_iov = &iov[nb],
+								.msg_iovlen = 1}};
+			nb++;
+		}
+		if (nb == 0) {
+			if (uplink_pool_starve(&p->pool))
+				continue;
+			pfd[1] = (struct pollfd){.fd = p->pool.fd, .events = POLLIN};
+			if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+				break;
+			uplink_pool_fed(&p->pool);
+			continue;
+		}
+		r = recvmmsg(p->fd, msgs, nb, MSG_DONTWAIT, NULL);
+		for (unsigned int i = 0; i < nb; i++) {
+			if (r > 0 && i < (unsigned int)r && rx_one(p, bufs[i], &msgs[i], &from[i]))
+				pkts[n++] = &bufs[i]->pkt;
+			else
+				uplink_pool_unget(bufs[i]);
+		}
+		if (n)
+			sw_forward(p->sw, p->sp, pkts, n);
+		if (r == (int)nb)
+			continue; /* there may be more */
+		if (r < 0 && errno != EAGAIN && errno != EINTR) {
+			/* Not expected of a bound UDP socket: say so, retry once a second, never spin. */
+			log_ratelimited(&p->rl, LOG_ERR, "uplink %s: recvmmsg: %s", p->spec.name,
+					strerror(errno));
+			if (poll(pfd, 1, UPLINK_VXLAN_RETRY_MS) < 0 && errno != EINTR)
+				break;
+			continue;
+		}
+		if (r > 0)
+			continue; /* fewer than asked: look once more before sleeping */
+		pfd[1] = (struct pollfd){.fd = p->fd, .events = POLLIN};
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+	}
+	return NULL;
+}
+
+/* Send the datagrams queued in @s, then put the frames they came from. */
+static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
+{
+	unsigned int done = 0;
+
+	while (done < s->nmsgs) {
+		int r = sendmmsg(p->fd, s->msgs + done, s->nmsgs - done, MSG_DONTWAIT);
+
+		if (r > 0) {
+			done += (unsigned int)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		/* This datagram is refused (EAGAIN: the socket is full, so are the rest). */
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			count(&p->tx_eagain, s->nmsgs - done);
+			break;
+		}
+		count(&p->tx_errors, 1);
+		done++;
+	}
+	for (unsigned int i = 0; i < s->nheld; i++)
+		sw_pkt_put(s->held[i]);
+	s->nmsgs = s->nheld = 0;
+	s->frame_used = false;
+}
+
+/* Queue one datagram: our header, then @n pieces. */
+static void xmit_queue(struct uplink_vxlan_port *p, struct xmit_scratch *s,
+		       const struct iovec *pieces, unsigned int n)
+{
+	struct iovec *iov = s->iov[s->nmsgs];
+
+	iov[0] = (struct iovec){.iov_base = p->vxh, .iov_len = UPLINK_VXLAN_HLEN};
+	memcpy(iov + 1, pieces, n * sizeof(*pieces));
+	s->msgs[s->nmsgs++] = (struct mmsghdr){.msg_hdr = {.msg_name = &p->spec.remote,
+							   .msg_namelen = p->spec.remote_len,
+							   .msg_iov = iov,
+							   .msg_iovlen = n + 1}};
+}
+
+/* Over the MTU: its payload past the network header (Linux's rule for a device's MTU). */
+static bool over_mtu(const struct uplink_vxlan_port *p, const uint8_t *hdr, uint32_t hdr_len,
+		     uint32_t len)
+{
+	return hdr_len >= SW_FRAME_ETH_HLEN && len > sw_frame_l3_off(hdr, hdr_len) + p->spec.mtu;
+}
+
+/* Copy @pkt's bytes into the scratch frame; its length, or 0 if its pieces do not add up. */
+static uint32_t linearise(struct xmit_scratch *s, const struct sw_pkt *pkt)
+{
+	uint64_t sum = 0;
+	uint32_t off = 0;
+
+	for (unsigned int f = 0; f < pkt->nfrags; f++)
+		sum += pkt->frag[f].len;
+	if (pkt->len > sizeof(s->frame) || (sum != pkt->len && sum + pkt->hdr_len != pkt->len))
+		return 0;
+	if (sum != pkt->len) {
+		memcpy(s->frame, pkt->hdr, pkt->hdr_len);
+		off = pkt->hdr_len;
+	}
+	for (unsigned int f = 0; f < pkt->nfrags; f++) {
+		memcpy(s->frame + off, pkt->frag[f].base, pkt->frag[f].len);
+		off += pkt->frag[f].len;
+	}
+	return off;
+}
+
+/*
+ * A frame with offloads: made whole in the scratch frame, then queued as
+ * one datagram or one per segment.  False if it cannot be (counted).
+ */
+static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
+			   const struct sw_pkt *pkt)
+{
+	uint32_t len;
+	struct sw_l4 l4;
+	int nseg;
+
+	if (s->frame_used)
+		xmit_flush(p, s); /* the scratch frame is in a queued datagram */
+	len = linearise(s, pkt);
+	if (len == 0)
+		goto bad;
+	if (pkt->gso_type == SW_GSO_NONE) {
+		struct iovec one = {.iov_base = s->frame, .iov_len = len};
+		uint32_t field;
+
+		if (sw_frame_parse(s->frame, len, &l4) < 0 ||
+		    (l4.proto != 6 /* TCP */ && l4.proto != 17 /* UDP */))
+			goto bad;
+		field = l4.l4_off + (l4.proto == 6 ? SW_FRAME_TCP_CSUM_OFF : SW_FRAME_UDP_CSUM_OFF);
+		if (field + 2 > len)
+			goto bad;
+		sw_csum_complete(s->frame, len, l4.l4_off, field);
+		count(&p->tx_sw_csum, 1);
+		if (over_mtu(p, s->frame, len, len)) {
+			count(&p->tx_oversize, 1);
+			return false;
+		}
+		xmit_queue(p, s, &one, 1);
+		s->frame_used = true;
+		return true;
+	}
+	nseg = sw_tso_segment(s->frame, len, pkt->gso_type, pkt->gso_size, false, s->hdrs,
+			      sizeof(s->hdrs), s->segs, UPLINK_VXLAN_MSGS);
+	if (nseg <= 0)
+		goto bad;
+	/* Room for every segment (what is queued points at frames, not at the scratch). */
+	if (s->nmsgs + (unsigned int)nseg > UPLINK_VXLAN_MSGS)
+		xmit_flush(p, s);
+	if (over_mtu(p, s->segs[0].hdr, s->segs[0].hdr_len, s->segs[0].hdr_len + s->segs[0].len)) {
+		count(&p->tx_oversize, 1);
+		return false;
+	}
+	for (int i = 0; i < nseg; i++) {
+		struct iovec two[2] = {
+		    {.iov_base = s->segs[i].hdr, .iov_len = s->segs[i].hdr_len},
+		    {.iov_base = s->frame + s->segs[i].off, .iov_len = s->segs[i].len}};
+
+		xmit_queue(p, s, two, 2);
+	}
+	s->frame_used = true;
+	count(&p->tx_segmented, 1);
+	return true;
+bad:
+	count(&p->tx_bad_offload, 1);
+	return false;
+}
+
+/* Take a scratch area: a free one if there is, else wait for ours in turn. */
+static struct xmit_scratch *scratch_get(struct uplink_vxlan_port *p)
+{
+	unsigned int first = atomic_fetch_add_explicit(&p->next_scratch, 1, memory_order_relaxed);
+
+	for (unsigned int i = 0; i < UPLINK_VXLAN_SCRATCH; i++) {
+		struct xmit_scratch *s = p->scratch[(first + i) % UPLINK_VXLAN_SCRATCH];
+
+		if (pthread_mutex_trylock(&s->lock) == 0)
+			return s;
+	}
+	/* Every one busy: wait (its holder sends one batch, a bounded stretch of work). */
+	struct xmit_scratch *s = p->scratch[first % UPLINK_VXLAN_SCRATCH];
+
+	pthread_mutex_lock(&s->lock);
+	return s;
+}
+
+static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigned int n)
+{
+	struct uplink_vxlan_port *p = sp->priv;
+	struct xmit_scratch *s = scratch_get(p);
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct sw_pkt *pkt = pkts[i];
+
+		if (pkt->nfrags > SW_PKT_MAX_FRAGS) {
+			count(&p->tx_bad_offload, 1);
+			sw_pkt_put(pkt);
+			continue;
+		}
+		if (s->nmsgs == UPLINK_VXLAN_MSGS || s->nheld == UPLINK_VXLAN_MSGS)
+			xmit_flush(p, s);
+		if (pkt->gso_type != SW_GSO_NONE || (pkt->flags & SW_PKT_CSUM_BLANK)) {
+			if (!xmit_offloaded(p, s, pkt)) {
+				sw_pkt_put(pkt);
+				continue;
+			}
+		} else if (over_mtu(p, pkt->hdr, pkt->hdr_len, pkt->len)) {
+			count(&p->tx_oversize, 1);
+			sw_pkt_put(pkt);
+			continue;
+		} else {
+			struct iovec pieces[UPLINK_VXLAN_IOV - 1];
+			uint64_t sum = 0;
+			unsigned int k = 0;
+
+			for (unsigned int f = 0; f < pkt->nfrags; f++)
+				sum += pkt->frag[f].len;
+			/* pkt.h: hdr + frags, unless the frags alone are the whole frame. */
+			if (sum != pkt->len)
+				pieces[k++] = (struct iovec){.iov_base = (void *)pkt->hdr,
+							     .iov_len = pkt->hdr_len};
+			for (unsigned int f = 0; f < pkt->nfrags; f++)
+				pieces[k++] = (struct iovec){.iov_base = (void *)pkt->frag[f].base,
+							     .iov_len = pkt->frag[f].len};
+			xmit_queue(p, s, pieces, k);
+		}
+		s->held[s->nheld++] = pkt;
+	}
+	xmit_flush(p, s);
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+static const struct sw_port_ops vxlan_port_ops = {.xmit = vxlan_xmit};
+
+/* Ask for big socket buffers: beyond rmem_max/wmem_max as root (FORCE), else what is allowed. */
+static void sockbuf(int fd)
+{
+	int v = (int)UPLINK_VXLAN_SOCKBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+static int port_open_socket(struct uplink_vxlan_port *p)
+{
+	const struct uplink_vxlan_spec *sp = &p->spec;
+	int saved = -1, rc = 0, one = 1;
+
+	if (*sp->netns) {
+		rc = uplink_netns_enter(sp->netns, NULL, &saved);
+		if (rc < 0) {
+			err("uplink %s: namespace %s: %s", sp->name, sp->netns, strerror(-rc));
+			return rc;
+		}
+	}
+	/* Made in the namespace: it stays there whatever thread uses it. */
+	p->fd = socket(sp->remote.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (p->fd < 0)
+		rc = -errno;
+	if (rc == 0 && sp->remote.ss_family == AF_INET6 &&
+	    setsockopt(p->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
+		rc = -errno;
+	if (rc == 0 && bind(p->fd, (const struct sockaddr *)&sp->local, sp->local_len) < 0)
+		rc = -errno;
+	if (rc == 0)
+		sockbuf(p->fd);
+	if (rc < 0)
+		err("uplink %s: UDP port %u: %s", sp->name, sp->dstport, strerror(-rc));
+	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec,
+			     struct uplink_vxlan_port **out)
+{
+	struct uplink_vxlan_port *p = calloc(1, sizeof(*p));
+	char addr[INET6_ADDRSTRLEN];
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	p->sw = sw;
+	p->spec = *spec;
+	p->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	p->fd = p->reader.stop_fd = -1;
+	p->pool.fd = -1;
+	uplink_vxlan_hdr(p->vxh, spec->vni);
+	rc = uplink_pool_init(&p->pool, UPLINK_VXLAN_POOL, UPLINK_VXLAN_SLOT,
+			      UPLINK_VXLAN_INFLIGHT_MAX);
+	if (rc < 0)
+		goto fail;
+	rc = -ENOMEM;
+	for (unsigned int i = 0; i < UPLINK_VXLAN_SCRATCH; i++) {
+		p->scratch[i] = calloc(1, sizeof(*p->scratch[i]));
+		if (!p->scratch[i])
+			goto fail;
+		pthread_mutex_init(&p->scratch[i]->lock, NULL);
+	}
+	rc = uplink_reader_init(&p->reader);
+	if (rc < 0)
+		goto fail;
+	rc = port_open_socket(p);
+	if (rc < 0)
+		goto fail;
+	rc = sw_port_add(sw, spec->name, &vxlan_port_ops, p, &p->sp);
+	if (rc < 0) {
+		err("uplink %s: switch port: %s", spec->name, strerror(-rc));
+		goto fail;
+	}
+	sw_port_set_mac_limit(p->sp, UPLINK_VXLAN_MAC_LIMIT);
+	rc = uplink_reader_start(&p->reader, reader_thread, p, spec->name);
+	if (rc < 0) {
+		sw_port_del(sw, p->sp);
+		goto fail;
+	}
+	inet_ntop(spec->remote.ss_family,
+		  spec->remote.ss_family == AF_INET
+		      ? (const void *)&((const struct sockaddr_in *)&spec->remote)->sin_addr
+		      : (const void *)&((const struct sockaddr_in6 *)&spec->remote)->sin6_addr,
+		  addr, sizeof(addr));
+	info("uplink %s%s%s: VXLAN port %u, vni %u, remote %s port %u, mtu %u", spec->name,
+	     *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni, addr,
+	     spec->dstport, spec->mtu);
+	*out = p;
+	return 0;
+fail:
+	p->sp = NULL;
+	uplink_vxlan_port_destroy(p);
+	return rc;
+}
+
+uint64_t uplink_vxlan_port_stat(struct uplink_vxlan_port *p, const char *name)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} tx[] = {
+	    {"tx_segmented", offsetof(struct uplink_vxlan_port, tx_segmented)},
+	    {"tx_sw_csum", offsetof(struct uplink_vxlan_port, tx_sw_csum)},
+	    {"tx_oversize", offsetof(struct uplink_vxlan_port, tx_oversize)},
+	    {"tx_bad_offload", offsetof(struct uplink_vxlan_port, tx_bad_offload)},
+	    {"tx_eagain", offsetof(struct uplink_vxlan_port, tx_eagain)},
+	    {"tx_errors", offsetof(struct uplink_vxlan_port, tx_errors)},
+	};
+
+	for (unsigned int i = 0; i < UPLINK_VXLAN_DROP_NR; i++)
+		if (!strcmp(name, uplink_vxlan_drop_name((enum uplink_vxlan_drop)i)))
+			return atomic_load_explicit(&p->drops[i], memory_order_relaxed);
+	for (unsigned int i = 0; i < sizeof(tx) / sizeof(tx[0]); i++)
+		if (!strcmp(name, tx[i].name))
+			return atomic_load_explicit((_Atomic uint64_t *)((char *)p + tx[i].off),
+						    memory_order_relaxed);
+	return UINT64_MAX;
+}
+
+void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p)
+{
+	if (!p)
+		return;
+	uplink_reader_stop(&p->reader);
+	if (p->sp) {
+		char line[512];
+		int off = 0;
+
+		/* After this, xmit() is never called again: the scratch areas are free. */
+		sw_port_del(p->sw, p->sp);
+		for (unsigned int i = 0; i < UPLINK_VXLAN_DROP_NR; i++)
+			off += snprintf(line + off, sizeof(line) - (size_t)off, "%s %llu ",
+					uplink_vxlan_drop_name((enum uplink_vxlan_drop)i),
+					(unsigned long long)p->drops[i]);
+		info("uplink %s: %stx_segmented %llu tx_sw_csum %llu tx_oversize %llu "
+		     "tx_bad_offload %llu tx_eagain %llu tx_errors %llu",
+		     p->spec.name, line, (unsigned long long)p->tx_segmented,
+		     (unsigned long long)p->tx_sw_csum, (unsigned long long)p->tx_oversize,
+		     (unsigned long long)p->tx_bad_offload, (unsigned long long)p->tx_eagain,
+		     (unsigned long long)p->tx_errors);
+	}
+	for (unsigned int i = 0; i < UPLINK_VXLAN_SCRATCH; i++) {
+		if (p->scratch[i])
+			pthread_mutex_destroy(&p->scratch[i]->lock);
+		free(p->scratch[i]);
+	}
+	if (p->fd >= 0)
+		close(p->fd);
+	/* Frames still out keep the pool, and the port it lives in, alive. */
+	if (uplink_pool_fini(&p->pool, p->spec.name, UPLINK_VXLAN_DRAIN_MS))
+		free(p);
+}

@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: MIT
+/* test_vxlan.c - the VXLAN uplink: its specification, header checks, and the port on loopback */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../common/frame_builder.h"
+#include "switch/frame.h"
+#include "switch/switch.h"
+#include "uplink/vxlan.h"
+#include "uplink/vxlan_port.h"
+
+/* ---- the specification ---- */
+
+static void test_spec_defaults(void **state)
+{
+	struct uplink_vxlan_spec s;
+	char err[128];
+	const struct sockaddr_in *r = (const struct sockaddr_in *)&s.remote;
+	const struct sockaddr_in *l = (const struct sockaddr_in *)&s.local;
+
+	(void)state;
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=42,remote=192.0.2.1", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.vni, 42);
+	assert_int_equal(s.dstport, 4789);
+	assert_int_equal(s.mtu, 1500);
+	assert_string_equal(s.name, "vxlan42");
+	assert_string_equal(s.netns, "");
+	assert_int_equal(r->sin_family, AF_INET);
+	assert_int_equal(ntohl(r->sin_addr.s_addr), 0xc0000201);
+	assert_int_equal(ntohs(r->sin_port), 4789);
+	assert_int_equal(s.remote_len, sizeof(struct sockaddr_in));
+	/* local: the wildcard, on the same port */
+	assert_int_equal(l->sin_family, AF_INET);
+	assert_int_equal(l->sin_addr.s_addr, 0);
+	assert_int_equal(ntohs(l->sin_port), 4789);
+	assert_int_equal(s.local_len, sizeof(struct sockaddr_in));
+}
+
+static void test_spec_everything(void **state)
+{
+	struct uplink_vxlan_spec s;
+	char err[128];
+	const struct sockaddr_in6 *r = (const struct sockaddr_in6 *)&s.remote;
+	const struct sockaddr_in6 *l = (const struct sockaddr_in6 *)&s.local;
+	struct in6_addr want;
+
+	(void)state;
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:mtu=9000,netns=red,dstport=8472,local=2001:"
+						 "db8::2,remote=2001:db8::1,id=16777215",
+						 &s, err, sizeof(err)),
+			 0);
+	assert_int_equal(s.vni, 16777215);
+	assert_int_equal(s.dstport, 8472);
+	assert_int_equal(s.mtu, 9000);
+	assert_string_equal(s.netns, "red");
+	assert_string_equal(s.name, "vxlan16777215:8472");
+	assert_int_equal(r->sin6_family, AF_INET6);
+	inet_pton(AF_INET6, "2001:db8::1", &want);
+	assert_memory_equal(&r->sin6_addr, &want, sizeof(want));
+	assert_int_equal(ntohs(r->sin6_port), 8472);
+	inet_pton(AF_INET6, "2001:db8::2", &want);
+	assert_memory_equal(&l->sin6_addr, &want, sizeof(want));
+	assert_int_equal(ntohs(l->sin6_port), 8472);
+	/* the limits themselves */
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=0,remote=10.0.0.1,mtu=68,dstport=1", &s,
+						 err, sizeof(err)),
+			 0);
+	assert_int_equal(s.vni, 0);
+	assert_int_equal(s.mtu, 68);
+	assert_int_equal(s.dstport, 1);
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=1,remote=10.0.0.1,mtu=65501,dstport=65535", &s, err,
+				    sizeof(err)),
+	    0);
+	assert_int_equal(s.mtu, UPLINK_VXLAN_MTU_MAX);
+	assert_int_equal(s.dstport, 65535);
+}
+
+static void test_spec_bad(void **state)
+{
+	static const char *const bad[] = {
+	    "tap:eth0",
+	    "vxlan:",
+	    "vxlan:id=42",
+	    "vxlan:remote=10.0.0.1",
+	    "vxlan:id=16777216,remote=10.0.0.1",
+	    "vxlan:id=-1,remote=10.0.0.1",
+	    "vxlan:id=4x,remote=10.0.0.1",
+	    "vxlan:id=,remote=10.0.0.1",
+	    "vxlan:id=99999999999,remote=10.0.0.1",
+	    "vxlan:id=1,remote=",
+	    "vxlan:id=1,remote=host.example",
+	    "vxlan:id=1,remote=10.0.0.1/24",
+	    "vxlan:id=1,remote=0.0.0.0",
+	    "vxlan:id=1,remote=255.255.255.255",
+	    "vxlan:id=1,remote=239.1.1.1",
+	    "vxlan:id=1,remote=::",
+	    "vxlan:id=1,remote=ff02::1",
+	    "vxlan:id=1,remote=10.0.0.1,local=::1",
+	    "vxlan:id=1,remote=2001:db8::1,local=10.0.0.2",
+	    "vxlan:id=1,remote=10.0.0.1,local=nowhere",
+	    "vxlan:id=1,remote=10.0.0.1,dstport=0",
+	    "vxlan:id=1,remote=10.0.0.1,dstport=65536",
+	    "vxlan:id=1,remote=10.0.0.1,mtu=67",
+	    "vxlan:id=1,remote=10.0.0.1,mtu=65502",
+	    "vxlan:id=1,remote=10.0.0.1,netns=",
+	    "vxlan:id=1,remote=10.0.0.1,netns=a/b",
+	    "vxlan:id=1,remote=10.0.0.1,netns="
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	    "vxlan:id=1,remote=10.0.0.1,bogus=1",
+	    "vxlan:id=1,id=2,remote=10.0.0.1",
+	    "vxlan:id=1,remote=10.0.0.1,",
+	    "vxlan:id=1,,remote=10.0.0.1",
+	    "vxlan:id=1,remote",
+	};
+	struct uplink_vxlan_spec s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char err[128] = "";
+
+		if (uplink_vxlan_spec_parse(bad[i], &s, err, sizeof(err)) != -EINVAL)
+			fail_msg("accepted '%s'", bad[i]);
+		if (!err[0])
+			fail_msg("no reason given for '%s'", bad[i]);
+	}
+}
+
+static void test_spec_same(void **state)
+{
+	struct uplink_vxlan_spec a, b;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=5,remote=10.0.0.1", &a, err, sizeof(err)), 0);
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:remote=10.0.0.1,id=5,mtu=9000", &b, err, sizeof(err)),
+	    0);
+	assert_true(uplink_vxlan_spec_same(&a, &b));
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=6,remote=10.0.0.1", &b, err, sizeof(err)), 0);
+	assert_false(uplink_vxlan_spec_same(&a, &b));
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=5,remote=10.0.0.2", &b, err, sizeof(err)), 0);
+	assert_false(uplink_vxlan_spec_same(&a, &b));
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=5,remote=10.0.0.1,dstport=8472", &b, err,
+						 sizeof(err)),
+			 0);
+	assert_false(uplink_vxlan_spec_same(&a, &b));
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=5,remote=10.0.0.1,netns=x", &b, err, sizeof(err)), 0);
+	assert_false(uplink_vxlan_spec_same(&a, &b));
+}
+
+/* ---- the header ---- */
+
+static void test_hdr(void **state)
+{
+	uint8_t h[UPLINK_VXLAN_HLEN];
+
+	(void)state;
+	uplink_vxlan_hdr(h, 0x123456);
+	assert_memory_equal(h, "\x08\x00\x00\x00\x12\x34\x56\x00", 8);
+	uplink_vxlan_hdr(h, 0);
+	assert_memory_equal(h, "\x08\x00\x00\x00\x00\x00\x00\x00", 8);
+}
+
+/* A datagram on the heap, exactly @len bytes (ASan catches a read past it): header + @frame. */
+static uint8_t *dgram(uint32_t vni, const uint8_t *frame, uint32_t flen)
+{
+	uint8_t *d = malloc(UPLINK_VXLAN_HLEN + flen);
+
+	assert_non_null(d);
+	uplink_vxlan_hdr(d, vni);
+	memcpy(d + UPLINK_VXLAN_HLEN, frame, flen);
+	return d;
+}
+
+static void test_check(void **state)
+{
+	static struct fb f;
+	uint8_t *d;
+
+	(void)state;
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 1);
+	d = dgram(7, f.b, f.len);
+	assert_int_equal(uplink_vxlan_check(d, 8 + f.len, 7, 1500), (int)f.len);
+	assert_int_equal(uplink_vxlan_check(d, 8 + f.len, 8, 1500), -(UPLINK_VXLAN_DROP_VNI + 1));
+	assert_int_equal(uplink_vxlan_check(d, 8 + f.len, 7 | 1 << 16, 1500),
+			 -(UPLINK_VXLAN_DROP_VNI + 1));
+	/* every bit of the header but the I flag and the VNI must be clear */
+	for (unsigned int byte = 0; byte < 8; byte++) {
+		if (byte >= 4 && byte <= 6)
+			continue;
+		for (unsigned int bit = 0; bit < 8; bit++) {
+			uint8_t *e = dgram(7, f.b, f.len);
+
+			e[byte] ^= (uint8_t)(1u << bit);
+			assert_int_equal(uplink_vxlan_check(e, 8 + f.len, 7, 1500),
+					 -(UPLINK_VXLAN_DROP_HEADER + 1));
+			free(e);
+		}
+	}
+	free(d);
+	/* the shortest: a bare Ethernet header */
+	d = dgram(7, f.b, 14);
+	assert_int_equal(uplink_vxlan_check(d, 22, 7, 1500), 14);
+	free(d);
+	d = dgram(7, f.b, 13);
+	assert_int_equal(uplink_vxlan_check(d, 21, 7, 1500), -(UPLINK_VXLAN_DROP_RUNT + 1));
+	free(d);
+	d = dgram(7, f.b, 0);
+	assert_int_equal(uplink_vxlan_check(d, 8, 7, 1500), -(UPLINK_VXLAN_DROP_RUNT + 1));
+	free(d);
+	/* the MTU counts from the network header: 14 + 1500 passes, one more does not */
+	fb_build(&f, 4, IPPROTO_UDP, false, 1500 - 28, 2);
+	assert_int_equal(f.len, 1514);
+	d = dgram(7, f.b, f.len);
+	assert_int_equal(uplink_vxlan_check(d, 8 + f.len, 7, 1500), 1514);
+	assert_int_equal(uplink_vxlan_check(d, 8 + f.len, 7, 1499),
+			 -(UPLINK_VXLAN_DROP_OVERSIZE + 1));
+	free(d);
+	/* ... after an 802.1Q tag, 4 more */
+	fb_build(&f, 4, IPPROTO_UDP, true, 1500 - 28, 3);
+	assert_int_equal(f.len, 1518);
+	d = dgram(7, f.b, f.len);
+	assert_int_equal(uplink_vxlan_check(d, 8 + f.len, 7, 1500), 1518);
+	assert_int_equal(uplink_vxlan_check(d, 8 + f.len, 7, 1499),
+			 -(UPLINK_VXLAN_DROP_OVERSIZE + 1));
+	free(d);
+	assert_string_equal(uplink_vxlan_drop_name(UPLINK_VXLAN_DROP_VNI), "rx_bad_vni");
+	assert_string_equal(uplink_vxlan_drop_name(UPLINK_VXLAN_DROP_NR), "?");
+}
+
+/* ---- the port, on loopback: 127.0.0.1 is the port, 127.0.0.2 its remote ---- */
+
+#define CAP_MAX 64
+
+/* A switch port that keeps a copy of every frame it is given. */
+struct capture {
+	struct sw_port *port;
+	pthread_mutex_t lock;
+	unsigned int n;
+	uint32_t len[CAP_MAX];
+	uint8_t frame[CAP_MAX][2048];
+};
+
+static unsigned int cap_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigned int n)
+{
+	struct capture *c = sp->priv;
+
+	pthread_mutex_lock(&c->lock);
+	for (unsigned int i = 0; i < n; i++) {
+		struct sw_pkt *pkt = pkts[i];
+		uint32_t off = 0;
+
+		if (c->n < CAP_MAX && pkt->len <= sizeof(c->frame[0]) && pkt->nfrags == 1 &&
+		    pkt->frag[0].len == pkt->len) {
+			memcpy(c->frame[c->n], pkt->frag[0].base, pkt->len);
+			off = pkt->len;
+		}
+		c->len[c->n < CAP_MAX ? c->n : CAP_MAX - 1] = off;
+		c->n += c->n < CAP_MAX;
+		sw_pkt_put(pkt);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+static const struct sw_port_ops cap_ops = {.xmit = cap_xmit};
+
+/* A frame the test hands the switch, and how often its done() ran. */
+struct tpkt {
+	struct sw_pkt pkt;
+	unsigned int done;
+};
+
+static void tpkt_done(struct sw_pkt *pkt)
+{
+	((struct tpkt *)pkt)->done++;
+}
+
+struct world {
+	struct sw *sw;
+	struct capture cap;
+	struct uplink_vxlan_port *vx;
+	int remote;   /* the remote endpoint: 127.0.0.2, the port's port */
+	int stranger; /* 127.0.0.3 */
+	uint16_t port;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int udp_bound(const char *addr, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, addr, &a.sin_addr);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct sw_config cfg;
+	struct uplink_vxlan_spec spec;
+	char text[128], err[128];
+
+	assert_non_null(w);
+	sw_config_init(&cfg);
+	assert_int_equal(sw_create(&cfg, &w->sw), 0);
+	pthread_mutex_init(&w->cap.lock, NULL);
+	assert_int_equal(sw_port_add(w->sw, "cap", &cap_ops, &w->cap, &w->cap.port), 0);
+	/* A free port on both addresses (tried a few times: another test may take one). */
+	for (int tries = 0; tries < 20 && !w->vx; tries++) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+		int probe = udp_bound("127.0.0.2", 0);
+
+		assert_true(probe >= 0);
+		assert_int_equal(getsockname(probe, (struct sockaddr *)&a, &len), 0);
+		w->port = ntohs(a.sin_port);
+		close(probe);
+		w->remote = udp_bound("127.0.0.2", w->port);
+		if (w->remote < 0)
+			continue;
+		snprintf(text, sizeof(text),
+			 "vxlan:id=4242,remote=127.0.0.2,local=127.0.0.1,dstport=%u", w->port);
+		assert_int_equal(uplink_vxlan_spec_parse(text, &spec, err, sizeof(err)), 0);
+		if (uplink_vxlan_port_create(w->sw, &spec, &w->vx) < 0) {
+			close(w->remote);
+			w->vx = NULL;
+		}
+	}
+	assert_non_null(w->vx);
+	w->stranger = udp_bound("127.0.0.3", 0);
+	assert_true(w->stranger >= 0);
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+
+	uplink_vxlan_port_destroy(w->vx);
+	sw_port_del(w->sw, w->cap.port);
+	sw_destroy(w->sw);
+	close(w->remote);
+	close(w->stranger);
+	free(w);
+	return 0;
+}
+
+static void send_to_port(struct world *w, int fd, const uint8_t *d, size_t len)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(w->port)};
+
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	assert_int_equal(sendto(fd, d, len, 0, (struct sockaddr *)&a, sizeof(a)), (ssize_t)len);
+}
+
+static unsigned int captured(struct world *w)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&w->cap.lock);
+	n = w->cap.n;
+	pthread_mutex_unlock(&w->cap.lock);
+	return n;
+}
+
+/* Wait (2 s at most) until @cond holds; its last value. */
+#define WAIT_FOR(w, cond)                                                                          \
+	({                                                                                         \
+		uint64_t t_end_ = now_ms() + 2000;                                                 \
+		while (!(cond) && now_ms() < t_end_)                                               \
+			usleep(1000);                                                              \
+		(cond);                                                                            \
+	})
+
+/*
+ * From the remote: a good datagram's frame reaches the switch bit-exact;
+ * each bad one is dropped and counted under its reason, and nothing of it
+ * reaches the switch; a stranger's datagram too.
+ */
+static void test_port_rx(void **state)
+{
+	struct world *w = *state;
+	static struct fb f;
+	uint8_t *d;
+
+	fb_build(&f, 4, IPPROTO_UDP, false, 200, 9);
+	d = dgram(4242, f.b, f.len);
+	send_to_port(w, w->remote, d, 8 + f.len);
+	assert_true(WAIT_FOR(w, captured(w) == 1));
+	assert_int_equal(w->cap.len[0], f.len);
+	assert_memory_equal(w->cap.frame[0], f.b, f.len);
+
+	/* Each of these is dropped; then a good one shows that all of them were read. */
+	d[0] = 0x0c; /* an unknown flag */
+	send_to_port(w, w->remote, d, 8 + f.len);
+	d[0] = 0x08;
+	d[6] ^= 1; /* VNI 4243 */
+	send_to_port(w, w->remote, d, 8 + f.len);
+	d[6] ^= 1;
+	send_to_port(w, w->remote, d, 8 + 13); /* a runt */
+	send_to_port(w, w->stranger, d, 8 + f.len);
+	free(d);
+	fb_build(&f, 4, IPPROTO_UDP, false, 1500 - 28 + 1, 10); /* one over the MTU */
+	d = dgram(4242, f.b, f.len);
+	send_to_port(w, w->remote, d, 8 + f.len);
+	free(d);
+	fb_build(&f, 6, IPPROTO_TCP, true, 1500 - 60, 11); /* the MTU, after a tag */
+	d = dgram(4242, f.b, f.len);
+	send_to_port(w, w->remote, d, 8 + f.len);
+	assert_true(WAIT_FOR(w, captured(w) == 2));
+	assert_int_equal(w->cap.len[1], f.len);
+	assert_memory_equal(w->cap.frame[1], f.b, f.len);
+	free(d);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_bad_header"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_bad_vni"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_runt"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_bad_source"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_oversize"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_truncated"), 0);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "no such counter"), UINT64_MAX);
+	usleep(20000);
+	assert_int_equal(captured(w), 2);
+}
+
+/* Receive one datagram at the remote (1 s at most): its length, or -1. */
+static int remote_recv(struct world *w, uint8_t *buf, size_t cap)
+{
+	struct pollfd pfd = {.fd = w->remote, .events = POLLIN};
+
+	if (poll(&pfd, 1, 1000) != 1)
+		return -1;
+	return (int)recv(w->remote, buf, cap, 0);
+}
+
+/* The pseudo-header sum of @frame's TCP or UDP segment (IPv4 or IPv6, no tag). */
+static uint32_t pseudo_sum(const uint8_t *frame, uint32_t len, struct sw_l4 *l4)
+{
+	uint32_t sum = 0;
+
+	assert_int_equal(sw_frame_parse(frame, len, l4), 0);
+	if (l4->l3 == 4) {
+		for (int i = 0; i < 8; i += 2)
+			sum +=
+			    (uint32_t)frame[l4->l3_off + 12 + i] << 8 | frame[l4->l3_off + 13 + i];
+	} else {
+		for (int i = 0; i < 32; i += 2)
+			sum += (uint32_t)frame[l4->l3_off + 8 + i] << 8 | frame[l4->l3_off + 9 + i];
+	}
+	return sum + l4->proto + (len - l4->l4_off);
+}
+
+/* Is the TCP or UDP checksum of @frame right? */
+static bool l4_csum_ok(const uint8_t *frame, uint32_t len)
+{
+	struct sw_l4 l4;
+	uint32_t sum = pseudo_sum(frame, len, &l4);
+
+	return sw_csum_fold(frame + l4.l4_off, len - l4.l4_off, sum) == 0xffff;
+}
+
+/* Make @frame's TCP checksum blank as netif means it: the field holds the pseudo-header sum. */
+static void csum_blank(uint8_t *frame, uint32_t len)
+{
+	struct sw_l4 l4;
+	uint16_t v = sw_csum_fold(NULL, 0, pseudo_sum(frame, len, &l4));
+
+	fb_put16(frame + l4.l4_off + SW_FRAME_TCP_CSUM_OFF, v);
+}
+
+/*
+ * To the remote: a plain frame (header copy and a fragment) goes as one
+ * datagram, the header and the frame's bytes; a blank checksum is filled
+ * in; a GSO frame goes as one datagram per segment, each with a right
+ * checksum and its own sequence number; a frame over the MTU is dropped
+ * and counted.  Every frame's done() runs exactly once.
+ */
+static void test_port_tx(void **state)
+{
+	struct world *w = *state;
+	static struct fb f;
+	static uint8_t buf[70000];
+	struct tpkt t[4];
+	struct sw_pkt *pp;
+	uint32_t seq0;
+	int n;
+
+	/* Plain: the first 40 bytes as the header copy, the rest as a fragment. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 300, 21);
+	memset(&t[0], 0, sizeof(t[0]));
+	t[0].pkt.hdr = f.b;
+	t[0].pkt.hdr_len = 40;
+	t[0].pkt.nfrags = 1;
+	t[0].pkt.len = f.len;
+	t[0].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b + 40, .len = f.len - 40};
+	sw_pkt_init(&t[0].pkt, tpkt_done);
+	pp = &t[0].pkt;
+	sw_forward(w->sw, w->cap.port, &pp, 1); /* unknown unicast: flooded to the tunnel */
+	n = remote_recv(w, buf, sizeof(buf));
+	assert_int_equal(n, 8 + (int)f.len);
+	assert_memory_equal(buf, "\x08\x00\x00\x00\x00\x10\x92\x00", 8); /* VNI 4242 */
+	assert_memory_equal(buf + 8, f.b, f.len);
+	assert_int_equal(t[0].done, 1);
+
+	/* A blank TCP checksum (the pseudo-header sum in the field): filled in. */
+	fb_build(&f, 6, IPPROTO_TCP, false, 500, 22);
+	memset(&t[1], 0, sizeof(t[1]));
+	t[1].pkt.hdr = f.b;
+	t[1].pkt.hdr_len = 128;
+	t[1].pkt.nfrags = 1;
+	t[1].pkt.len = f.len;
+	t[1].pkt.flags = SW_PKT_CSUM_BLANK;
+	t[1].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
+	sw_pkt_init(&t[1].pkt, tpkt_done);
+	csum_blank(f.b, f.len);
+	assert_false(l4_csum_ok(f.b, f.len));
+	pp = &t[1].pkt;
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	n = remote_recv(w, buf, sizeof(buf));
+	assert_int_equal(n, 8 + (int)f.len);
+	assert_true(l4_csum_ok(buf + 8, f.len));
+	assert_memory_equal(buf + 8 + f.l4 + 20, f.b + f.l4 + 20, 500); /* payload untouched */
+	assert_int_equal(t[1].done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_sw_csum"), 1);
+
+	/* GSO: 10000 payload bytes in segments of 1448: 7 datagrams. */
+	fb_build(&f, 4, IPPROTO_TCP, false, 10000, 23);
+	seq0 = 1000;
+	f.b[f.l4 + 4] = 0, f.b[f.l4 + 5] = 0, f.b[f.l4 + 6] = 0x03, f.b[f.l4 + 7] = 0xe8;
+	csum_blank(f.b, f.len);
+	memset(&t[2], 0, sizeof(t[2]));
+	t[2].pkt.hdr = f.b;
+	t[2].pkt.hdr_len = 128;
+	t[2].pkt.nfrags = 1;
+	t[2].pkt.len = f.len;
+	t[2].pkt.flags = SW_PKT_CSUM_BLANK;
+	t[2].pkt.gso_type = SW_GSO_TCPV4;
+	t[2].pkt.gso_size = 1448;
+	t[2].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
+	sw_pkt_init(&t[2].pkt, tpkt_done);
+	pp = &t[2].pkt;
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	for (uint32_t k = 0, off = 0; k < 7; k++) {
+		uint32_t want = k < 6 ? 1448 : 10000 - 6 * 1448, seq;
+		const uint8_t *seg = buf + 8;
+
+		n = remote_recv(w, buf, sizeof(buf));
+		assert_int_equal(n, 8 + 14 + 20 + 20 + (int)want);
+		assert_true(l4_csum_ok(seg, (uint32_t)n - 8));
+		seq = (uint32_t)seg[f.l4 + 4] << 24 | (uint32_t)seg[f.l4 + 5] << 16 |
+		      (uint32_t)seg[f.l4 + 6] << 8 | seg[f.l4 + 7];
+		assert_int_equal(seq, seq0 + off);
+		assert_memory_equal(seg + f.l4 + 20, f.b + f.l4 + 20 + off, want);
+		off += want;
+	}
+	assert_int_equal(t[2].done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_segmented"), 1);
+
+	/* Over the MTU, no GSO: dropped, counted, done. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 1500 - 28 + 1, 24);
+	memset(&t[3], 0, sizeof(t[3]));
+	t[3].pkt.hdr = f.b;
+	t[3].pkt.hdr_len = 128;
+	t[3].pkt.nfrags = 1;
+	t[3].pkt.len = f.len;
+	t[3].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
+	sw_pkt_init(&t[3].pkt, tpkt_done);
+	pp = &t[3].pkt;
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
+	assert_int_equal(t[3].done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_oversize"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_bad_offload"), 0);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_errors"), 0);
+}
+
+/*
+ * Two frames with blank checksums in one batch: each is made whole in the
+ * same scratch area, so the first must be sent before the second is
+ * copied there; each datagram carries its own frame.
+ */
+static void test_port_tx_batch(void **state)
+{
+	struct world *w = *state;
+	static struct fb f[2];
+	static uint8_t buf[2048];
+	struct tpkt t[2];
+	struct sw_pkt *pp[2] = {&t[0].pkt, &t[1].pkt};
+
+	for (int i = 0; i < 2; i++) {
+		fb_build(&f[i], 4, IPPROTO_TCP, false, 400 + 100 * (uint32_t)i, (uint8_t)(40 + i));
+		csum_blank(f[i].b, f[i].len);
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].pkt.hdr = f[i].b;
+		t[i].pkt.hdr_len = 128;
+		t[i].pkt.nfrags = 1;
+		t[i].pkt.len = f[i].len;
+		t[i].pkt.flags = SW_PKT_CSUM_BLANK;
+		t[i].pkt.frag[0] = (struct sw_pkt_frag){.base = f[i].b, .len = f[i].len};
+		sw_pkt_init(&t[i].pkt, tpkt_done);
+	}
+	sw_forward(w->sw, w->cap.port, pp, 2);
+	for (int i = 0; i < 2; i++) {
+		int n = remote_recv(w, buf, sizeof(buf));
+
+		assert_int_equal(n, 8 + (int)f[i].len);
+		assert_true(l4_csum_ok(buf + 8, f[i].len));
+		assert_memory_equal(buf + 8 + f[i].l4 + 20, f[i].b + f[i].l4 + 20,
+				    f[i].len - f[i].l4 - 20);
+		assert_int_equal(t[i].done, 1);
+	}
+}
+
+/* A blank checksum on a frame that is not TCP or UDP cannot be filled in: dropped, counted. */
+static void test_port_tx_bad_offload(void **state)
+{
+	struct world *w = *state;
+	static struct fb f;
+	static uint8_t buf[2048];
+	struct tpkt t;
+	struct sw_pkt *pp = &t.pkt;
+
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 31);
+	f.b[f.l4 - 20 + 9] = 47; /* GRE */
+	memset(&t, 0, sizeof(t));
+	t.pkt.hdr = f.b;
+	t.pkt.hdr_len = 128;
+	t.pkt.nfrags = 1;
+	t.pkt.len = f.len;
+	t.pkt.flags = SW_PKT_CSUM_BLANK;
+	t.pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
+	sw_pkt_init(&t.pkt, tpkt_done);
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
+	assert_int_equal(t.done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_bad_offload"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_spec_defaults),
+	    cmocka_unit_test(test_spec_everything),
+	    cmocka_unit_test(test_spec_bad),
+	    cmocka_unit_test(test_spec_same),
+	    cmocka_unit_test(test_hdr),
+	    cmocka_unit_test(test_check),
+	    cmocka_unit_test_setup_teardown(test_port_rx, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_tx, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_tx_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_tx_bad_offload, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
