@@ -387,6 +387,36 @@ fail:
 	return rc;
 }
 
+struct sw_port *uplink_tap_port_sw(const struct uplink_tap_port *p)
+{
+	return p->sp;
+}
+
+unsigned int uplink_tap_port_counters(struct uplink_tap_port *p, const char **names, uint64_t *vals,
+				      unsigned int max)
+{
+	const struct {
+		const char *name;
+		_Atomic uint64_t *c;
+	} all[] = {
+	    {"rx_runt", &p->drops[UPLINK_DROP_RUNT]},
+	    {"rx_oversize", &p->drops[UPLINK_DROP_OVERSIZE]},
+	    {"rx_bad_gso", &p->drops[UPLINK_DROP_GSO]},
+	    {"rx_bad_csum", &p->drops[UPLINK_DROP_CSUM]},
+	    {"rx_sw_csum", &p->sw_csum},
+	    {"tx_eagain", &p->tx_eagain},
+	    {"tx_errors", &p->tx_errors},
+	    {"tx_bad_offload", &p->tx_bad_offload},
+	};
+	unsigned int n = 0;
+
+	for (; n < max && n < sizeof(all) / sizeof(all[0]); n++) {
+		names[n] = all[n].name;
+		vals[n] = atomic_load_explicit(all[n].c, memory_order_relaxed);
+	}
+	return n;
+}
+
 void uplink_tap_port_destroy(struct uplink_tap_port *p)
 {
 	if (!p)

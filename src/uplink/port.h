@@ -48,6 +48,26 @@ int uplink_tap_port_create(struct sw *sw, const char *name, const char *netns,
  */
 void uplink_tap_port_destroy(struct uplink_tap_port *p);
 
+/**
+ * uplink_tap_port_sw() - the port's switch port (its name and the switch's counters)
+ * @p: the port
+ *
+ * Return: the switch port
+ */
+struct sw_port *uplink_tap_port_sw(const struct uplink_tap_port *p);
+
+/**
+ * uplink_tap_port_counters() - the port's own counters (drops by reason, write failures)
+ * @p: the port
+ * @names: receives up to @max names (static strings)
+ * @vals: receives their values
+ * @max: room at @names and @vals
+ *
+ * Return: how many were filled in
+ */
+unsigned int uplink_tap_port_counters(struct uplink_tap_port *p, const char **names, uint64_t *vals,
+				      unsigned int max);
+
 /* MACs the uplink port may learn: a segment behind a bridge (a quarter of the default FDB). */
 #define UPLINK_TAP_MAC_LIMIT 1024u
 

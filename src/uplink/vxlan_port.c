@@ -537,28 +537,53 @@ fail:
 	return rc;
 }
 
+/* The port's transmit counters by name (the receive drops are named by uplink_vxlan_drop_name()). */
+static const struct {
+	const char *name;
+	size_t off;
+} tx_counters[] = {
+    {"tx_segmented", offsetof(struct uplink_vxlan_port, tx_segmented)},
+    {"tx_sw_csum", offsetof(struct uplink_vxlan_port, tx_sw_csum)},
+    {"tx_oversize", offsetof(struct uplink_vxlan_port, tx_oversize)},
+    {"tx_bad_offload", offsetof(struct uplink_vxlan_port, tx_bad_offload)},
+    {"tx_eagain", offsetof(struct uplink_vxlan_port, tx_eagain)},
+    {"tx_errors", offsetof(struct uplink_vxlan_port, tx_errors)},
+};
+
+#define NTX (sizeof(tx_counters) / sizeof(tx_counters[0]))
+
+unsigned int uplink_vxlan_port_counters(struct uplink_vxlan_port *p, const char **names,
+					uint64_t *vals, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < UPLINK_VXLAN_DROP_NR && n < max; i++, n++) {
+		names[n] = uplink_vxlan_drop_name((enum uplink_vxlan_drop)i);
+		vals[n] = atomic_load_explicit(&p->drops[i], memory_order_relaxed);
+	}
+	for (unsigned int i = 0; i < NTX && n < max; i++, n++) {
+		names[n] = tx_counters[i].name;
+		vals[n] = atomic_load_explicit((_Atomic uint64_t *)((char *)p + tx_counters[i].off),
+					       memory_order_relaxed);
+	}
+	return n;
+}
+
 uint64_t uplink_vxlan_port_stat(struct uplink_vxlan_port *p, const char *name)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} tx[] = {
-	    {"tx_segmented", offsetof(struct uplink_vxlan_port, tx_segmented)},
-	    {"tx_sw_csum", offsetof(struct uplink_vxlan_port, tx_sw_csum)},
-	    {"tx_oversize", offsetof(struct uplink_vxlan_port, tx_oversize)},
-	    {"tx_bad_offload", offsetof(struct uplink_vxlan_port, tx_bad_offload)},
-	    {"tx_eagain", offsetof(struct uplink_vxlan_port, tx_eagain)},
-	    {"tx_errors", offsetof(struct uplink_vxlan_port, tx_errors)},
-	};
+	const char *names[UPLINK_VXLAN_DROP_NR + NTX];
+	uint64_t vals[UPLINK_VXLAN_DROP_NR + NTX];
+	unsigned int n = uplink_vxlan_port_counters(p, names, vals, UPLINK_VXLAN_DROP_NR + NTX);
 
-	for (unsigned int i = 0; i < UPLINK_VXLAN_DROP_NR; i++)
-		if (!strcmp(name, uplink_vxlan_drop_name((enum uplink_vxlan_drop)i)))
-			return atomic_load_explicit(&p->drops[i], memory_order_relaxed);
-	for (unsigned int i = 0; i < sizeof(tx) / sizeof(tx[0]); i++)
-		if (!strcmp(name, tx[i].name))
-			return atomic_load_explicit((_Atomic uint64_t *)((char *)p + tx[i].off),
-						    memory_order_relaxed);
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(name, names[i]))
+			return vals[i];
 	return UINT64_MAX;
+}
+
+struct sw_port *uplink_vxlan_port_sw(const struct uplink_vxlan_port *p)
+{
+	return p->sp;
 }
 
 void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p)
@@ -567,21 +592,19 @@ void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p)
 		return;
 	uplink_reader_stop(&p->reader);
 	if (p->sp) {
-		char line[512];
+		const char *names[UPLINK_VXLAN_DROP_NR + NTX];
+		uint64_t vals[UPLINK_VXLAN_DROP_NR + NTX];
+		unsigned int n =
+		    uplink_vxlan_port_counters(p, names, vals, UPLINK_VXLAN_DROP_NR + NTX);
+		char line[768];
 		int off = 0;
 
 		/* After this, xmit() is never called again: the scratch areas are free. */
 		sw_port_del(p->sw, p->sp);
-		for (unsigned int i = 0; i < UPLINK_VXLAN_DROP_NR; i++)
-			off += snprintf(line + off, sizeof(line) - (size_t)off, "%s %llu ",
-					uplink_vxlan_drop_name((enum uplink_vxlan_drop)i),
-					(unsigned long long)p->drops[i]);
-		info("uplink %s: %stx_segmented %llu tx_sw_csum %llu tx_oversize %llu "
-		     "tx_bad_offload %llu tx_eagain %llu tx_errors %llu",
-		     p->spec.name, line, (unsigned long long)p->tx_segmented,
-		     (unsigned long long)p->tx_sw_csum, (unsigned long long)p->tx_oversize,
-		     (unsigned long long)p->tx_bad_offload, (unsigned long long)p->tx_eagain,
-		     (unsigned long long)p->tx_errors);
+		for (unsigned int i = 0; i < n && off < (int)sizeof(line); i++)
+			off += snprintf(line + off, sizeof(line) - (size_t)off, "%s%s %llu",
+					i ? " " : "", names[i], (unsigned long long)vals[i]);
+		info("uplink %s: %s", p->spec.name, line);
 	}
 	for (unsigned int i = 0; i < UPLINK_VXLAN_SCRATCH; i++) {
 		if (p->scratch[i])

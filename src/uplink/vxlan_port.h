@@ -46,6 +46,26 @@ void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p);
  */
 uint64_t uplink_vxlan_port_stat(struct uplink_vxlan_port *p, const char *name);
 
+/**
+ * uplink_vxlan_port_sw() - the port's switch port (its name and the switch's counters)
+ * @p: the port
+ *
+ * Return: the switch port
+ */
+struct sw_port *uplink_vxlan_port_sw(const struct uplink_vxlan_port *p);
+
+/**
+ * uplink_vxlan_port_counters() - every one of the port's own counters
+ * @p: the port
+ * @names: receives up to @max names (static strings, as uplink_vxlan_port_stat() takes)
+ * @vals: receives their values
+ * @max: room at @names and @vals
+ *
+ * Return: how many were filled in
+ */
+unsigned int uplink_vxlan_port_counters(struct uplink_vxlan_port *p, const char **names,
+					uint64_t *vals, unsigned int max);
+
 /* MACs the port may learn: as the TAP uplink's. */
 #define UPLINK_VXLAN_MAC_LIMIT 1024u
 

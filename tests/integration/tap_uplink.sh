@@ -42,6 +42,10 @@ ip -n "$U" link set up0 mtu 9000 && ip -n "$A" link set eth0 mtu 9000
 check "MTU 9000 set later on both sides: a full-MTU ping from the uplink, don't fragment" \
 	timeout 10 ip netns exec "$U" ping -c 2 -i 0.2 -W 2 -M do -s 8972 10.79.0.2
 check "pvnetd followed the uplink's MTU" grep -q "uplink up0: mtu 9000" "$RUN.log"
+check "pvnet status lists both uplinks with their traffic" bash -c \
+	"'$PVNET' -d '$RUN' status >'$TAP_TMP/st' &&
+	 grep -Eq '^  up0 \(tap\): [1-9][0-9]* frames in, [1-9][0-9]* out' '$TAP_TMP/st' &&
+	 grep -Eq '^  up1 \(tap\): [1-9][0-9]* frames in' '$TAP_TMP/st'"
 check "adapter detaches cleanly" tap_stop "$PA"
 check "pvnetd stops cleanly" stop_pvnetd
 check_fails "the uplink TAP is gone with pvnetd" ip -n "$U" link show up0

@@ -88,6 +88,12 @@ check_fails "nothing answers on another VNI" \
 	timeout 5 ip netns exec "$K" ping -c 2 -i 0.2 -W 1 -I vx1 10.79.8.2
 check_fails "nor from another address" timeout 5 ip netns exec "$S" ping -c 2 -i 0.2 -W 1 10.79.7.2
 check "the guest still reaches the kernel VTEP" tap_ping "$G" 10.79.7.1
+check "pvnet status lists both tunnels, the first with its drops" bash -c \
+	"'$PVNET' -d '$RUN' status >'$TAP_TMP/st' &&
+	 grep -Eq '^  vxlan42 \(vxlan\): [1-9][0-9]* frames in, [1-9][0-9]* out.*rx_bad_vni [1-9].*rx_bad_source [1-9]' '$TAP_TMP/st' &&
+	 grep -q '^  vxlan42:4790 (vxlan): ' '$TAP_TMP/st'"
+check "and its JSON the counters" bash -c \
+	"'$PVNET' -d '$RUN' status --json | grep -q '\"rx_bad_header\": 0'"
 check "the adapters detach cleanly" tap_stop "$PG"
 check "both of them" tap_stop "$PH"
 check "the second pvnetd stops cleanly" tap_stop "$P2"

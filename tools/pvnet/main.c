@@ -23,7 +23,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: pvnet [-d DIR] COMMAND [ARGS]\n"
 		   "\n"
 		   "Commands:\n"
-		   "  status [--json]   domains, grant and event-channel use of a running pvnetd\n"
+		   "  status [--json]   domains, grant and event-channel use, uplinks and their\n"
+		   "                    counters of a running pvnetd\n"
 		   "  show [--json] [VIF]\n"
 		   "                    vifs: xenbus state, why a vif was disabled, per-queue\n"
 		   "                    counters (ethtool -S style); VIF is e.g. vif1.0\n"
@@ -268,6 +269,30 @@ static int cmd_status(int argc, char **argv)
 		       (long long)geti(reply, "hv", "grant_unmap_ops"),
 		       (long long)geti(reply, "hv", "grant_batches"));
 		printf("event channels open: %lld\n", (long long)geti(reply, "hv", "evtchns_open"));
+		printf("uplinks: %zu\n", json_array_size(json_object_get(reply, "uplinks")));
+		json_array_foreach(json_object_get(reply, "uplinks"), i, dom)
+		{
+			const char *key;
+			json_t *v;
+			bool any = false;
+
+			printf("  %s (%s): %lld frames in, %lld out, %lld dropped in, %lld out",
+			       str_of(dom, "name"), str_of(dom, "type"),
+			       (long long)geti(dom, "switch", "rx_packets"),
+			       (long long)geti(dom, "switch", "tx_packets"),
+			       (long long)geti(dom, "switch", "rx_dropped"),
+			       (long long)geti(dom, "switch", "tx_dropped"));
+			/* The port's own counters that are not zero: drops by reason, offloads done. */
+			json_object_foreach(json_object_get(dom, "counters"), key, v)
+			{
+				if (json_integer_value(v) == 0)
+					continue;
+				printf("%s %s %lld", any ? "," : ";", key,
+				       (long long)json_integer_value(v));
+				any = true;
+			}
+			putchar('\n');
+		}
 		printf("destroyed domains: %lld (left in use: %lld mappings, %lld grants, %lld "
 		       "event channels)\n",
 		       (long long)geti(reply, "destroyed", "domains"),

@@ -377,10 +377,9 @@ static const char *const xenbus_state_names[] = {
     "Closing", "Closed",       "Reconfiguring", "Reconfigured",
 };
 
-/* The counters the switch keeps for a vif's port (empty while it is not connected). */
-static json_t *port2json(const struct back_vif *vif)
+/* The counters the switch keeps for a port (empty without one: a vif not connected). */
+static json_t *port2json(const struct sw_port *p)
 {
-	const struct sw_port *p = back_vif_port(vif);
 	const struct sw_stat_desc *names;
 	json_t *o = json_object();
 	uint64_t vals[64];
@@ -436,15 +435,37 @@ static json_t *vif2json(domid_t domid, const char *dom_name, uint32_t devid,
 		json_array_append_new(queues, o);
 	}
 	snprintf(name, sizeof(name), "vif%u.%u", domid, devid);
-	return json_pack(
-	    "{s:s, s:i, s:s?, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o}", "name", name, "domid",
-	    domid, "domain_name", dom_name, "devid", devid, "state",
-	    (unsigned int)st < sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
-		? xenbus_state_names[st]
-		: "?",
-	    "tx_mode", nq ? back_tx_mode_name(back_vif_tx_mode(vif)) : NULL, "carrier",
-	    nq ? (back_vif_carrier(vif) ? "on" : "off") : NULL, "error", back_vif_error(vif),
-	    "features", features2json(vif), "queues", queues, "switch", port2json(vif));
+	return json_pack("{s:s, s:i, s:s?, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o}", "name",
+			 name, "domid", domid, "domain_name", dom_name, "devid", devid, "state",
+			 (unsigned int)st <
+				 sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
+			     ? xenbus_state_names[st]
+			     : "?",
+			 "tx_mode", nq ? back_tx_mode_name(back_vif_tx_mode(vif)) : NULL, "carrier",
+			 nq ? (back_vif_carrier(vif) ? "on" : "off") : NULL, "error",
+			 back_vif_error(vif), "features", features2json(vif), "queues", queues,
+			 "switch", port2json(back_vif_port(vif)));
+}
+
+/* Every uplink: its switch port's counters and its own. */
+static json_t *uplinks2json(struct pvnetd *d)
+{
+	json_t *a = json_array();
+
+	for (unsigned int i = 0; i < d->nuplinks; i++) {
+		const struct pvnetd_uplink *u = &d->uplinks[i];
+		const char *names[32];
+		uint64_t vals[32];
+		unsigned int n = u->counters(u->up, names, vals, 32);
+		json_t *own = json_object();
+
+		for (unsigned int k = 0; k < n; k++)
+			json_object_set_new(own, names[k], json_integer((json_int_t)vals[k]));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:o, s:o}", "name", u->port->name,
+						   "type", u->type, "switch", port2json(u->port),
+						   "counters", own));
+	}
+	return a;
 }
 
 /*
@@ -490,14 +511,14 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 		}
 	}
 	return json_pack(
-	    "{s:s, s:s, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, "
-	    "s:I}}",
-	    "version", PVNET_VERSION, "tx_mode", c->d->tx_mode, "domains", doms, "vifs", vifs, "hv",
-	    "domains", (json_int_t)st.domains, "zombies", (json_int_t)st.zombies, "maps_in_use",
-	    (json_int_t)st.maps_in_use, "evtchns_open", (json_int_t)st.evtchns_open,
-	    "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops", (json_int_t)st.map_ops,
-	    "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches", (json_int_t)st.batches,
-	    "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
+	    "{s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, "
+	    "s:I, s:I}}",
+	    "version", PVNET_VERSION, "tx_mode", c->d->tx_mode, "domains", doms, "vifs", vifs,
+	    "uplinks", uplinks2json(c->d), "hv", "domains", (json_int_t)st.domains, "zombies",
+	    (json_int_t)st.zombies, "maps_in_use", (json_int_t)st.maps_in_use, "evtchns_open",
+	    (json_int_t)st.evtchns_open, "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops",
+	    (json_int_t)st.map_ops, "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches",
+	    (json_int_t)st.batches, "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
 	    (json_int_t)c->leaked.maps_in_use, "grants_active", (json_int_t)c->leaked.grants_active,
 	    "evtchns_open", (json_int_t)c->leaked.evtchns_open);
 }

@@ -21,8 +21,6 @@
 #include "uplink/port.h"
 #include "uplink/vxlan_port.h"
 
-/* --uplink may be given this many times. */
-#define PVNETD_MAX_UPLINKS 8u
 #include "pvnetd.h"
 
 static void usage(FILE *f)
@@ -65,6 +63,17 @@ static void usage(FILE *f)
 		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n");
+}
+
+/* The uplink port types' counters, for `pvnet status` (struct pvnetd_uplink). */
+static unsigned int tap_counters(void *up, const char **names, uint64_t *vals, unsigned int max)
+{
+	return uplink_tap_port_counters(up, names, vals, max);
+}
+
+static unsigned int vxlan_counters(void *up, const char **names, uint64_t *vals, unsigned int max)
+{
+	return uplink_vxlan_port_counters(up, names, vals, max);
 }
 
 static void on_signal(struct loop_watch *w, uint32_t events)
@@ -315,11 +324,15 @@ int main(int argc, char **argv)
 		rc = uplink_tap_port_create(d.sw, up_name[i], up_ns[i], &uplink[i]);
 		if (rc < 0)
 			die("uplink tap:%s: %s", up_name[i], strerror(-rc));
+		d.uplinks[d.nuplinks++] = (struct pvnetd_uplink){
+		    "tap", uplink_tap_port_sw(uplink[i]), tap_counters, uplink[i]};
 	}
 	for (unsigned int i = 0; i < nvx; i++) {
 		rc = uplink_vxlan_port_create(d.sw, &vx[i], &vxlan[i]);
 		if (rc < 0)
 			die("uplink %s: %s", vx[i].name, strerror(-rc));
+		d.uplinks[d.nuplinks++] = (struct pvnetd_uplink){
+		    "vxlan", uplink_vxlan_port_sw(vxlan[i]), vxlan_counters, vxlan[i]};
 	}
 	bcfg.loop = d.loop;
 	d.tx_mode = back_tx_mode_name(bcfg.tx_mode);

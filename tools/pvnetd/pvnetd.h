@@ -14,6 +14,24 @@ struct ctl;
 struct hv;
 struct store;
 struct sw;
+struct sw_port;
+
+/* --uplink may be given this many times. */
+#define PVNETD_MAX_UPLINKS 8u
+
+/**
+ * struct pvnetd_uplink - one uplink port, as `pvnet status` shows it
+ * @type: "tap" or "vxlan"
+ * @port: its switch port (name, the switch's counters)
+ * @counters: its own counters (the port type's *_port_counters())
+ * @up: the port, for @counters
+ */
+struct pvnetd_uplink {
+	const char *type;
+	struct sw_port *port;
+	unsigned int (*counters)(void *up, const char **names, uint64_t *vals, unsigned int max);
+	void *up;
+};
 
 /**
  * struct pvnetd - the daemon: one control-plane thread runs @loop
@@ -26,6 +44,7 @@ struct sw;
  * @tx_mode: "map", "copy" or "persistent", as --tx-mode chose
  * @ctl: control socket server (domains, event channels, vifs, status)
  * @sig: signalfd for SIGTERM/SIGINT
+ * @uplinks: the uplink ports, @nuplinks of them
  */
 struct pvnetd {
 	char run_dir[PATH_MAX / 2];
@@ -38,6 +57,8 @@ struct pvnetd {
 	struct ctl *ctl;
 	struct loop_watch sig;
 	struct loop_watch age; /* a 1 s timerfd: the switch's MAC ageing */
+	struct pvnetd_uplink uplinks[PVNETD_MAX_UPLINKS];
+	unsigned int nuplinks;
 };
 
 /* Names of the sockets inside the run directory. */
