@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # vxlan_uplink.sh - pvnetd --uplink vxlan:...: a guest attached to pvnetd reaches a Linux vxlan
-# device in another namespace over the tunnel (ping both ways, IPv4 and IPv6, iperf3 both ways);
+# device in another namespace over the tunnel (ping both ways, IPv4 and IPv6, iperf3 both ways;
+# a second kernel device over an IPv6 tunnel);
 # the kernel's datagrams of another VNI or from another address are dropped and counted; a
 # second pvnetd joined to the first by its own tunnel reaches both.
 # usage: vxlan_uplink.sh PVNETD PVNET
@@ -19,6 +20,7 @@ P=pvxp$$ # the first pvnetd's tunnel sockets
 G=pvxg$$ # a guest of the first pvnetd
 H=pvxh$$ # a guest of the second
 S=pvxs$$ # a VTEP the first pvnetd does not know
+K6=pvx6$$ # a kernel VTEP over IPv6
 for ns in "$K" "$P" "$G" "$H"; do tap_ns "$ns" || exit 1; done
 ip link add vxk netns "$K" type veth peer name vxp netns "$P" || exit 1
 ip -n "$K" addr add 192.168.79.1/24 dev vxk &&
@@ -33,6 +35,14 @@ fi
 # as "partial"): a program reading the datagram would see it unfilled. Compute it instead.
 ip netns exec "$K" ethtool -K vx0 tx off >/dev/null
 tap_addr "$K" vx0 10.79.7.1 fd79:7::1 && ip -n "$K" link set vx0 up || exit 1
+# Over IPv6 too: a kernel VTEP of VNI 44 at fd79:8::1, pvnetd at fd79:8::2, same segment.
+tap_ns "$K6" && ip link add vx6k netns "$K6" type veth peer name vx6p netns "$P" &&
+	ip -n "$K6" -6 addr add fd79:8::1/64 dev vx6k nodad &&
+	ip -n "$P" -6 addr add fd79:8::2/64 dev vx6p nodad && ip -n "$K6" link set vx6k up &&
+	ip -n "$P" link set vx6p up &&
+	ip -n "$K6" link add vx6 type vxlan id 44 local fd79:8::1 remote fd79:8::2 dstport 4789 &&
+	ip netns exec "$K6" ethtool -K vx6 tx off >/dev/null &&
+	ip -n "$K6" addr add 10.79.7.4/24 dev vx6 && ip -n "$K6" link set vx6 up || exit 1
 
 check_fails "pvnetd refuses the same tunnel twice" timeout 10 "$PVNETD" --run-dir "$TAP_TMP/y" \
 	--uplink "vxlan:id=42,remote=192.168.79.1,netns=$P" \
@@ -40,8 +50,8 @@ check_fails "pvnetd refuses the same tunnel twice" timeout 10 "$PVNETD" --run-di
 check_fails "pvnetd refuses a tunnel to a multicast group" timeout 10 "$PVNETD" \
 	--run-dir "$TAP_TMP/y" --uplink "vxlan:id=42,remote=239.1.1.1"
 start_pvnetd "$RUN" --uplink "vxlan:id=42,remote=192.168.79.1,local=192.168.79.2,netns=$P" \
-	--uplink "vxlan:id=42,remote=192.168.79.1,local=192.168.79.2,dstport=4790,netns=$P" ||
-	exit 1
+	--uplink "vxlan:id=42,remote=192.168.79.1,local=192.168.79.2,dstport=4790,netns=$P" \
+	--uplink "vxlan:id=44,remote=fd79:8::1,local=fd79:8::2,netns=$P" || exit 1
 check "pvnetd's tunnel sockets are bound in their namespace" \
 	bash -c "ip netns exec '$P' ss -ulnH | grep -q '192.168.79.2:4789'"
 tap_attach PG "$G" eth0 || exit 1
@@ -50,6 +60,8 @@ check "ping guest -> kernel VTEP (IPv4)" tap_ping "$G" 10.79.7.1
 check "ping kernel VTEP -> guest (IPv4)" tap_ping "$K" 10.79.7.2
 check "ping guest -> kernel VTEP (IPv6)" tap_ping "$G" fd79:7::1
 check "ping kernel VTEP -> guest (IPv6)" tap_ping "$K" fd79:7::2
+check "ping guest -> the kernel's VTEP over IPv6 (VNI 44)" tap_ping "$G" 10.79.7.4
+check "and back" tap_ping "$K6" 10.79.7.2
 # TCP: the guest's 64 KiB TSO frames are cut into MTU-sized datagrams with full checksums.
 for dir in "" -R; do
 	what="iperf3 ${dir:+reverse }TCP guest -> kernel VTEP"
@@ -91,7 +103,8 @@ check "the guest still reaches the kernel VTEP" tap_ping "$G" 10.79.7.1
 check "pvnet status lists both tunnels, the first with its drops" bash -c \
 	"'$PVNET' -d '$RUN' status >'$TAP_TMP/st' &&
 	 grep -Eq '^  vxlan42 \(vxlan\): [1-9][0-9]* frames in, [1-9][0-9]* out.*rx_bad_vni [1-9].*rx_bad_source [1-9]' '$TAP_TMP/st' &&
-	 grep -q '^  vxlan42:4790 (vxlan): ' '$TAP_TMP/st'"
+	 grep -q '^  vxlan42:4790 (vxlan): ' '$TAP_TMP/st' &&
+	 grep -Eq '^  vxlan44 \(vxlan\): [1-9][0-9]* frames in' '$TAP_TMP/st'"
 check "and its JSON the counters" bash -c \
 	"'$PVNET' -d '$RUN' status --json | grep -q '\"rx_bad_header\": 0'"
 check "the adapters detach cleanly" tap_stop "$PG"
