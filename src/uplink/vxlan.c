@@ -11,7 +11,7 @@
 #include "switch/frame.h"
 #include "uplink/vxlan.h"
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int bad(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
