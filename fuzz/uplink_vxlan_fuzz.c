@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/* uplink_vxlan_fuzz.c - libFuzzer harness for the VXLAN uplink's datagram checks and specification */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "switch/frame.h"
+#include "uplink/vxlan.h"
+
+/*
+ * Input layout: byte 0 picks what is fuzzed.
+ *
+ *   even: a datagram as the remote (or anyone) sends it
+ *     1..3   our VNI, big endian
+ *     4..5   our MTU, little endian, clamped to 68..UPLINK_VXLAN_MTU_MAX
+ *     6..    the UDP payload, given to uplink_vxlan_check() in a heap copy of
+ *            exactly its size (the sanitizers see any read past it)
+ *   odd: an --uplink argument, 1.. as a NUL-terminated string
+ *
+ * The promises checked are the ones vxlan.h documents.  A datagram: a
+ * drop reason is one of enum uplink_vxlan_drop; an accepted one has the
+ * flags byte 0x08, every reserved bit clear, our VNI, an Ethernet header
+ * at least, a frame of the datagram's length less the header, and no
+ * more than the MTU past its network header.  A specification: parsed,
+ * it has a VNI, port and MTU in range, a unicast remote and a local
+ * address of its family, both on dstport, a name; refused, a reason.
+ * A broken promise traps.
+ */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(int cond)
+{
+	if (!cond)
+		__builtin_trap();
+}
+
+static void fuzz_datagram(const uint8_t *data, size_t size)
+{
+	uint32_t vni, mtu, len;
+	uint8_t *d;
+	int rc;
+
+	if (size < 6)
+		return;
+	vni = (uint32_t)data[1] << 16 | (uint32_t)data[2] << 8 | data[3];
+	mtu = (uint32_t)data[4] | (uint32_t)data[5] << 8;
+	if (mtu < 68)
+		mtu = 68;
+	if (mtu > UPLINK_VXLAN_MTU_MAX)
+		mtu = UPLINK_VXLAN_MTU_MAX;
+	len = (uint32_t)(size - 6);
+	d = malloc(len ? len : 1);
+	if (!d)
+		return;
+	memcpy(d, data + 6, len);
+	rc = uplink_vxlan_check(d, len, vni, mtu);
+	if (rc < 0) {
+		check(-rc - 1 < UPLINK_VXLAN_DROP_NR);
+		check(strcmp(uplink_vxlan_drop_name((enum uplink_vxlan_drop)(-rc - 1)), "?") != 0);
+	} else {
+		const uint8_t *f = d + UPLINK_VXLAN_HLEN;
+
+		check((uint32_t)rc == len - UPLINK_VXLAN_HLEN);
+		check((uint32_t)rc >= SW_FRAME_ETH_HLEN);
+		check(d[0] == UPLINK_VXLAN_FLAG_I && !d[1] && !d[2] && !d[3] && !d[7]);
+		check(((uint32_t)d[4] << 16 | (uint32_t)d[5] << 8 | d[6]) == vni);
+		check((uint32_t)rc <= sw_frame_l3_off(f, (uint32_t)rc) + mtu);
+	}
+	free(d);
+}
+
+static void fuzz_spec(const uint8_t *data, size_t size)
+{
+	struct uplink_vxlan_spec s;
+	char err[128] = "";
+	char *text = malloc(size);
+	int rc;
+
+	if (!text)
+		return;
+	memcpy(text, data + 1, size - 1);
+	text[size - 1] = '\0';
+	rc = uplink_vxlan_spec_parse(text, &s, err, sizeof(err));
+	if (rc < 0) {
+		check(rc == -EINVAL && err[0] != '\0');
+	} else {
+		check(rc == 0);
+		check(s.vni <= UPLINK_VXLAN_VNI_MAX && s.dstport != 0);
+		check(s.mtu >= 68 && s.mtu <= UPLINK_VXLAN_MTU_MAX);
+		check(s.remote.ss_family == AF_INET || s.remote.ss_family == AF_INET6);
+		check(s.local.ss_family == s.remote.ss_family && s.local_len == s.remote_len);
+		if (s.remote.ss_family == AF_INET) {
+			const struct sockaddr_in *r = (const struct sockaddr_in *)&s.remote;
+
+			check(s.remote_len == sizeof(*r) && r->sin_addr.s_addr != 0 &&
+			      !IN_MULTICAST(ntohl(r->sin_addr.s_addr)) &&
+			      ntohs(r->sin_port) == s.dstport &&
+			      ntohs(((const struct sockaddr_in *)&s.local)->sin_port) == s.dstport);
+		} else {
+			const struct sockaddr_in6 *r = (const struct sockaddr_in6 *)&s.remote;
+
+			check(s.remote_len == sizeof(*r) && !IN6_IS_ADDR_MULTICAST(&r->sin6_addr) &&
+			      !IN6_IS_ADDR_UNSPECIFIED(&r->sin6_addr) &&
+			      ntohs(r->sin6_port) == s.dstport &&
+			      ntohs(((const struct sockaddr_in6 *)&s.local)->sin6_port) == s.dstport);
+		}
+		check(!strncmp(s.name, "vxlan", 5) && strlen(s.netns) <= UPLINK_NETNS_MAX &&
+		      !strchr(s.netns, '/'));
+		check(uplink_vxlan_spec_same(&s, &s));
+	}
+	free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	if (data[0] & 1)
+		fuzz_spec(data, size);
+	else
+		fuzz_datagram(data, size);
+	return 0;
+}
