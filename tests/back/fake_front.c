@@ -411,16 +411,25 @@ int ff_rx_recv(struct ff *f, unsigned int qi, uint8_t *buf, uint32_t cap, struct
 		}
 		info->slots++;
 		i++;
-		if (info->slots == 1 && (r.flags & NETRXF_extra_info)) {
+		/* Extras follow the first slot, chained by XEN_NETIF_EXTRA_FLAG_MORE. */
+		for (bool ex_more = info->slots == 1 && (r.flags & NETRXF_extra_info); ex_more;) {
 			netif_extra_info_t ex;
 
-			if (i == prod)
+			if (i == prod || info->slots > 20)
 				return -EAGAIN;
 			memcpy(&ex, RING_GET_RESPONSE(&q->rx, i), sizeof(ex));
 			if (ex.type == XEN_NETIF_EXTRA_TYPE_GSO) {
 				info->gso_type = ex.u.gso.type;
 				info->gso_size = ex.u.gso.size;
+			} else if (ex.type == XEN_NETIF_EXTRA_TYPE_HASH) {
+				info->hash = true;
+				info->hash_type = ex.u.hash.type;
+				info->hash_value = (uint32_t)ex.u.hash.value[0] |
+						   (uint32_t)ex.u.hash.value[1] << 8 |
+						   (uint32_t)ex.u.hash.value[2] << 16 |
+						   (uint32_t)ex.u.hash.value[3] << 24;
 			}
+			ex_more = ex.flags & XEN_NETIF_EXTRA_FLAG_MORE;
 			info->slots++;
 			i++;
 		}

@@ -134,8 +134,11 @@ struct ff_rxinfo {
 	uint16_t flags; /* first slot's NETRXF_* */
 	uint8_t gso_type;
 	uint16_t gso_size;
-	unsigned int slots;
-	bool error; /* a negative status */
+	bool hash;	   /* a HASH extra came with it: */
+	uint8_t hash_type; /* its type's bit number */
+	uint32_t hash_value;
+	unsigned int slots; /* extras included */
+	bool error;	    /* a negative status */
 };
 
 /*

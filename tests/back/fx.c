@@ -215,3 +215,19 @@ unsigned int answered(struct ff *f)
 	ff_tx_reap(f, 0);
 	return f->q[0].tx_rsp_okay + f->q[0].tx_rsp_error;
 }
+
+const uint8_t fx_hash_key[BACK_HASH_KEY_MAX] = {
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+    0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+    0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa};
+
+/* The test thread is the configuration's one writer: these tests have no control ring. */
+void fx_hash_on(struct back_vif *vif)
+{
+	assert_int_equal(back_hash_set_alg(&vif->hash, XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ),
+			 XEN_NETIF_CTRL_STATUS_SUCCESS);
+	assert_int_equal(back_hash_set_flags(&vif->hash, BACK_HASH_TYPES_ALL),
+			 XEN_NETIF_CTRL_STATUS_SUCCESS);
+	assert_int_equal(back_hash_set_key(&vif->hash, fx_hash_key, sizeof(fx_hash_key)),
+			 XEN_NETIF_CTRL_STATUS_SUCCESS);
+}

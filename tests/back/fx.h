@@ -48,5 +48,9 @@ void send_only(struct fx *x, struct ff *tx, const uint8_t *src, const uint8_t *d
 	       uint32_t len, uint32_t seed0);
 /* TX responses @f has read so far (after reaping). */
 unsigned int answered(struct ff *f);
+/* The Toeplitz key fx_hash_on() sets (the usual RSS key). */
+extern const uint8_t fx_hash_key[BACK_HASH_KEY_MAX];
+/* Toeplitz hashing of every type for @vif, as its guest would set it over the control ring. */
+void fx_hash_on(struct back_vif *vif);
 
 #endif /* PVNET_TESTS_BACK_FX_H */
