@@ -351,15 +351,19 @@ unsigned int ff_tx_reap(struct ff *f, unsigned int qi)
 	return n;
 }
 
-void ff_rx_post_gref(struct ff *f, unsigned int qi, grant_ref_t gref)
+void ff_rx_post_req(struct ff *f, unsigned int qi, uint16_t id, grant_ref_t gref)
 {
 	struct ff_queue *q = &f->q[qi];
-	RING_IDX idx = q->rx.req_prod_pvt++;
-	netif_rx_request_t *r = RING_GET_REQUEST(&q->rx, idx);
+	netif_rx_request_t *r = RING_GET_REQUEST(&q->rx, q->rx.req_prod_pvt++);
 
-	r->id = (uint16_t)(idx & (FF_RING - 1));
+	r->id = id;
 	r->gref = gref;
 	push(f, &q->rx.sring->req_prod, q->rx.req_prod_pvt, &q->rx.sring->req_event, q->port_rx);
+}
+
+void ff_rx_post_gref(struct ff *f, unsigned int qi, grant_ref_t gref)
+{
+	ff_rx_post_req(f, qi, (uint16_t)(f->q[qi].rx.req_prod_pvt & (FF_RING - 1)), gref);
 }
 
 unsigned int ff_rx_post(struct ff *f, unsigned int qi, unsigned int n)

@@ -128,6 +128,8 @@ uint8_t *ff_tx_page(struct ff *f, unsigned int qi, RING_IDX idx);
 unsigned int ff_rx_post(struct ff *f, unsigned int qi, unsigned int n);
 /* Post with a specific gref for the next request (hostile RX). */
 void ff_rx_post_gref(struct ff *f, unsigned int qi, grant_ref_t gref);
+/* Post one request with @id and @gref as they are, and push. */
+void ff_rx_post_req(struct ff *f, unsigned int qi, uint16_t id, grant_ref_t gref);
 
 /* Receive info of one frame. */
 struct ff_rxinfo {

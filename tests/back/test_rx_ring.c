@@ -2,7 +2,7 @@
 /*
  * test_rx_ring.c - what netback writes on a guest's RX ring: the slots a
  * frame takes, counted to the one (data pages, GSO and HASH extras, the
- * bound per frame)
+ * bound per frame), and the id of the request each response answers
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -160,11 +160,73 @@ static void test_max_slots(void **state)
 	fx_free(x);
 }
 
+/* The id B gives the request at ring index @i: never i & mask, never the same twice. */
+static uint16_t id_at(RING_IDX i)
+{
+	return (uint16_t)(0xa000u + i * 37u);
+}
+
+/* Each response carries the id of the request it consumed (extra slots excepted). */
+static void test_response_ids(void **state)
+{
+	struct ff_txopt gso = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+			       .gso_size = 1448,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	static const uint32_t lens[] = {100, 9000, 5000, 60, 4096};
+	struct fx *x = fx_new(BACK_TX_COPY, NULL, NULL, NULL);
+	struct ff_queue *b = &x->b.q[0];
+	const unsigned int nframes = sizeof(lens) / sizeof(lens[0]);
+	unsigned int got = 0, data = 0;
+	RING_IDX i, prod;
+
+	(void)state;
+	for (i = 0; i < 40; i++)
+		ff_rx_post_req(&x->b, 0, id_at(i), b->rx_gref[i & (FF_RING - 1)]);
+	for (unsigned int k = 0; k < nframes; k++) {
+		tcp4(lens[k], (uint8_t)k);
+		assert_int_equal(ff_tx_frame(&x->a, 0, f.b, f.len, lens[k] == 5000 ? &gso : NULL),
+				 0);
+	}
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_packets") == nframes, WAIT_MS));
+	prod = rsp_prod(&x->b);
+	for (i = b->rx.rsp_cons; i != prod; got++) {
+		netif_rx_response_t r = *RING_GET_RESPONSE(&b->rx, i);
+
+		assert_int_equal(r.id, id_at(i++));
+		data++;
+		if (r.flags & NETRXF_extra_info) {
+			netif_extra_info_t ex;
+
+			do
+				memcpy(&ex, RING_GET_RESPONSE(&b->rx, i++), sizeof(ex));
+			while (ex.flags & XEN_NETIF_EXTRA_FLAG_MORE);
+		}
+		while (r.flags & NETRXF_more_data) {
+			r = *RING_GET_RESPONSE(&b->rx, i);
+			assert_int_equal(r.id, id_at(i++));
+			data++;
+		}
+	}
+	assert_int_equal(got, nframes);
+	assert_int_equal(data, 1 + 3 + 2 + 1 + 1);
+	/* and the frames are whole */
+	for (unsigned int k = 0; k < nframes; k++) {
+		struct ff_rxinfo info;
+
+		tcp4(lens[k], (uint8_t)k);
+		assert_int_equal(ff_rx_recv(&x->b, 0, rbuf, sizeof(rbuf), &info), (int)f.len);
+		assert_memory_equal(rbuf, f.b, f.len);
+	}
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hash_extra_slot),
 	    cmocka_unit_test(test_max_slots),
+	    cmocka_unit_test(test_response_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
