@@ -310,12 +310,52 @@ static void test_gso_refused(void **state)
 	fx_free(x);
 }
 
+/*
+ * A HASH extra follows every segment, so each takes two slots: 128 segments
+ * fill B's ring to the last slot and are delivered; 129 would never fit and
+ * are refused at once instead of waiting for buffers that cannot come.
+ */
+static void test_gso_ring_bound(void **state)
+{
+	struct ff_txopt opt = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+			       .gso_size = 100,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &no_gso);
+	const unsigned int fill = BACK_RX_RING_SIZE / 2;
+	unsigned int got;
+
+	(void)state;
+	_Static_assert(BACK_RX_RING_SIZE == FF_RING, "B's ring is netback's");
+	fx_hash_on(x->vb);
+	tcp_frame(4, fill * 100, 5);
+	send_f(x, &opt);
+	got = recv_n(x, fill, segs, seglens, infos);
+	if (got != fill)
+		dump(x, got, fill, 0);
+	assert_int_equal(got, fill);
+	for (unsigned int i = 0; i < got; i++) {
+		assert_int_equal(seglens[i], f.l4 + TCP_HL + 100);
+		assert_true(infos[i].hash);
+		assert_int_equal(infos[i].slots, 2);
+	}
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso_segs"), fill);
+
+	tcp_frame(4, (fill + 1) * 100, 6);
+	send_f(x, &opt);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_sw_bad") == 1, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), fill);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 1);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 0);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gso_v4_blank), cmocka_unit_test(test_gso_v4_full),
-	    cmocka_unit_test(test_gso_v6),	 cmocka_unit_test(test_gso_no_sg),
-	    cmocka_unit_test(test_csum_fill),	 cmocka_unit_test(test_gso_refused),
+	    cmocka_unit_test(test_gso_v4_blank),   cmocka_unit_test(test_gso_v4_full),
+	    cmocka_unit_test(test_gso_v6),	   cmocka_unit_test(test_gso_no_sg),
+	    cmocka_unit_test(test_csum_fill),	   cmocka_unit_test(test_gso_refused),
+	    cmocka_unit_test(test_gso_ring_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
