@@ -52,11 +52,13 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
 #define BACK_TX_COPY_OPS    512
 
 /*
- * RX: a packet of up to 65535 bytes fills 16 pages plus a GSO extra: 17
- * slots (Linux netfront accepts 18).  Copy ops per packet: one per source
- * piece (private header + 19 fragments) plus one per page boundary.
+ * RX: a packet of up to 65535 bytes fills 16 pages, plus a GSO and a HASH
+ * extra: 18 slots, as Linux's netback sends it.  Netfronts count only data
+ * slots against their bound (Linux's 18, or 19 when the first is short;
+ * libpvnet's 19) and take the extras besides.  Copy ops per packet: one per
+ * source piece (private header + 19 fragments) plus one per page boundary.
  */
-#define BACK_RX_MAX_SLOTS   (XEN_NETIF_NR_SLOTS_MIN - 1)
+#define BACK_RX_MAX_SLOTS   XEN_NETIF_NR_SLOTS_MIN
 #define BACK_RX_OPS_PER_PKT (1 + SW_PKT_MAX_FRAGS + BACK_RX_MAX_SLOTS)
 #define BACK_RX_COPY_OPS    512
 #define BACK_RXQ_CAP	    2048 /* items; bytes are bounded separately */

@@ -101,6 +101,26 @@ static void test_hash_extra_slot(void **state)
 }
 
 /*
+ * The largest TSO frame to a guest that hashes: 16 pages, a GSO and a HASH
+ * extra.  Linux's netback sends it so, and netfronts take 18 data slots
+ * besides their extras.
+ */
+static void test_gso_hash_64k(void **state)
+{
+	struct ff_txopt gso = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+			       .gso_size = 1448,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+
+	(void)state;
+	fx_hash_on(x->vb);
+	tcp4(65535, 5);
+	takes_slots(x, &gso, 16 + 1 + 1);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_oversize"), 0);
+	fx_free(x);
+}
+
+/*
  * Frames handed to B's port directly, as the switch would: longer than any
  * sender makes (TX and the uplinks stop at 65535 bytes), so that the slot
  * bound per frame is what stands between them and the ring.
@@ -225,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hash_extra_slot),
+	    cmocka_unit_test(test_gso_hash_64k),
 	    cmocka_unit_test(test_max_slots),
 	    cmocka_unit_test(test_response_ids),
 	};
