@@ -53,6 +53,12 @@ static int setup_small_maptrack(void **state)
 	return setup_cfg(state, 4);
 }
 
+/* Room for a full pin count of each kind on one entry. */
+static int setup_pins_maptrack(void **state)
+{
+	return setup_cfg(state, 2 * (UINT16_MAX + 1u));
+}
+
 static int teardown(void **state)
 {
 	struct fx *f = *state;
@@ -233,6 +239,98 @@ static void test_map_rw_and_ro_same_ref(void **state)
 	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading | GTF_writing);
 	assert_int_equal(unmap1(f->gt, ops[1].handle), GNTST_okay);
 	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+}
+
+/*
+ * Map @r with @flags UINT16_MAX + 1 times in one batch: every map but the
+ * last pins it, the last is refused (the pin count of its kind is full).
+ */
+static void map_to_saturation(struct fx *f, grant_ref_t r, uint32_t flags,
+			      struct gnttab_map_grant_ref *ops)
+{
+	const uint32_t n = UINT16_MAX + 1u;
+
+	for (uint32_t i = 0; i < n; i++)
+		ops[i] = (struct gnttab_map_grant_ref){.flags = flags, .ref = r, .dom = f->g.domid};
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, n, ops), 0);
+	for (uint32_t i = 0; i + 1 < n; i++)
+		if (ops[i].status != GNTST_okay)
+			fail_msg("pin %u of %u refused: %d", i + 1, n - 1, ops[i].status);
+	assert_int_equal(ops[n - 1].status, GNTST_general_error);
+	assert_int_equal(ops[n - 1].host_addr, 0);
+}
+
+/* Copy one byte into (@into) or out of @r; its status. */
+static int16_t copy1(struct fx *f, grant_ref_t r, bool into)
+{
+	uint8_t b = 'x';
+	xengnttab_grant_copy_segment_t seg = {.len = 1};
+
+	if (into) {
+		seg.source.virt = &b;
+		seg.dest.foreign = (typeof(seg.dest.foreign)){r, 0, f->g.domid};
+		seg.flags = GNTCOPY_dest_gref;
+	} else {
+		seg.source.foreign = (typeof(seg.source.foreign)){r, 0, f->g.domid};
+		seg.dest.virt = &b;
+		seg.flags = GNTCOPY_source_gref;
+	}
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 1, &seg), 0);
+	return seg.status;
+}
+
+/*
+ * An entry's pins of each kind stop at UINT16_MAX: the next map or copy of
+ * that kind is refused with nothing changed (a wrapped count would clear
+ * the in-use bits under 65535 live mappings), the other kind is counted
+ * apart, and unpinning works as before.
+ */
+static void test_pin_count_saturates(void **state)
+{
+	struct fx *f = *state;
+	const uint32_t n = UINT16_MAX + 1u;
+	struct gnttab_map_grant_ref *rw = calloc(n, sizeof(*rw)), *ro = calloc(n, sizeof(*ro));
+	struct gnttab_unmap_grant_ref *u = calloc(n - 1, sizeof(*u));
+	grant_ref_t r = guest_grant(&f->g, 0, 4, false);
+	struct gnttab_map_grant_ref op;
+
+	assert_non_null(rw);
+	assert_non_null(ro);
+	assert_non_null(u);
+	map_to_saturation(f, r, GNTMAP_host_map, rw);
+	assert_int_equal(maps_in_use(f), n - 1);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading | GTF_writing);
+	assert_int_equal(copy1(f, r, true), GNTST_general_error);
+	assert_int_equal(copy1(f, r, false), GNTST_okay); /* reading is another count */
+	map_to_saturation(f, r, GNTMAP_host_map | GNTMAP_readonly, ro);
+	assert_int_equal(copy1(f, r, false), GNTST_general_error);
+	assert_int_equal(maps_in_use(f), 2 * (n - 1));
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading | GTF_writing);
+
+	/* One writer goes: the next writer pins, and the count is full again. */
+	assert_int_equal(unmap1(f->gt, rw[0].handle), GNTST_okay);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	rw[0] = op;
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_general_error);
+
+	/* All writers go: writing clears, reading stays under the readers. */
+	for (uint32_t i = 0; i + 1 < n; i++)
+		u[i] = (struct gnttab_unmap_grant_ref){.handle = rw[i].handle};
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, n - 1, u), 0);
+	for (uint32_t i = 0; i + 1 < n; i++)
+		assert_int_equal(u[i].status, GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading);
+	for (uint32_t i = 0; i + 1 < n; i++)
+		u[i] = (struct gnttab_unmap_grant_ref){.handle = ro[i].handle};
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, n - 1, u), 0);
+	for (uint32_t i = 0; i + 1 < n; i++)
+		assert_int_equal(u[i].status, GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+	assert_int_equal(maps_in_use(f), 0);
+	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), 0);
+	free(u);
+	free(ro);
+	free(rw);
 }
 
 static void test_maptrack_exhaustion(void **state)
@@ -629,6 +727,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_map_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unmap_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_map_rw_and_ro_same_ref, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pin_count_saturates, setup_pins_maptrack,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(test_maptrack_exhaustion, setup_small_maptrack,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_copy_mixed_batch, setup, teardown),
