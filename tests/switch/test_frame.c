@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -238,12 +239,41 @@ static void test_csum_complete(void **state)
 	}
 }
 
+/*
+ * An 802.1Q EtherType on a frame too short to hold the tag (14..17 bytes):
+ * the network header is where an untagged frame's is, and nothing reads
+ * past the frame.  Each frame is a heap block of its exact size, so an
+ * over-read is an AddressSanitizer error.
+ */
+static void test_l3_off_short_vlan(void **state)
+{
+	(void)state;
+	for (uint32_t len = SW_FRAME_ETH_HLEN; len <= SW_FRAME_ETH_HLEN + SW_FRAME_VLAN_HLEN;
+	     len++) {
+		uint8_t *p = malloc(len);
+		struct sw_l4 l4;
+		bool tagged = len == SW_FRAME_ETH_HLEN + SW_FRAME_VLAN_HLEN;
+
+		assert_non_null(p);
+		memset(p, 0, len);
+		fb_put16(p + 12, 0x8100);
+		if (tagged)
+			fb_put16(p + 16, 0x0800);
+		assert_int_equal(sw_frame_l3_off(p, len), tagged ? 18 : 14);
+		assert_int_equal(sw_frame_parse(p, len, &l4), -EPROTO);
+		assert_int_equal(sw_tso_segment(p, len, SW_GSO_TCPV4, 1000, false, hdrbuf,
+						sizeof(hdrbuf), segs, MAX_SEGS),
+				 -EPROTO);
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tso_v4),	  cmocka_unit_test(test_tso_v6),
 	    cmocka_unit_test(test_tso_limits),	  cmocka_unit_test(test_tso_refused),
-	    cmocka_unit_test(test_csum_complete),
+	    cmocka_unit_test(test_csum_complete), cmocka_unit_test(test_l3_off_short_vlan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
