@@ -124,10 +124,19 @@ static void test_bad_perm_strings(void **state)
 	/* not NUL-terminated */
 	assert_int_equal(tc_send(d0, XS_SET_PERMS, 1, 0, "/q\0r0", 5), 0);
 	TC_ERR(tc_reply(d0), "EINVAL");
-	/* guests may list at most 5 entries */
+	/* guests may list at most 5 entries: 5 are fine, 6 are ENOSPC, dom0 is exempt */
+	TC_OK(tc_write(g, 0, "x", ""));
+	TC_OK(tc_call(g, XS_SET_PERMS, 0, "x", "n5", "r1", "r2", "r3", "r4", NULL));
 	TC_ERR(tc_call(g, XS_SET_PERMS, 0, "x", "n5", "r1", "r2", "r3", "r4", "r6", NULL),
 	       "ENOSPC");
 	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/q", "n5", "r1", "r2", "r3", "r4", "r6", NULL));
+	/* the same on a special node a guest was made owner of: nothing else bounds that list */
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n5", NULL));
+	TC_OK(tc_call(g, XS_SET_PERMS, 0, "@releaseDomain", "n5", "r1", "r2", "r3", "r4", NULL));
+	TC_ERR(
+	    tc_call(g, XS_SET_PERMS, 0, "@releaseDomain", "n5", "r1", "r2", "r3", "r4", "r6", NULL),
+	    "ENOSPC");
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n0", NULL));
 	tc_close(d0);
 	tc_close(g);
 }
