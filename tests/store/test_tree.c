@@ -94,6 +94,15 @@ static void test_perm_strings(void **state)
 	assert_int_equal(store_perms_parse("r1", 2, &p, &n), -EINVAL);	   /* no NUL */
 	assert_int_equal(store_perms_parse("r32752", 7, &p, &n), -EINVAL); /* reserved id */
 	assert_int_equal(store_perms_parse("", 0, &p, &n), -EINVAL);
+	/* Every digit counts, up to five: a longer number is refused before it can wrap. */
+	assert_int_equal(store_perms_parse("w00012", 7, &p, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].id, 12);
+	assert_int_equal(p[0].perm, STORE_PERM_WRITE);
+	free(p);
+	assert_int_equal(store_perms_parse("w000012", 8, &p, &n), -EINVAL);
+	/* 2^64 + 5: read without the bound, it would wrap to domain 5 */
+	assert_int_equal(store_perms_parse("r18446744073709551621", 22, &p, &n), -EINVAL);
 }
 
 static void test_errno_names(void **state)
