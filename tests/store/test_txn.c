@@ -169,8 +169,64 @@ static void test_txn_size_bound(void **state)
 		TC_ERR(tc_read(g, t, path), "ENOENT");
 	}
 	TC_ERR(tc_read(g, t, "one-too-many"), "ENOSPC");
+	/* dom0's transactions are not bounded */
+	{
+		struct tclient *d0 = tc_open(s, 0);
+
+		t = tc_txn_start(d0);
+		for (i = 0; i < 40; i++) {
+			snprintf(path, sizeof(path), "/missing%d", i);
+			TC_ERR(tc_read(d0, t, path), "ENOENT");
+		}
+		TC_OK(tc_write(d0, t, "/a/b/c", "x"));
+		TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+		tc_close(d0);
+	}
 	tc_close(g);
 	store_destroy(s);
+}
+
+/*
+ * A guest transaction (bound 16) that has recorded the home and @reads
+ * missing paths writes a/b/c; the reply must be @want ("" for none).  It
+ * commits; a/b/c's top exists exactly when the write was taken.
+ */
+static void create_after_reads(unsigned int reads, const char *want)
+{
+	struct store_config cfg;
+	struct store *s;
+	struct tclient *g;
+	char path[32];
+	uint32_t t;
+
+	store_config_default(&cfg);
+	cfg.txn_nodes_max = 16;
+	s = store_create(&cfg);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	t = tc_txn_start(g);
+	for (unsigned int i = 0; i < reads; i++) {
+		snprintf(path, sizeof(path), "missing%u", i);
+		TC_ERR(tc_read(g, t, path), "ENOENT");
+	}
+	TC_ERR(tc_write(g, t, "a/b/c", "x"), want);
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "T", NULL));
+	TC_ERR(tc_read(g, 0, "a"), *want ? "ENOENT" : "");
+	tc_close(g);
+	store_destroy(s);
+}
+
+/*
+ * Creating in a transaction first reserves room for twice the paths it
+ * creates and two more, so that it never stops halfway: with the home and
+ * 4 missing paths recorded, a/b/c (3 paths, recorded as found missing: 8)
+ * fits in 16 with its 8; with 5 it is ENOSPC and makes nothing.
+ */
+static void test_txn_create_room(void **state)
+{
+	(void)state;
+	create_after_reads(4, "");
+	create_after_reads(5, "ENOSPC");
 }
 
 static void test_quota_in_txn(void **state)
@@ -207,6 +263,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_use, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 	    cmocka_unit_test(test_txn_size_bound),
+	    cmocka_unit_test(test_txn_create_room),
 	    cmocka_unit_test(test_quota_in_txn),
 	};
 
