@@ -254,6 +254,55 @@ static void test_quota_in_txn(void **state)
 	store_destroy(s);
 }
 
+/*
+ * The node quota at commit, to the node: what the domain holds when the
+ * transaction ends plus what it creates may reach the quota, not pass it
+ * by one.  The transaction works under t/, the rest of the guest under o/,
+ * so that neither touches what the other recorded (no EAGAIN).  Dom0,
+ * which owns more than that, is exempt there too.
+ */
+static void test_commit_quota(void **state)
+{
+	struct store_config cfg;
+	struct store *s;
+	struct tclient *g, *d0;
+	char path[32];
+	uint32_t t;
+
+	(void)state;
+	store_config_default(&cfg);
+	cfg.nodes_per_domain = 5;
+	s = store_create(&cfg);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	d0 = tc_open(s, 0);
+	TC_OK(tc_write(g, 0, "t", ""));
+	TC_OK(tc_write(g, 0, "o", "")); /* with the home: 3 */
+	t = tc_txn_start(g);
+	TC_OK(tc_write(g, t, "t/a", "1"));
+	TC_OK(tc_write(g, 0, "o/x", "1"));
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "T", NULL)); /* 4 + 1: the quota */
+	TC_OK(tc_read(g, 0, "t/a"));
+	TC_OK(tc_rm(g, 0, "o/x"));
+	t = tc_txn_start(g);
+	TC_OK(tc_write(g, t, "t/b", "1")); /* it sees 5 */
+	TC_OK(tc_write(g, 0, "o/x", "1"));
+	TC_ERR(tc_call(g, XS_TRANSACTION_END, t, "T", NULL), "ENOSPC"); /* 5 + 1 */
+	TC_ERR(tc_read(g, 0, "t/b"), "ENOENT");
+
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), "/d0/%d", i);
+		TC_OK(tc_write(d0, 0, path, "x"));
+	}
+	t = tc_txn_start(d0);
+	TC_OK(tc_write(d0, t, "/d0/more", "x"));
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+	TC_OK(tc_read(d0, 0, "/d0/more"));
+	tc_close(d0);
+	tc_close(g);
+	store_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +314,7 @@ int main(void)
 	    cmocka_unit_test(test_txn_size_bound),
 	    cmocka_unit_test(test_txn_create_room),
 	    cmocka_unit_test(test_quota_in_txn),
+	    cmocka_unit_test(test_commit_quota),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
