@@ -205,6 +205,18 @@ static void test_in_process(void **state)
 	assert_int_equal(store_read(s, "/t/x", &val, &len), -ENOENT);
 	assert_int_equal(store_read(s, "bad//path", &val, &len), -EINVAL);
 	assert_int_equal(store_write(s, "/big", "x", XENSTORE_PAYLOAD_MAX), -E2BIG);
+	/* to the byte: the value fits a WRITE message with its path and NUL, so READ returns it */
+	{
+		static char v[XENSTORE_PAYLOAD_MAX];
+		const size_t fit = XENSTORE_PAYLOAD_MAX - sizeof("/big");
+
+		memset(v, 'v', sizeof(v));
+		assert_int_equal(store_write(s, "/big", v, fit + 1), -E2BIG);
+		assert_int_equal(store_write(s, "/big", v, fit), 0);
+		assert_int_equal(store_read(s, "/big", &val, &len), 0);
+		assert_int_equal(len, fit);
+		free(val);
+	}
 	assert_int_equal(store_set_perms(s, "/", p, 0), -EINVAL);
 }
 

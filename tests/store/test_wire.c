@@ -128,7 +128,7 @@ static void test_directory_too_big(void **state)
 {
 	struct store *s = *state;
 	struct tclient *tc = tc_open(s, 0);
-	char path[64];
+	char path[80];
 	int i;
 
 	for (i = 0; i < 200; i++) {
@@ -136,6 +136,23 @@ static void test_directory_too_big(void **state)
 		assert_int_equal(store_mkdir(s, path), 0);
 	}
 	TC_ERR(tc_call(tc, XS_DIRECTORY, 0, "/big", NULL), "E2BIG");
+
+	/* To the byte: 64 names of 63 characters, NULs included, are a whole payload. */
+	for (i = 0; i < 64; i++) {
+		snprintf(path, sizeof(path), "/full/%063d", i);
+		assert_int_equal(store_mkdir(s, path), 0);
+	}
+	{
+		struct tmsg *m = tc_call(tc, XS_DIRECTORY, 0, "/full", NULL);
+
+		assert_int_equal(m->hdr.type, XS_DIRECTORY);
+		assert_int_equal(m->hdr.len, XENSTORE_PAYLOAD_MAX);
+	}
+	snprintf(path, sizeof(path), "/full/%063d", 63);
+	assert_int_equal(store_rm(s, path), 0);
+	snprintf(path, sizeof(path), "/full/%064d", 63);
+	assert_int_equal(store_mkdir(s, path), 0);
+	TC_ERR(tc_call(tc, XS_DIRECTORY, 0, "/full", NULL), "E2BIG");
 	tc_close(tc);
 }
 
