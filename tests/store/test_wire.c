@@ -201,6 +201,40 @@ static void test_output_bound(void **state)
 	store_destroy(s);
 }
 
+/*
+ * Events fill the output bound to the byte: with 100 bytes four events of
+ * 25 fit and a fifth is dropped; with 99 the fourth is.
+ */
+static void test_output_bound_exact(void **state)
+{
+	(void)state;
+	for (size_t cap = 99; cap <= 100; cap++) {
+		struct store_config cfg;
+		struct store *s;
+		struct tclient *w, *d0;
+		unsigned int fit = (unsigned int)(cap / 25);
+
+		store_config_default(&cfg);
+		cfg.out_max = cap;
+		s = store_create(&cfg);
+		w = tc_open(s, 0);
+		d0 = tc_open(s, 0);
+		TC_OK(tc_call(w, XS_WATCH, 0, "/flood", "t", NULL));
+		tc_drain_events(w);
+		w->refuse = 1;
+		for (unsigned int i = 0; i < fit; i++)
+			TC_OK(tc_write(d0, 0, "/flood", "x"));
+		assert_int_equal(store_conn_pending(w->c), fit * 25);
+		assert_int_equal(store_conn_dropped(w->c), 0);
+		TC_OK(tc_write(d0, 0, "/flood", "x"));
+		assert_int_equal(store_conn_pending(w->c), fit * 25);
+		assert_int_equal(store_conn_dropped(w->c), 1);
+		tc_close(w);
+		tc_close(d0);
+		store_destroy(s);
+	}
+}
+
 static int null_send(void *ctx, const void *buf, size_t len)
 {
 	return 0;
@@ -438,6 +472,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_directory_too_big, setup, teardown),
 	    cmocka_unit_test(test_output_bound),
+	    cmocka_unit_test(test_output_bound_exact),
 	    cmocka_unit_test_setup_teardown(test_conn_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_payload_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
