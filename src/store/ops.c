@@ -168,6 +168,9 @@ static int set_perms_special(struct store *s, domid_t domid, const char *name,
 	if ((store_perm_for(domid, s->special_perms[idx], s->special_nperms[idx]) &
 	     (STORE_PERM_WRITE | STORE_PERM_OWNER)) != (STORE_PERM_WRITE | STORE_PERM_OWNER))
 		return -EACCES;
+	/* Guests may not give it away, as they may not a node (tree.c). */
+	if (domid != 0 && p[0].id != s->special_perms[idx][0].id)
+		return -EPERM;
 	copy = malloc(n * sizeof(*p));
 	if (!copy)
 		return -ENOMEM;

@@ -136,6 +136,11 @@ static void test_bad_perm_strings(void **state)
 	TC_ERR(
 	    tc_call(g, XS_SET_PERMS, 0, "@releaseDomain", "n5", "r1", "r2", "r3", "r4", "r6", NULL),
 	    "ENOSPC");
+	/* its owner may not give it away (as a node), dom0 may */
+	TC_ERR(tc_call(g, XS_SET_PERMS, 0, "@releaseDomain", "n6", NULL), "EPERM");
+	TC_OK(tc_call(g, XS_SET_PERMS, 0, "@releaseDomain", "b5", NULL));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n6", NULL));
+	TC_ERR(tc_call(g, XS_SET_PERMS, 0, "@releaseDomain", "n5", NULL), "EACCES");
 	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n0", NULL));
 	tc_close(d0);
 	tc_close(g);
