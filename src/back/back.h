@@ -103,6 +103,11 @@ const char *back_tx_mode_name(enum back_tx_mode m);
  *	queue of a frontend may use in its requests (persistent-max-grants);
  *	default BACK_PERSISTENT_MAX_DEFAULT
  * @backend_id: our domain id (0: pvnetd is dom0)
+ * @no_workers: tests and fuzzers only: a connect starts no worker threads,
+ *	and the caller runs each queue's rounds on its own thread with
+ *	back_worker_round() (internal.h), so that what a hostile frontend
+ *	makes netback do does not depend on how threads are scheduled;
+ *	false (the default) in pvnetd
  */
 struct back_config {
 	struct loop *loop;
@@ -116,6 +121,7 @@ struct back_config {
 	uint32_t poll_us;
 	uint32_t persistent_max_grants;
 	domid_t backend_id;
+	bool no_workers;
 };
 
 /*

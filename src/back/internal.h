@@ -554,6 +554,20 @@ int back_worker_start(struct back_queue *q);
  */
 void back_worker_stop(struct back_queue *q);
 
+/**
+ * back_worker_round() - run one worker round of @q on the calling thread
+ * @q: a queue of a backend made with cfg.no_workers (no thread serves it)
+ *
+ * One iteration of the worker's loop without the sleep: completions, TX,
+ * RX, the control ring (queue 0), and when that found nothing the final
+ * check a worker makes before it sleeps (which sets the rings' req_event).
+ * For tests and fuzzers that must choose when each round happens.
+ *
+ * Return: true if the round did something or work is waiting; false for a
+ * queue that has a worker thread (nothing is done)
+ */
+bool back_worker_round(struct back_queue *q);
+
 /* The queue whose worker runs on the calling thread, or NULL (set by worker.c). */
 extern _Thread_local struct back_queue *back_self;
 

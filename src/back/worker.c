@@ -270,11 +270,35 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * cfg.no_workers: the caller is the worker.  back_self is set for the
+ * round, as on a worker thread: a frame this round delivers itself
+ * completes on the private list (tx.c, back_tx_done()).
+ */
+bool back_worker_round(struct back_queue *q)
+{
+	struct back_queue *self = back_self;
+	bool ctrl = q->id == 0 && q->vif->ctrl.mapped;
+	int timeout;
+	bool did;
+
+	if (q->running)
+		return false;
+	back_self = q;
+	did = round_once(q, ctrl, &timeout);
+	if (!did && atomic_load_explicit(&q->vif->broken, memory_order_relaxed) == 0)
+		did = has_work(q, ctrl);
+	back_self = self;
+	return did;
+}
+
 int back_worker_start(struct back_queue *q)
 {
 	char name[16];
 	int rc;
 
+	if (q->b->cfg.no_workers)
+		return 0; /* the caller runs rounds (back_worker_round()) */
 	atomic_store(&q->stop, false);
 	rc = pthread_create(&q->thread, NULL, worker_main, q);
 	if (rc)
