@@ -19,7 +19,9 @@
  *      software offload path).
  *
  * World 0..3 (the input's first byte): persistent-capable or copy mode,
- * and tx_hold_max_us 0 (every held frame copied out at once) or never.
+ * and tx_hold_max_us and the no-rx-notify drain timeout 0 (every held
+ * frame copied out at once, every frame queued for such a frontend
+ * expired) or never.
  * Every timer that would depend on the wall clock (drain, stall) is set
  * far beyond an input's run time, so that an input does the same thing
  * every time it runs.
@@ -259,7 +261,16 @@ static struct rf_world *world_get(unsigned int i)
 	cfg.rx_drain_timeout_ms = 3600 * 1000;
 	cfg.rx_drain_timeout_nonotify_ms = 3600 * 1000;
 	cfg.rx_stall_timeout_ms = 0;
-	cfg.tx_hold_max_us = (i & 2) ? 0 : UINT32_MAX;
+	cfg.tx_hold_max_us = UINT32_MAX;
+	if (i & 2) {
+		/*
+		 * Timers at 0 fire at once, which is as deterministic: every
+		 * held frame is copied out, and a frame queued for a frontend
+		 * without feature-rx-notify (only A may lack it) expires.
+		 */
+		cfg.tx_hold_max_us = 0;
+		cfg.rx_drain_timeout_nonotify_ms = 0;
+	}
 	if (world_make(&x->w, (i & 1) ? BACK_TX_COPY : BACK_TX_PERSISTENT, &cfg) < 0 ||
 	    ff_create(&x->b, &x->w, 0) < 0 || ff_create(&x->c, &x->w, 0) < 0 ||
 	    back_vif_create(x->w.back, x->b.domid, 0, mac_b, &x->vb) < 0 ||

@@ -136,7 +136,7 @@ table = b"".join(u32(i & 1) for i in range(64))
 seeds["ctrl_toeplitz_2q"] = (bytes([0, FULL | CTRLRING, 1]) + buf_write(40, 0, key[:15]) +
                              buf_write(40, 15, key[15:30]) + buf_write(40, 30, key[30:]) +
                              buf_write(41, 0, table[:15]) +
-                             ctrl(7, u32(1)) + ctrl(2, u32(0x3f)) + ctrl(3, gref_frame(40), 40) + ctrl(5, u32(64)) +
+                             ctrl(7, u32(1)) + ctrl(2, u32(0xf)) + ctrl(3, gref_frame(40), 40) + ctrl(5, u32(64)) +
                              ctrl(6, gref_frame(41), 4, 0) + ctrl(4) + ctrl(1) + ctrl(8) + ctrl(11) +
                              rounds_a(2) + rx_post(64) + rx_post(64, 1) +
                              peer_send(500, DST_A, overlay=ipv4_tcp(500)) + peer_send(60, DST_A) + PEERS +
