@@ -31,7 +31,8 @@ int log_level_parse(const char *s)
 	return -EINVAL;
 }
 
-static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void log_vmsg(enum log_level level, const char *fmt,
+							   va_list ap)
 {
 	char line[1024];
 	struct timespec ts;
