@@ -107,7 +107,8 @@ static void fuzz_spec(const uint8_t *data, size_t size)
 			check(s.remote_len == sizeof(*r) && !IN6_IS_ADDR_MULTICAST(&r->sin6_addr) &&
 			      !IN6_IS_ADDR_UNSPECIFIED(&r->sin6_addr) &&
 			      ntohs(r->sin6_port) == s.dstport &&
-			      ntohs(((const struct sockaddr_in6 *)&s.local)->sin6_port) == s.dstport);
+			      ntohs(((const struct sockaddr_in6 *)&s.local)->sin6_port) ==
+				  s.dstport);
 		}
 		check(!strncmp(s.name, "vxlan", 5) && strlen(s.netns) <= UPLINK_NETNS_MAX &&
 		      !strchr(s.netns, '/'));
