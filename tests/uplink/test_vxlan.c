@@ -296,6 +296,26 @@ static void tpkt_done(struct sw_pkt *pkt)
 	((struct tpkt *)pkt)->done++;
 }
 
+/*
+ * @t describes @frame (@len bytes, private and whole): its first @hdr_len
+ * bytes as the header copy (at most 128), the rest, or all of it when
+ * @split is false, as one fragment; @flags as netif's.
+ */
+static struct sw_pkt *tpkt_init(struct tpkt *t, const uint8_t *frame, uint32_t len,
+				uint16_t hdr_len, bool split, uint8_t flags)
+{
+	memset(t, 0, sizeof(*t));
+	t->pkt.hdr = frame;
+	t->pkt.hdr_len = hdr_len;
+	t->pkt.nfrags = 1;
+	t->pkt.len = len;
+	t->pkt.flags = flags;
+	t->pkt.frag[0] = split ? (struct sw_pkt_frag){.base = frame + hdr_len, .len = len - hdr_len}
+			       : (struct sw_pkt_frag){.base = frame, .len = len};
+	sw_pkt_init(&t->pkt, tpkt_done);
+	return &t->pkt;
+}
+
 struct world {
 	struct sw *sw;
 	struct capture cap;
@@ -521,14 +541,7 @@ static void test_port_tx(void **state)
 
 	/* Plain: the first 40 bytes as the header copy, the rest as a fragment. */
 	fb_build(&f, 4, IPPROTO_UDP, false, 300, 21);
-	memset(&t[0], 0, sizeof(t[0]));
-	t[0].pkt.hdr = f.b;
-	t[0].pkt.hdr_len = 40;
-	t[0].pkt.nfrags = 1;
-	t[0].pkt.len = f.len;
-	t[0].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b + 40, .len = f.len - 40};
-	sw_pkt_init(&t[0].pkt, tpkt_done);
-	pp = &t[0].pkt;
+	pp = tpkt_init(&t[0], f.b, f.len, 40, true, 0);
 	sw_forward(w->sw, w->cap.port, &pp, 1); /* unknown unicast: flooded to the tunnel */
 	n = remote_recv(w, buf, sizeof(buf));
 	assert_int_equal(n, 8 + (int)f.len);
@@ -538,17 +551,9 @@ static void test_port_tx(void **state)
 
 	/* A blank TCP checksum (the pseudo-header sum in the field): filled in. */
 	fb_build(&f, 6, IPPROTO_TCP, false, 500, 22);
-	memset(&t[1], 0, sizeof(t[1]));
-	t[1].pkt.hdr = f.b;
-	t[1].pkt.hdr_len = 128;
-	t[1].pkt.nfrags = 1;
-	t[1].pkt.len = f.len;
-	t[1].pkt.flags = SW_PKT_CSUM_BLANK;
-	t[1].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
-	sw_pkt_init(&t[1].pkt, tpkt_done);
+	pp = tpkt_init(&t[1], f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
 	csum_blank(f.b, f.len);
 	assert_false(l4_csum_ok(f.b, f.len));
-	pp = &t[1].pkt;
 	sw_forward(w->sw, w->cap.port, &pp, 1);
 	n = remote_recv(w, buf, sizeof(buf));
 	assert_int_equal(n, 8 + (int)f.len);
@@ -562,17 +567,9 @@ static void test_port_tx(void **state)
 	seq0 = 1000;
 	f.b[f.l4 + 4] = 0, f.b[f.l4 + 5] = 0, f.b[f.l4 + 6] = 0x03, f.b[f.l4 + 7] = 0xe8;
 	csum_blank(f.b, f.len);
-	memset(&t[2], 0, sizeof(t[2]));
-	t[2].pkt.hdr = f.b;
-	t[2].pkt.hdr_len = 128;
-	t[2].pkt.nfrags = 1;
-	t[2].pkt.len = f.len;
-	t[2].pkt.flags = SW_PKT_CSUM_BLANK;
-	t[2].pkt.gso_type = SW_GSO_TCPV4;
-	t[2].pkt.gso_size = 1448;
-	t[2].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
-	sw_pkt_init(&t[2].pkt, tpkt_done);
-	pp = &t[2].pkt;
+	pp = tpkt_init(&t[2], f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
+	pp->gso_type = SW_GSO_TCPV4;
+	pp->gso_size = 1448;
 	sw_forward(w->sw, w->cap.port, &pp, 1);
 	for (uint32_t k = 0, off = 0; k < 7; k++) {
 		uint32_t want = k < 6 ? 1448 : 10000 - 6 * 1448, seq;
@@ -592,14 +589,7 @@ static void test_port_tx(void **state)
 
 	/* Over the MTU, no GSO: dropped, counted, done. */
 	fb_build(&f, 4, IPPROTO_UDP, false, 1500 - 28 + 1, 24);
-	memset(&t[3], 0, sizeof(t[3]));
-	t[3].pkt.hdr = f.b;
-	t[3].pkt.hdr_len = 128;
-	t[3].pkt.nfrags = 1;
-	t[3].pkt.len = f.len;
-	t[3].pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
-	sw_pkt_init(&t[3].pkt, tpkt_done);
-	pp = &t[3].pkt;
+	pp = tpkt_init(&t[3], f.b, f.len, 128, false, 0);
 	sw_forward(w->sw, w->cap.port, &pp, 1);
 	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
 	assert_int_equal(t[3].done, 1);
@@ -619,19 +609,12 @@ static void test_port_tx_batch(void **state)
 	static struct fb f[2];
 	static uint8_t buf[2048];
 	struct tpkt t[2];
-	struct sw_pkt *pp[2] = {&t[0].pkt, &t[1].pkt};
+	struct sw_pkt *pp[2];
 
 	for (int i = 0; i < 2; i++) {
 		fb_build(&f[i], 4, IPPROTO_TCP, false, 400 + 100 * (uint32_t)i, (uint8_t)(40 + i));
 		csum_blank(f[i].b, f[i].len);
-		memset(&t[i], 0, sizeof(t[i]));
-		t[i].pkt.hdr = f[i].b;
-		t[i].pkt.hdr_len = 128;
-		t[i].pkt.nfrags = 1;
-		t[i].pkt.len = f[i].len;
-		t[i].pkt.flags = SW_PKT_CSUM_BLANK;
-		t[i].pkt.frag[0] = (struct sw_pkt_frag){.base = f[i].b, .len = f[i].len};
-		sw_pkt_init(&t[i].pkt, tpkt_done);
+		pp[i] = tpkt_init(&t[i], f[i].b, f[i].len, 128, false, SW_PKT_CSUM_BLANK);
 	}
 	sw_forward(w->sw, w->cap.port, pp, 2);
 	for (int i = 0; i < 2; i++) {
@@ -656,14 +639,7 @@ static void test_port_tx_bad_offload(void **state)
 
 	fb_build(&f, 4, IPPROTO_UDP, false, 100, 31);
 	f.b[f.l4 - 20 + 9] = 47; /* GRE */
-	memset(&t, 0, sizeof(t));
-	t.pkt.hdr = f.b;
-	t.pkt.hdr_len = 128;
-	t.pkt.nfrags = 1;
-	t.pkt.len = f.len;
-	t.pkt.flags = SW_PKT_CSUM_BLANK;
-	t.pkt.frag[0] = (struct sw_pkt_frag){.base = f.b, .len = f.len};
-	sw_pkt_init(&t.pkt, tpkt_done);
+	tpkt_init(&t, f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
 	sw_forward(w->sw, w->cap.port, &pp, 1);
 	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
 	assert_int_equal(t.done, 1);
