@@ -31,7 +31,10 @@ struct store_conn;
  * @perms_per_node: entries a guest may put in one node's permission list
  *	(xenstored: quota-nb-perms-per-node)
  * @txn_nodes_max: distinct nodes one guest transaction may touch; bounds the
- *	memory a transaction holds (xenstored bounds it by its memory quota)
+ *	memory a transaction holds (xenstored bounds it by its memory quota).
+ *	A write that creates N nodes first asks for room for 2 * N + 2 more,
+ *	counting paths it already touched again, so that it never fails half
+ *	done: near the bound a creation is refused a few paths early
  * @out_max: bytes of replies and watch events queued for one connection
  *	that has stopped reading; beyond it watch events are dropped
  * @conns_per_domain: connections a guest may have open at once (a guest
