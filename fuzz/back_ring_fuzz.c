@@ -236,13 +236,7 @@ static int world_make(struct world *w, enum back_tx_mode mode, struct back_confi
 
 static struct rf_world *world_get(unsigned int i)
 {
-	struct ff_opts ob = {.nq = 1,
-			     .sg = true,
-			     .gso4 = true,
-			     .gso6 = true,
-			     .rx_notify = true,
-			     .persistent = true,
-			     .persistent_grants = FF_POOL};
+	struct ff_opts ob = FF_OPTS_DEFAULT;
 	struct ff_opts oc = {.nq = 1, .rx_notify = true, .no_csum = true};
 	struct back_config cfg;
 	struct rf_world *x = worlds[i];

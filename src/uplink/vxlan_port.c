@@ -190,7 +190,7 @@ static void *reader_thread(void *arg)
 	while (!uplink_reader_stopping(&p->reader)) {
 		struct pollfd pfd[2] = {{.fd = p->reader.stop_fd, .events = POLLIN}, {.fd = -1}};
 		unsigned int nb = 0, n = 0;
-		int r;
+		int r, e;
 
 		while (nb < UPLINK_VXLAN_BATCH && (bufs[nb] = uplink_pool_get(&p->pool)) != NULL) {
 			iov[nb] = (struct iovec){.iov_base = bufs[nb]->slot,
@@ -211,6 +211,7 @@ static void *reader_thread(void *arg)
 			continue;
 		}
 		r = recvmmsg(p->fd, msgs, nb, MSG_DONTWAIT, NULL);
+		e = r < 0 ? errno : 0;
 		for (unsigned int i = 0; i < nb; i++) {
 			if (r > 0 && i < (unsigned int)r && rx_one(p, bufs[i], &msgs[i], &from[i]))
 				pkts[n++] = &bufs[i]->pkt;
@@ -221,16 +222,15 @@ static void *reader_thread(void *arg)
 			sw_forward(p->sw, p->sp, pkts, n);
 		if (r == (int)nb)
 			continue; /* there may be more */
-		if (r < 0 && errno != EAGAIN && errno != EINTR) {
+		if (r < 0 && e != EAGAIN && e != EINTR) {
 			/* Not expected of a bound UDP socket: say so, retry once a second, never spin. */
 			log_ratelimited(&p->rl, LOG_ERR, "uplink %s: recvmmsg: %s", p->spec.name,
-					strerror(errno));
+					strerror(e));
 			if (poll(pfd, 1, UPLINK_VXLAN_RETRY_MS) < 0 && errno != EINTR)
 				break;
 			continue;
 		}
-		if (r > 0)
-			continue; /* fewer than asked: look once more before sleeping */
+		/* Fewer than asked, or none: poll() returns at once if more came meanwhile. */
 		pfd[1] = (struct pollfd){.fd = p->fd, .events = POLLIN};
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;

@@ -76,6 +76,20 @@ struct ff_opts {
 /* The fake's pool per queue: every TX and RX buffer page. */
 #define FF_POOL (2 * FF_RING)
 
+/*
+ * The frontend most tests want, as a Linux netfront: one queue, SG, GSO
+ * for both families, rx-notify, persistent grants accepted with the whole
+ * pool.
+ */
+#define FF_OPTS_DEFAULT                                                                            \
+	((struct ff_opts){.nq = 1,                                                                 \
+			  .sg = true,                                                              \
+			  .gso4 = true,                                                            \
+			  .gso6 = true,                                                            \
+			  .rx_notify = true,                                                       \
+			  .persistent = true,                                                      \
+			  .persistent_grants = FF_POOL})
+
 /* The test's world: hypervisor, store, switch, loop, backend. */
 struct world {
 	struct hv *hv;

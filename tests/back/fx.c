@@ -21,13 +21,7 @@ struct fx *fx_new(enum back_tx_mode mode, const struct back_config *cfg, const s
 		  const struct ff_opts *ob)
 {
 	struct fx *x = calloc(1, sizeof(*x));
-	struct ff_opts def = {.nq = 1,
-			      .sg = true,
-			      .gso4 = true,
-			      .gso6 = true,
-			      .rx_notify = true,
-			      .persistent = true,
-			      .persistent_grants = FF_POOL};
+	struct ff_opts def = FF_OPTS_DEFAULT;
 
 	assert_non_null(x);
 	assert_int_equal(world_create(&x->w, mode, cfg), 0);
