@@ -86,6 +86,8 @@ static void hv_evtchn_quiesce(struct hv_evtchn_port *p)
 }
 
 /* Set @q pending and signal its eventfd if that is an edge to deliver. */
+void (*hv_evtchn_eoi_hook)(void);
+
 static void hv_evtchn_raise(struct hv_evtchn_port *q)
 {
 	static const uint64_t one = 1;
@@ -333,9 +335,19 @@ int hv_evtchn_pending(struct hv *hv, domid_t dom, evtchn_port_t port)
 
 	if (!p)
 		return -EINVAL;
-	old = atomic_fetch_and(&p->flags, ~HV_EVTCHN_PENDING);
-	/* Drain: makes the fd unreadable, and is where a guest's kicks land. */
+	/*
+	 * Drain first (makes the fd unreadable, and is where a guest's kicks
+	 * land), then clear the bit.  The other order loses events for good:
+	 * a notify between the two sets the bit again and writes the fd, the
+	 * drain empties the fd, and the bit stays set with the fd unreadable,
+	 * so every later notify sees it set and writes nothing.  In this order
+	 * a notify between the two finds the bit still set and writes nothing:
+	 * its event is this call's, and the caller looks at its ring after.
+	 */
 	got = read(p->efd, &cnt, sizeof(cnt)) == sizeof(cnt);
+	if (hv_evtchn_eoi_hook)
+		hv_evtchn_eoi_hook();
+	old = atomic_fetch_and(&p->flags, ~HV_EVTCHN_PENDING);
 	if (old & HV_EVTCHN_PENDING)
 		got = true;
 	if (!got)

@@ -116,8 +116,11 @@ int hv_evtchn_fd(struct hv *hv, domid_t dom, evtchn_port_t port);
  * @dom: the port's domain
  * @port: an open port
  *
- * Clears the pending bit and drains the eventfd (a cross-process peer
- * writes it directly).  Never blocks.
+ * Drains the eventfd (a cross-process peer writes it directly), then
+ * clears the pending bit.  Never blocks.  An event raised while it runs is
+ * either reported by it or leaves the fd readable, so a caller that looks
+ * at its ring after this call, and polls the fd when it finds nothing,
+ * misses none.
  *
  * Return: 1 if there was an event, 0 if not (counted as spurious), -EINVAL
  */

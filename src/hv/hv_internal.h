@@ -189,4 +189,11 @@ uint32_t hv_evtchn_domain_close_all(struct hv *hv, struct hv_domain *d);
  */
 extern void (*hv_gnttab_race_hook)(grant_entry_v1_t *entry);
 
+/*
+ * Test hook: if set, called by hv_evtchn_pending() between draining the
+ * eventfd and clearing the pending bit, so that a test can notify at that
+ * moment.  NULL in production.
+ */
+extern void (*hv_evtchn_eoi_hook)(void);
+
 #endif /* PVNET_HV_HV_INTERNAL_H */

@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 
 #include "hv/hv.h"
+#include "hv/hv_internal.h"
 #include "hv_test.h"
 
 struct fx {
@@ -115,6 +116,43 @@ static void test_edge(void **state)
 	/* Consumed: the next notify is an edge again. */
 	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
 	assert_true(readable(hv_evtchn_fd(f->hv, 0, bp), 100));
+}
+
+/* The guest's notify, made by the hook in the middle of dom0's hv_evtchn_pending(). */
+static struct fx *eoi_fx;
+static evtchn_port_t eoi_gp;
+
+static void notify_during_eoi(void)
+{
+	hv_evtchn_eoi_hook = NULL;
+	assert_int_equal(hv_evtchn_notify(eoi_fx->hv, eoi_fx->g.domid, eoi_gp), 0);
+}
+
+/*
+ * A notify that lands while the consumer is taking the pending event: that
+ * call reports an event, and the port is left consistent, so the next
+ * notify is an edge again and makes the fd readable.  (With the bit
+ * cleared before the drain, the racing notify left the bit set and the fd
+ * empty, and every later notify was swallowed: a worker slept for good.)
+ */
+static void test_notify_during_eoi(void **state)
+{
+	struct fx *f = *state;
+	evtchn_port_t gp, bp;
+	int bfd;
+
+	connect(f, &gp, &bp);
+	bfd = hv_evtchn_fd(f->hv, 0, bp);
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_true(readable(bfd, 100));
+	eoi_fx = f;
+	eoi_gp = gp;
+	hv_evtchn_eoi_hook = notify_during_eoi;
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_null(hv_evtchn_eoi_hook); /* the hook ran */
+	/* The consumer found its ring empty and sleeps: the next notify must wake it. */
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_true(readable(bfd, 100));
 }
 
 static void test_mask_unmask(void **state)
@@ -284,6 +322,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_edge, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_notify_during_eoi, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mask_unmask, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unbinds_peer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_ports, setup, teardown),
