@@ -104,6 +104,12 @@ void sw_fdb_learn(struct sw *sw, struct sw_port *in, const struct sw_learn *req,
 		  uint32_t now_s);
 void sw_fdb_flush_port(struct sw *sw, struct sw_port *p);
 
+/* capture.c */
+void sw_capture_batch(struct sw_capture *cap, struct sw_pkt *const *pkts, unsigned int n,
+		      unsigned int dir);
+struct sw_capture *sw_capture_detach(struct sw_port *p);
+void sw_capture_gone(struct sw_capture *cap);
+
 /* epoch.c */
 #define SW_EPOCH_NESTED SW_MAX_THREADS /* sw_epoch_enter() inside a section */
 int sw_epoch_enter(struct sw *sw);

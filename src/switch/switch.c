@@ -23,6 +23,9 @@
  *                 were copied in pass 1: after its last xmit() a frame may
  *                 already be completed and must not be read.
  *
+ * A port being captured (capture.c) has its frames copied to the capture's
+ * socket before pass 1 (input) and before its xmit() (output).
+ *
  * Then the learning requests are applied (fdb.c) and the counters are added,
  * one relaxed atomic add per non-zero counter and port.
  *
@@ -250,6 +253,8 @@ out_unlock:
 
 int sw_port_del(struct sw *sw, struct sw_port *p)
 {
+	struct sw_capture *cap;
+
 	if (!p || p->sw != sw || p->num >= SW_MAX_PORTS)
 		return -EINVAL;
 	if (sw_epoch_is_inside(sw))
@@ -264,8 +269,10 @@ int sw_port_del(struct sw *sw, struct sw_port *p)
 	atomic_store(&sw->ports[p->num], NULL);
 	sw_fdb_flush_port(sw, p);
 	pthread_mutex_unlock(&sw->fdb.lock);
+	cap = sw_capture_detach(p);
 	/* Still under ctl_lock: the number is not reused before the grace period. */
 	sw_epoch_synchronize(sw);
+	sw_capture_gone(cap); /* under ctl_lock: sw_capture_stop() may not free it meanwhile */
 	pthread_mutex_unlock(&sw->ctl_lock);
 	free(p);
 	return 0;
@@ -423,6 +430,7 @@ static void fwd_reference(struct sw *sw, struct sw_port *in, struct fwd_batch *b
 static void fwd_xmit(struct fwd_batch *b, struct sw_port *p, bool unicast, unsigned int n_in)
 {
 	struct sw_pkt *v[SW_BATCH_MAX];
+	struct sw_capture *cap;
 	uint8_t idx[SW_BATCH_MAX];
 	unsigned int m = 0, ok;
 	uint64_t bytes = 0;
@@ -440,6 +448,9 @@ static void fwd_xmit(struct fwd_batch *b, struct sw_port *p, bool unicast, unsig
 		return;
 	for (unsigned int k = 0; k < m; k++)
 		v[k] = b->pkt[idx[k]];
+	cap = atomic_load_explicit(&p->capture, memory_order_acquire);
+	if (cap)
+		sw_capture_batch(cap, v, m, SW_CAPTURE_OUT);
 
 	ok = p->ops->xmit(p, v, m);
 	if (ok > m)
@@ -490,9 +501,13 @@ static void fwd_account(struct sw *sw, struct sw_port *in, const struct fwd_batc
 static unsigned int fwd_batch(struct sw *sw, struct sw_port *in, struct sw_pkt **pkts,
 			      unsigned int n, uint32_t now_s)
 {
+	struct sw_capture *cap = atomic_load_explicit(&in->capture, memory_order_acquire);
 	struct fwd_batch b;
 	unsigned int sent = 0;
 
+	/* First: what the port received, whether or not the switch will want it. */
+	if (cap)
+		sw_capture_batch(cap, pkts, n, SW_CAPTURE_IN);
 	b.nout = 0;
 	b.nflood = 0;
 	b.nlearn = 0;

@@ -64,6 +64,7 @@
 
 struct sw;
 struct sw_port;
+struct sw_capture;
 
 /**
  * struct sw_port_ops - what a port type supplies
@@ -130,6 +131,8 @@ struct sw_port_stats {
  * @num: port number, 0..SW_MAX_PORTS-1, reused after deletion (read-only)
  * @name: NUL-terminated name (read-only)
  * @mac_limit: most MACs the FDB learns on this port (sw_port_set_mac_limit)
+ * @capture: the capture of this port, or NULL (sw_capture_start(); readers
+ *	inside sw_forward() only)
  * @stats: counters; read them with sw_port_stats_get()
  */
 struct sw_port {
@@ -139,6 +142,7 @@ struct sw_port {
 	uint16_t num;
 	char name[SW_PORT_NAME_MAX];
 	_Atomic uint32_t mac_limit;
+	_Atomic(struct sw_capture *) capture;
 	struct sw_port_stats stats;
 };
 
@@ -351,5 +355,97 @@ void sw_stats_get(struct sw *sw, uint64_t *vals);
  * Return: the counter's value (relaxed load)
  */
 uint64_t sw_stat_read(const void *base, const struct sw_stat_desc *d);
+
+/*
+ * Capture (`pvnet capture`): a copy of every frame that enters a port
+ * (SW_CAPTURE_IN: handed to the switch, before any check, as tcpdump sees
+ * what an interface received) or leaves it (SW_CAPTURE_OUT: handed to the
+ * port's xmit()), written as one datagram per frame to a socket: a struct
+ * sw_capture_hdr, then the frame's first bytes, at most the snap length.
+ * Frames are sent with one nonblocking sendmmsg() per batch and direction
+ * from the thread that forwards them; when the socket is full they are
+ * dropped and counted, never waited for.  A port has at most one capture.
+ */
+#define SW_CAPTURE_IN	   1U
+#define SW_CAPTURE_OUT	   2U
+#define SW_CAPTURE_SNAPMAX 262144U /* tcpdump's default and largest snap length */
+
+/**
+ * struct sw_capture_hdr - the head of each capture datagram (host byte order)
+ * @ts_ns: when the switch saw the frame, CLOCK_REALTIME nanoseconds
+ * @len: the frame's whole length; the datagram carries min(len, snap) bytes
+ * @dir: SW_CAPTURE_IN or SW_CAPTURE_OUT
+ * @flags: the frame's offload flags (SW_PKT_CSUM_BLANK: its checksum is
+ *	not filled in yet, as tcpdump shows an offloaded frame on Linux)
+ * @gso_type: enum sw_gso_type
+ * @gso_size: GSO segment size, 0 without GSO
+ * @port: the number of the port captured
+ */
+struct sw_capture_hdr {
+	uint64_t ts_ns;
+	uint32_t len;
+	uint8_t dir;
+	uint8_t flags;
+	uint8_t gso_type;
+	uint8_t reserved;
+	uint16_t gso_size;
+	uint16_t port;
+	uint32_t reserved2;
+};
+
+/**
+ * struct sw_capture_stats - what a capture did
+ * @captured: frames the socket took
+ * @dropped: frames it had no room for (or refused: the reader went away)
+ */
+struct sw_capture_stats {
+	uint64_t captured;
+	uint64_t dropped;
+};
+
+/**
+ * sw_capture_start() - start copying the frames of a port to a socket
+ * @sw: the switch
+ * @port: the port's name
+ * @dir: SW_CAPTURE_IN, SW_CAPTURE_OUT or both
+ * @snaplen: most bytes of a frame to copy, 1..SW_CAPTURE_SNAPMAX
+ * @fd: a connected SOCK_SEQPACKET or SOCK_DGRAM socket; the capture owns it
+ *	from a successful return on and closes it in sw_capture_stop()
+ * @out: the capture
+ *
+ * When the port is removed first, the capture stops by itself: the switch
+ * shuts @fd down, so its reader sees end of file; sw_capture_stop() is
+ * still the one that frees it.
+ *
+ * Return: 0, -EINVAL (bad @dir or @snaplen), -ENOENT (no such port),
+ * -EBUSY (the port is being captured already) or -ENOMEM.
+ */
+int sw_capture_start(struct sw *sw, const char *port, unsigned int dir, uint32_t snaplen, int fd,
+		     struct sw_capture **out);
+
+/**
+ * sw_capture_stop() - stop a capture, close its socket and free it
+ * @sw: the switch
+ * @cap: the capture, or NULL
+ * @st: receives its final counters, or NULL
+ *
+ * Waits until no sw_forward() still uses it (not from inside one).
+ */
+void sw_capture_stop(struct sw *sw, struct sw_capture *cap, struct sw_capture_stats *st);
+
+/**
+ * sw_capture_stats_get() - a capture's counters so far
+ * @cap: the capture
+ * @st: receives them
+ */
+void sw_capture_stats_get(const struct sw_capture *cap, struct sw_capture_stats *st);
+
+/**
+ * sw_capture_port() - the port a capture is on
+ * @cap: the capture
+ *
+ * Return: the port's name as it was when the capture started
+ */
+const char *sw_capture_port(const struct sw_capture *cap);
 
 #endif /* PVNET_SWITCH_SWITCH_H */

@@ -6,6 +6,8 @@
  * 200k frames in batches while MACs move between ports, a control thread
  * ages the table on a fast fake clock and adds and deletes a fifth port,
  * and a consumer thread puts the references a "deferred" port queued.
+ * The control thread also captures the fifth port (deleted while captured)
+ * and the deferred port, starting and stopping captures under traffic.
  * Afterwards: every done() ran exactly once per use, counters add up, and
  * no deleted port's xmit() ran after sw_port_del() returned.
  */
@@ -18,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -60,6 +64,7 @@ static struct tport tports[4]; /* 0..2 forward, 3 is added and deleted */
 static struct tport dport;     /* defers its puts to the consumer thread */
 static atomic_bool fwd_done;
 static _Atomic unsigned int ctl_rounds;
+static uint64_t captured; /* datagrams the control thread read from its captures */
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sw_pkt *ring[RING];
@@ -185,10 +190,35 @@ static void *consumer_thread(void *arg)
 	}
 }
 
-/* Ages on a clock running 1 s per round, and churns a fifth port. */
+/* A capture of port @name into a new socket pair; *@rd is the reader's end. */
+static struct sw_capture *capture(const char *name, int *rd)
+{
+	struct sw_capture *cap = NULL;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) == 0);
+	CHECK(sw_capture_start(sw, name, SW_CAPTURE_IN | SW_CAPTURE_OUT, 64, sv[1], &cap) == 0);
+	*rd = sv[0];
+	return cap;
+}
+
+/* Read what a capture sent; with @eof, until the end of file its port's removal made. */
+static void drain(int rd, bool eof)
+{
+	char buf[128];
+	ssize_t n;
+
+	while ((n = recv(rd, buf, sizeof(buf), eof ? 0 : MSG_DONTWAIT)) > 0)
+		captured++;
+	CHECK(eof ? n == 0 : n < 0);
+}
+
+/* Ages on a clock running 1 s per round, churns a fifth port, captures it and another. */
 static void *control_thread(void *arg)
 {
 	struct tport *extra = &tports[3];
+	struct sw_capture *cap_extra = NULL, *cap_def = NULL;
+	int rd_extra = -1, rd_def = -1;
 	unsigned int round = 0;
 	uint64_t vals[64];
 
@@ -198,18 +228,31 @@ static void *control_thread(void *arg)
 		if (round % 2 == 0) {
 			atomic_store(&extra->alive, true);
 			CHECK(sw_port_add(sw, "extra", &tport_ops, extra, &extra->port) == 0);
+			cap_extra = capture("extra", &rd_extra);
+			cap_def = capture("deferred", &rd_def);
 		} else {
 			CHECK(sw_port_del(sw, extra->port) == 0);
 			/* After del returns, its xmit must never run again. */
 			atomic_store(&extra->alive, false);
+			drain(rd_extra, true); /* the removal ended the capture */
+			sw_capture_stop(sw, cap_extra, NULL);
+			close(rd_extra);
+			drain(rd_def, false);
+			sw_capture_stop(sw, cap_def, NULL);
+			close(rd_def);
 		}
 		sw_port_stats_get(tports[0].port, vals);
 		round++;
 		atomic_store(&ctl_rounds, round);
 		sched_yield();
 	}
-	if (round % 2)
+	if (round % 2) {
 		CHECK(sw_port_del(sw, extra->port) == 0);
+		sw_capture_stop(sw, cap_extra, NULL);
+		sw_capture_stop(sw, cap_def, NULL);
+		close(rd_extra);
+		close(rd_def);
+	}
 	return NULL;
 }
 
@@ -256,7 +299,10 @@ static void test_concurrent_forwarding(void **state)
 	assert_int_equal(pthread_join(ctl, NULL), 0);
 	assert_int_equal(pthread_join(cons, NULL), 0);
 	assert_int_equal(atomic_load(&failures), 0);
-	print_message("control rounds (port add/del + ageing): %u\n", atomic_load(&ctl_rounds));
+	print_message(
+	    "control rounds (port add/del + ageing + captures): %u, frames captured %llu\n",
+	    atomic_load(&ctl_rounds), (unsigned long long)captured);
+	assert_true(captured > 0);
 
 	d = sw_port_stats_names(&nstat);
 	for (unsigned int i = 0; i < nstat; i++) {

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/* capture.c - copies of a port's frames to a socket, for `pvnet capture` */
+
+/*
+ * Theory of Operation
+ *
+ * A capture hangs off its port (struct sw_port.capture).  sw_forward()
+ * looks at that pointer once per batch for the input port and once per
+ * output port, so a port nobody captures pays one load per batch.  A
+ * captured batch is sent with one nonblocking sendmmsg(): each datagram is
+ * a struct sw_capture_hdr and iovecs that point into the frame itself (the
+ * private header copy and the fragments), cut at the snap length; the
+ * kernel makes the only copy.  The bytes of a fragment may be in a guest's
+ * memory and change under the copy: a capture shows what was there, and
+ * nothing here parses them.
+ *
+ * Life time: start and stop run on control threads under the switch's
+ * ctl_lock, and publish or unpublish the pointer; stop then waits for a
+ * grace period (epoch.c) before it closes the socket and frees.  When the
+ * port goes first, sw_port_del() unpublishes the capture within its own
+ * grace period and shuts the socket down, so the reader sees end of file.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "switch/internal.h"
+
+/**
+ * struct sw_capture - one capture (see switch.h)
+ * @port: the port, NULL once it went away (ctl_lock)
+ * @name: the port's name, for the control plane's replies
+ * @num: the port's number (read by the data path, unlike @port)
+ * @fd: the socket
+ * @dir: SW_CAPTURE_IN and/or SW_CAPTURE_OUT
+ * @snaplen: most bytes copied of a frame
+ * @captured: frames the socket took
+ * @dropped: frames it did not
+ */
+struct sw_capture {
+	struct sw_port *port;
+	char name[SW_PORT_NAME_MAX];
+	uint16_t num;
+	int fd;
+	unsigned int dir;
+	uint32_t snaplen;
+	_Alignas(64) _Atomic uint64_t captured;
+	_Atomic uint64_t dropped;
+};
+
+/* Pieces of a datagram: our header, the frame's header copy, its fragments. */
+#define CAP_IOV (2 + SW_PKT_MAX_FRAGS)
+
+int sw_capture_start(struct sw *sw, const char *port, unsigned int dir, uint32_t snaplen, int fd,
+		     struct sw_capture **out)
+{
+	struct sw_capture *cap;
+	struct sw_port *p = NULL;
+	unsigned int hi;
+	int rc = 0;
+
+	if (!dir || (dir & ~(SW_CAPTURE_IN | SW_CAPTURE_OUT)) || !snaplen ||
+	    snaplen > SW_CAPTURE_SNAPMAX || fd < 0 || !port)
+		return -EINVAL;
+	cap = calloc(1, sizeof(*cap));
+	if (!cap)
+		return -ENOMEM;
+	cap->fd = fd;
+	cap->dir = dir;
+	cap->snaplen = snaplen;
+
+	pthread_mutex_lock(&sw->ctl_lock);
+	hi = atomic_load_explicit(&sw->port_hi, memory_order_relaxed);
+	for (unsigned int i = 0; i < hi && i < SW_MAX_PORTS && !p; i++) {
+		struct sw_port *q = atomic_load_explicit(&sw->ports[i], memory_order_relaxed);
+
+		if (q && !strcmp(q->name, port))
+			p = q;
+	}
+	if (!p) {
+		rc = -ENOENT;
+	} else if (atomic_load_explicit(&p->capture, memory_order_relaxed)) {
+		rc = -EBUSY;
+	} else {
+		cap->port = p;
+		cap->num = p->num;
+		memcpy(cap->name, p->name, sizeof(cap->name));
+		/* Release: a forwarding thread that sees the pointer sees @cap filled in. */
+		atomic_store_explicit(&p->capture, cap, memory_order_release);
+	}
+	pthread_mutex_unlock(&sw->ctl_lock);
+	if (rc < 0) {
+		free(cap);
+		return rc;
+	}
+	*out = cap;
+	return 0;
+}
+
+void sw_capture_stats_get(const struct sw_capture *cap, struct sw_capture_stats *st)
+{
+	st->captured = atomic_load_explicit(&cap->captured, memory_order_relaxed);
+	st->dropped = atomic_load_explicit(&cap->dropped, memory_order_relaxed);
+}
+
+const char *sw_capture_port(const struct sw_capture *cap)
+{
+	return cap->name;
+}
+
+void sw_capture_stop(struct sw *sw, struct sw_capture *cap, struct sw_capture_stats *st)
+{
+	if (!cap)
+		return;
+	pthread_mutex_lock(&sw->ctl_lock);
+	if (cap->port) {
+		atomic_store(&cap->port->capture, NULL);
+		cap->port = NULL;
+		sw_epoch_synchronize(sw);
+	}
+	pthread_mutex_unlock(&sw->ctl_lock);
+	if (st)
+		sw_capture_stats_get(cap, st);
+	close(cap->fd);
+	free(cap);
+}
+
+/* sw_port_del(), under ctl_lock: unpublish @p's capture; the caller's grace period follows. */
+struct sw_capture *sw_capture_detach(struct sw_port *p)
+{
+	struct sw_capture *cap = atomic_load_explicit(&p->capture, memory_order_relaxed);
+
+	if (cap) {
+		atomic_store(&p->capture, NULL);
+		cap->port = NULL;
+	}
+	return cap;
+}
+
+/* sw_port_del(), after its grace period: tell the reader the port is gone. */
+void sw_capture_gone(struct sw_capture *cap)
+{
+	if (cap)
+		shutdown(cap->fd, SHUT_RDWR);
+}
+
+/* Point @iov at the first @snap bytes of @pkt; returns the entries used. */
+static unsigned int frame_iov(const struct sw_pkt *pkt, struct iovec *iov, uint32_t snap)
+{
+	unsigned int k = 0,
+		     nfrags = pkt->nfrags < SW_PKT_MAX_FRAGS ? pkt->nfrags : SW_PKT_MAX_FRAGS;
+	uint64_t sum = 0;
+
+	for (unsigned int f = 0; f < nfrags; f++)
+		sum += pkt->frag[f].len;
+	/* pkt.h: the header copy, then the fragments, unless these are the whole frame. */
+	if (sum != pkt->len && pkt->hdr_len && snap) {
+		uint32_t l = pkt->hdr_len < snap ? pkt->hdr_len : snap;
+
+		iov[k++] = (struct iovec){.iov_base = (void *)pkt->hdr, .iov_len = l};
+		snap -= l;
+	}
+	for (unsigned int f = 0; f < nfrags && snap; f++) {
+		uint32_t l = pkt->frag[f].len < snap ? pkt->frag[f].len : snap;
+
+		if (!l)
+			continue;
+		iov[k++] = (struct iovec){.iov_base = (void *)pkt->frag[f].base, .iov_len = l};
+		snap -= l;
+	}
+	return k;
+}
+
+/* From sw_forward(): one datagram per frame of @pkts, one sendmmsg() for all. */
+void sw_capture_batch(struct sw_capture *cap, struct sw_pkt *const *pkts, unsigned int n,
+		      unsigned int dir)
+{
+	struct mmsghdr msg[SW_BATCH_MAX];
+	struct iovec iov[SW_BATCH_MAX][CAP_IOV];
+	struct sw_capture_hdr hdr[SW_BATCH_MAX];
+	unsigned int sent = 0;
+	struct timespec ts;
+	uint64_t now;
+
+	if (!(cap->dir & dir) || !n)
+		return;
+	if (n > SW_BATCH_MAX)
+		n = SW_BATCH_MAX; /* sw_forward() hands out at most that many */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct sw_pkt *pkt = pkts[i];
+
+		hdr[i] = (struct sw_capture_hdr){.ts_ns = now,
+						 .len = pkt->len,
+						 .dir = (uint8_t)dir,
+						 .flags = pkt->flags,
+						 .gso_type = pkt->gso_type,
+						 .gso_size = pkt->gso_size,
+						 .port = cap->num};
+		iov[i][0] = (struct iovec){.iov_base = &hdr[i], .iov_len = sizeof(hdr[i])};
+		msg[i] = (struct mmsghdr){
+		    .msg_hdr = {.msg_iov = iov[i],
+				.msg_iovlen = 1 + frame_iov(pkt, &iov[i][1], cap->snaplen)}};
+	}
+	while (sent < n) {
+		int r = sendmmsg(cap->fd, msg + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r <= 0)
+			break; /* full, or the reader went away: drop the rest */
+		sent += (unsigned int)r;
+	}
+	if (sent)
+		atomic_fetch_add_explicit(&cap->captured, sent, memory_order_relaxed);
+	if (n - sent)
+		atomic_fetch_add_explicit(&cap->dropped, n - sent, memory_order_relaxed);
+}
