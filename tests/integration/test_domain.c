@@ -308,6 +308,27 @@ static void test_status_too_big(void **state)
 	pvnet_domain_destroy(dom);
 }
 
+/* domain-create on @fd with a sealed memfd of @pages pages: the connection becomes a domain. */
+static int raw_domain_create(int fd, unsigned int pages)
+{
+	int mfd, rfds[CTLMSG_MAX_FDS], rc;
+	unsigned int nr = 0;
+	json_t *req, *reply = NULL;
+
+	mfd = memfd_create("raw-domain", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, (off_t)pages * 4096), 0);
+	assert_int_equal(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	req = json_pack("{s:s, s:i}", "op", "domain-create", "pages", pages);
+	rc = ctlmsg_call(fd, req, &mfd, 1, &reply, rfds, &nr);
+	close(mfd);
+	while (nr)
+		close(rfds[--nr]);
+	json_decref(req);
+	json_decref(reply);
+	return rc;
+}
+
 /*
  * A client that sends many requests before reading any reply: no reply is
  * lost (pvnetd holds one the socket cannot take and reads no more requests
@@ -316,23 +337,13 @@ static void test_status_too_big(void **state)
 static void test_pipelined_requests(void **state)
 {
 	enum { N = 1000 }; /* below the 1023 ports a domain may have */
-	int fd = ctl_open(), mfd, rfds[CTLMSG_MAX_FDS], sent = 0, got = 0, ok = 0, idle = 0;
+	int fd = ctl_open(), rfds[CTLMSG_MAX_FDS], sent = 0, got = 0, ok = 0, idle = 0;
 	long long before;
 	unsigned int nr;
 	json_t *req, *reply = NULL;
 
 	(void)state;
-	mfd = memfd_create("pipelined", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	assert_true(mfd >= 0);
-	assert_int_equal(ftruncate(mfd, 16 * 4096), 0);
-	assert_int_equal(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
-	req = json_pack("{s:s, s:i}", "op", "domain-create", "pages", 16);
-	assert_int_equal(ctlmsg_call(fd, req, &mfd, 1, &reply, rfds, &nr), 0);
-	close(mfd);
-	while (nr)
-		close(rfds[--nr]);
-	json_decref(req);
-	json_decref(reply);
+	assert_int_equal(raw_domain_create(fd, 16), 0);
 	before = stat_get("hv", "evtchns_open");
 
 	/*
@@ -365,6 +376,122 @@ static void test_pipelined_requests(void **state)
 	close(fd); /* the domain goes, with its ports */
 }
 
+/* capture-start on @fd; returns the reply (its error checked by the caller) and the socket. */
+static int capture_start(int fd, json_t *req, int *sock)
+{
+	int rfds[CTLMSG_MAX_FDS], rc;
+	unsigned int nr = 0;
+	json_t *reply = NULL;
+
+	rc = ctlmsg_call(fd, req, NULL, 0, &reply, rfds, &nr);
+	json_decref(req);
+	if (rc < 0)
+		assert_non_null(json_string_value(json_object_get(reply, "error")));
+	json_decref(reply);
+	*sock = nr ? rfds[0] : -1;
+	assert_int_equal(nr, rc < 0 ? 0 : 1);
+	return rc;
+}
+
+/*
+ * The control requests of `pvnet capture`: a guest's connection may not
+ * capture (it would see other guests' frames) and a capturing connection
+ * may not become a guest; bad arguments are refused with a reason; one
+ * capture per port; a capture ends with its connection.
+ */
+static void test_capture_requests(void **state)
+{
+	struct pvnet_vif_config cfg;
+	struct pvnet_domain *dom;
+	struct pvnet_vif *vif;
+	int fd, guest, sock;
+	json_t *req, *reply = NULL;
+	char name[32];
+
+	(void)state;
+	assert_int_equal(pvnet_domain_create(run_dir, 256, &dom), 0);
+	pvnet_vif_config_default(&cfg);
+	cfg.tx_buffers = cfg.rx_buffers = 32;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), 0);
+	snprintf(name, sizeof(name), "vif%u.0", pvnet_domain_id(dom));
+
+	/* A guest's connection. */
+	guest = ctl_open();
+	assert_int_equal(raw_domain_create(guest, 4), 0);
+	assert_int_equal(capture_start(guest,
+				       json_pack("{s:s, s:s}", "op", "capture-start", "port", name),
+				       &sock),
+			 -EPERM);
+
+	fd = ctl_open();
+	assert_int_equal(capture_start(fd, json_pack("{s:s}", "op", "capture-start"), &sock),
+			 -EINVAL);
+	assert_int_equal(capture_start(fd,
+				       json_pack("{s:s, s:s, s:s}", "op", "capture-start", "port",
+						 name, "direction", "sideways"),
+				       &sock),
+			 -EINVAL);
+	assert_int_equal(capture_start(fd,
+				       json_pack("{s:s, s:s, s:i}", "op", "capture-start", "port",
+						 name, "snaplen", 0),
+				       &sock),
+			 -EINVAL);
+	assert_int_equal(capture_start(fd,
+				       json_pack("{s:s, s:s, s:i}", "op", "capture-start", "port",
+						 name, "snaplen", 262145),
+				       &sock),
+			 -EINVAL);
+	assert_int_equal(
+	    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", "vif999.0"),
+			  &sock),
+	    -ENOENT);
+	assert_int_equal(capture_start(fd,
+				       json_pack("{s:s, s:s, s:s, s:i}", "op", "capture-start",
+						 "port", name, "direction", "in", "snaplen", 128),
+				       &sock),
+			 0);
+	assert_true(sock >= 0);
+	close(sock);
+	assert_int_equal(
+	    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name), &sock),
+	    -EBUSY);
+	/* A capturing connection does not become a domain. */
+	assert_int_equal(raw_domain_create(fd, 4), -EPERM);
+	expect_error(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", "up0"), NULL, 0,
+		     ENOENT);
+	req = json_pack("{s:s, s:s}", "op", "capture-stop", "port", name);
+	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
+	json_decref(req);
+	assert_true(json_is_integer(json_object_get(reply, "captured")));
+	assert_true(json_is_integer(json_object_get(reply, "dropped")));
+	json_decref(reply);
+	expect_error(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", name), NULL, 0,
+		     ENOENT);
+
+	/* A capture whose connection closes is gone: the port can be captured again. */
+	assert_int_equal(
+	    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name), &sock),
+	    0);
+	close(sock);
+	close(fd);
+	fd = ctl_open();
+	for (int tries = 0;; tries++) { /* pvnetd may see the new request before the hang-up */
+		int rc = capture_start(
+		    fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name), &sock);
+
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, -EBUSY);
+		assert_true(tries < 100);
+		usleep(10000);
+	}
+	close(sock);
+	close(fd);
+	close(guest);
+	pvnet_vif_destroy(vif);
+	pvnet_domain_destroy(dom);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +501,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_bad_control_requests),
 	    cmocka_unit_test(test_status_too_big),
 	    cmocka_unit_test(test_pipelined_requests),
+	    cmocka_unit_test(test_capture_requests),
 	};
 
 	if (argc != 2) {

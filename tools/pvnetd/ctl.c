@@ -51,6 +51,16 @@ static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT;
 /* Longest domain name: a namespace name (64) and an interface name (15) with room to spare. */
 #define CTL_NAME_MAX 128
 
+/* Captures one connection may run at once (a port has at most one anyway). */
+#define CTL_MAX_CAPTURES 8
+
+/*
+ * Send buffer of a capture socket: about 60 full-size frames, or 2700
+ * small ones, queued for a reader that falls behind (more are dropped and
+ * counted).  Root may go past net.core.wmem_max (SO_SNDBUFFORCE).
+ */
+#define CTL_CAPTURE_SNDBUF (4 << 20)
+
 struct ctl_conn {
 	struct loop_watch w;
 	struct ctl *ctl;
@@ -59,6 +69,7 @@ struct ctl_conn {
 	char store_sock[PATH_MAX];
 	struct back_vif *vifs[CTL_MAX_VIFS];
 	uint32_t vif_devid[CTL_MAX_VIFS];
+	struct sw_capture *caps[CTL_MAX_CAPTURES]; /* a tool's captures (never a domain's) */
 	/*
 	 * A reply the client's socket had no room for, with its own copies of
 	 * the descriptors it carries: sent when the socket can take it, and no
@@ -134,6 +145,12 @@ static void ctl_conn_close(struct ctl_conn *cc)
 	struct ctl *c = cc->ctl;
 
 	ctl_conn_unhold(cc);
+	for (unsigned int i = 0; i < CTL_MAX_CAPTURES; i++) {
+		if (cc->caps[i])
+			info("capture of %s stopped: its client went away",
+			     sw_capture_port(cc->caps[i]));
+		sw_capture_stop(c->d->sw, cc->caps[i], NULL);
+	}
 	ctl_domain_release(cc);
 	loop_del(c->d->loop, &cc->w);
 	close(cc->w.fd);
@@ -167,6 +184,12 @@ static json_t *op_domain_create(struct ctl_conn *cc, const json_t *req, int *fds
 
 	if (cc->domid)
 		return ctlmsg_error(EEXIST, "this connection already has domain %u", cc->domid);
+	for (unsigned int i = 0; i < CTL_MAX_CAPTURES; i++)
+		if (cc->caps[i])
+			return ctlmsg_error(EPERM,
+					    "domain-create: this connection captures %s: a "
+					    "domain cannot capture",
+					    sw_capture_port(cc->caps[i]));
 	if (get_uint(req, "pages", UINT32_MAX, &pages) < 0)
 		return ctlmsg_error(EINVAL, "domain-create: \"pages\" must be a page count");
 	if (*nfds != 1)
@@ -523,8 +546,100 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 	    "evtchns_open", (json_int_t)c->leaked.evtchns_open);
 }
 
+static const char *const dir_names[] = {
+    [SW_CAPTURE_IN] = "in", [SW_CAPTURE_OUT] = "out", [SW_CAPTURE_IN | SW_CAPTURE_OUT] = "inout"};
+
+/*
+ * Start a capture of a switch port (`pvnet capture`): the reply carries the
+ * reading end of a SOCK_SEQPACKET pair, whose every datagram is one frame
+ * (struct sw_capture_hdr, then the frame's first bytes).  Only a tool's
+ * connection may: a guest must not see other guests' frames.  The capture
+ * lives until capture-stop or until the connection closes.
+ */
+static json_t *op_capture_start(struct ctl_conn *cc, const json_t *req, int *rfds,
+				unsigned int *nrfds, bool *owned)
+{
+	const char *port = json_string_value(json_object_get(req, "port"));
+	const char *dirname = json_string_value(json_object_get(req, "direction"));
+	unsigned int dir = SW_CAPTURE_IN | SW_CAPTURE_OUT, slot;
+	struct sw_capture *cap;
+	uint64_t snaplen = SW_CAPTURE_SNAPMAX;
+	int sv[2], buf = CTL_CAPTURE_SNDBUF, rc;
+
+	if (cc->domid)
+		return ctlmsg_error(EPERM, "capture-start: domain %u's connection may not capture",
+				    cc->domid);
+	if (!port || !*port || strlen(port) >= SW_PORT_NAME_MAX)
+		return ctlmsg_error(EINVAL, "capture-start: \"port\" must be a port name (e.g. "
+					    "vif1.0; pvnet status lists them)");
+	if (json_object_get(req, "direction")) {
+		for (dir = 1; dir < 4; dir++)
+			if (dirname && !strcmp(dirname, dir_names[dir]))
+				break;
+		if (dir == 4)
+			return ctlmsg_error(EINVAL, "capture-start: \"direction\" must be \"in\", "
+						    "\"out\" or \"inout\"");
+	}
+	if (json_object_get(req, "snaplen") &&
+	    (get_uint(req, "snaplen", SW_CAPTURE_SNAPMAX, &snaplen) < 0 || !snaplen))
+		return ctlmsg_error(EINVAL, "capture-start: \"snaplen\" must be 1..%u",
+				    SW_CAPTURE_SNAPMAX);
+	for (slot = 0; slot < CTL_MAX_CAPTURES && cc->caps[slot]; slot++)
+		;
+	if (slot == CTL_MAX_CAPTURES)
+		return ctlmsg_error(EMFILE,
+				    "capture-start: this connection runs %d captures already",
+				    CTL_MAX_CAPTURES);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return ctlmsg_error(errno, "capture-start: socketpair: %s", strerror(errno));
+	if (setsockopt(sv[1], SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) < 0)
+		(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	shutdown(sv[1], SHUT_RD);
+	rc = sw_capture_start(cc->ctl->d->sw, port, dir, (uint32_t)snaplen, sv[1], &cap);
+	if (rc < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		if (rc == -ENOENT)
+			return ctlmsg_error(ENOENT, "capture-start: no port %s on the switch",
+					    port);
+		if (rc == -EBUSY)
+			return ctlmsg_error(
+			    EBUSY, "capture-start: port %s is being captured already", port);
+		return ctlmsg_error(-rc, "capture-start: %s", strerror(-rc));
+	}
+	cc->caps[slot] = cap;
+	rfds[0] = sv[0];
+	*nrfds = 1;
+	*owned = true;
+	info("capture of %s started (%s, snap length %" PRIu64 ")", port, dir_names[dir], snaplen);
+	return json_pack("{s:s, s:s, s:I}", "port", port, "direction", dir_names[dir], "snaplen",
+			 (json_int_t)snaplen);
+}
+
+/* Stop this connection's capture of a port; the reply has its counters. */
+static json_t *op_capture_stop(struct ctl_conn *cc, const json_t *req)
+{
+	const char *port = json_string_value(json_object_get(req, "port"));
+	struct sw_capture_stats st;
+
+	if (!port)
+		return ctlmsg_error(EINVAL, "capture-stop: \"port\" must be a port name");
+	for (unsigned int i = 0; i < CTL_MAX_CAPTURES; i++) {
+		if (!cc->caps[i] || strcmp(sw_capture_port(cc->caps[i]), port))
+			continue;
+		sw_capture_stop(cc->ctl->d->sw, cc->caps[i], &st);
+		cc->caps[i] = NULL;
+		info("capture of %s stopped: %" PRIu64 " frames captured, %" PRIu64 " dropped",
+		     port, st.captured, st.dropped);
+		return json_pack("{s:s, s:I, s:I}", "port", port, "captured",
+				 (json_int_t)st.captured, "dropped", (json_int_t)st.dropped);
+	}
+	return ctlmsg_error(ENOENT, "capture-stop: this connection does not capture %.*s",
+			    SW_PORT_NAME_MAX, port);
+}
+
 static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, unsigned int *nfds,
-			    int *rfds, unsigned int *nrfds)
+			    int *rfds, unsigned int *nrfds, bool *owned)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
 	int n;
@@ -545,6 +660,10 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 		return op_vif_destroy(cc, req);
 	if (!strcmp(op, "status"))
 		return op_status(cc->ctl, req);
+	if (!strcmp(op, "capture-start"))
+		return op_capture_start(cc, req, rfds, nrfds, owned);
+	if (!strcmp(op, "capture-stop"))
+		return op_capture_stop(cc, req);
 	/* Quoted up to 64 bytes, cut before a UTF-8 sequence, not through it (JSON strings). */
 	n = strlen(op) > 64 ? 64 : (int)strlen(op);
 	while (n > 0 && ((unsigned char)op[n] & 0xc0) == 0x80)
@@ -597,6 +716,7 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 	struct ctl_conn *cc = w->data;
 	int fds[CTLMSG_MAX_FDS], rfds[CTLMSG_MAX_FDS];
 	unsigned int nfds = 0, nrfds = 0;
+	bool owned = false; /* rfds are ours to close once replied, not borrowed */
 	json_t *req, *reply;
 	int rc;
 
@@ -620,16 +740,21 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 		ctl_conn_close(cc);
 		return;
 	}
-	reply = ctl_dispatch(cc, req, fds, &nfds, rfds, &nrfds);
+	reply = ctl_dispatch(cc, req, fds, &nfds, rfds, &nrfds, &owned);
 	json_decref(req);
 	while (nfds)
 		close(fds[--nfds]);
 	if (!reply) {
 		reply = ctlmsg_error(ENOMEM, "out of memory");
+		while (owned && nrfds)
+			close(rfds[--nrfds]);
 		nrfds = 0; /* an error reply carries no descriptor */
 	}
 	rc = reply ? ctl_reply(cc, reply, rfds, nrfds) : -ENOMEM;
 	json_decref(reply);
+	/* Sent (the kernel holds its copies) or held (with our copies): ours go. */
+	while (owned && nrfds)
+		close(rfds[--nrfds]);
 	if (rc == -EMSGSIZE) {
 		/* Too big for one message (a status of many vifs): say so, keep the connection. */
 		reply = ctlmsg_error(E2BIG,
@@ -639,7 +764,7 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 		rc = reply ? ctl_reply(cc, reply, NULL, 0) : -ENOMEM;
 		json_decref(reply);
 	}
-	/* Reply fds are borrowed from hv: the kernel duplicated them into the message. */
+	/* Other reply fds are borrowed from hv: the kernel duplicated them into the message. */
 	if (rc < 0)
 		ctl_conn_close(cc);
 }
