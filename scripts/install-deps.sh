@@ -13,6 +13,8 @@ pkgs=(
 	libsodium-dev       # keyed hashing for tables a guest can fill
 	uthash-dev          # hash tables for the control plane
 	libmnl-dev          # netlink (link setup of TAP devices)
+	libpcap-dev         # pcap files written by pvnet capture
+	tcpdump             # reads pvnet capture's files in the capture test
 	python3             # test-result summary in scripts/test.sh
 	iproute2            # network namespaces for the integration tests
 	iputils-ping        # ping across pvnet in the TAP tests

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "cliarg.h"
 #include "uplink/tap.h"
 
 /* Default L3 MTU: Ethernet's.  Bigger frames use TSO rather than a big MTU. */
@@ -104,16 +105,9 @@ static bool ifname_ok(const char *n)
 /* A decimal number of @lo..@hi, digits only (no sign, no spaces); -1 if not. */
 static long parse_num(const char *s, unsigned long lo, unsigned long hi)
 {
-	char *end;
 	unsigned long v;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	return (long)v;
+	return cliarg_ulong(s, lo, hi, &v) < 0 ? -1 : (long)v;
 }
 
 static uint32_t feats2offloads(uint32_t f)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bench_run.h"
+#include "cliarg.h"
 
 /*
  * `pvnet bench` runs either the sections of the default run (sizes,
@@ -86,14 +87,9 @@ static void usage(FILE *f)
 
 static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
 {
-	char *end;
 	unsigned long v;
 
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
+	if (cliarg_ulong(s, lo, hi, &v) < 0)
 		return -EINVAL;
 	*out = (unsigned int)v;
 	return 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* main.c - pvnet: the command line of pvnet (status, show, attach, bench) */
+/* main.c - pvnet: the command line of pvnet (status, show, attach, capture, bench) */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -12,6 +12,7 @@
 #include "common/ctlmsg.h"
 #include "bench.h"
 #include "attach.h"
+#include "capture.h"
 
 static const char *run_dir = "/run/pvnet";
 
@@ -33,6 +34,9 @@ static void usage(FILE *f)
 		   "  attach --netns NS --ifname NAME [--mac MAC] [--queues N] [--mtu MTU]\n"
 		   "         [--no-offload]\n"
 		   "                    a TAP in namespace NS as a frontend domain (docs/tap.md)\n"
+		   "  capture PORT [-w FILE] [-c COUNT] [-s SNAPLEN] [-Q in|out|inout] [-t SECS]\n"
+		   "                    a switch port's frames into a pcap file (stdout: pipe it\n"
+		   "                    into tcpdump -r -; docs/capture.md)\n"
 		   "  version           print the version\n"
 		   "  help              this text\n"
 		   "\n"
@@ -342,6 +346,8 @@ int main(int argc, char **argv)
 		return bench_main(argc, argv, run_dir_given ? run_dir : NULL);
 	if (!strcmp(argv[0], "attach"))
 		return attach_main(argc, argv, run_dir_given ? run_dir : NULL);
+	if (!strcmp(argv[0], "capture"))
+		return capture_main(argc, argv, run_dir);
 	if (!strcmp(argv[0], "version")) {
 		printf("pvnet %s\n", PVNET_VERSION);
 		return 0;

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# capture.sh - pvnet capture: a vif's and an uplink's frames into pcap files that tcpdump
+# reads (both directions, in or out only, a snap length, a count, a pipe into tcpdump),
+# the refusals, and a capture that ends when its port goes away.
+# usage: capture.sh PVNETD PVNET
+set -u
+PVNETD=$1
+PVNET=$2
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tap_lib.sh"
+tap_require
+command -v tcpdump >/dev/null || { echo "SKIP: tcpdump not installed"; exit 77; }
+trap tap_cleanup EXIT
+
+U=pvcu$$
+A=pvca$$
+MAC_A=00:16:3e:5a:00:02
+tap_ns "$U" && tap_ns "$A" || exit 1
+start_pvnetd "$RUN" --uplink "tap:up0@$U" || exit 1
+tap_attach PA "$A" eth0 --mac "$MAC_A" || exit 1
+tap_addr "$U" up0 10.81.0.1 fd81::1 && tap_addr "$A" eth0 10.81.0.2 fd81::2
+VIF="vif$(tap_domain "$A").0"
+check "ping uplink -> vif before any capture" tap_ping "$U" 10.81.0.2
+
+# cap_start VAR FILE ARGS...: `pvnet capture ARGS -w FILE` in the background, VAR its pid;
+# waits until it is capturing.  Its stderr goes to FILE.err.
+cap_start() {
+	local var=$1 file=$2 pid i
+	shift 2
+	"$PVNET" -d "$RUN" capture "$@" -w "$file" 2>"$file.err" &
+	pid=$!
+	TAP_PIDS+=("$pid")
+	printf -v "$var" '%s' "$pid"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^pvnet capture: capturing' "$file.err" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$file.err" >&2
+	return 1
+}
+
+# count FILE PATTERN: lines of `tcpdump -r FILE` matching PATTERN.
+count() {
+	tcpdump -n -e -r "$1" 2>/dev/null | grep -c -- "$2"
+}
+
+# Both directions of the vif, while the uplink pings the guest three times.
+F=$TAP_TMP/both.pcap
+cap_start PC "$F" "$VIF" || exit 1
+check "ping uplink -> vif while it is captured" tap_ping "$U" 10.81.0.2
+check "SIGTERM stops the capture, exit 0" tap_stop "$PC"
+check "it says what it wrote and what pvnetd dropped" \
+	grep -Eq '^[1-9][0-9]* frames written' "$F.err"
+check "... nothing dropped" grep -q '^0 frames dropped by pvnetd' "$F.err"
+check "tcpdump reads 3 echo requests to the guest" \
+	test "$(count "$F" '10.81.0.1 > 10.81.0.2: ICMP echo request')" -ge 3
+check "and its 3 replies" test "$(count "$F" '10.81.0.2 > 10.81.0.1: ICMP echo reply')" -ge 3
+check "nanosecond timestamps, Ethernet link type" \
+	bash -c "tcpdump --time-stamp-precision=nano -r '$F' 2>&1 | head -1 |
+		 grep -q 'link-type EN10MB'"
+check "pvnetd logged the capture's start and stop" bash -c \
+	"grep -q 'capture of $VIF started (inout' '$RUN.log' &&
+	 grep -q 'capture of $VIF stopped: [1-9][0-9]* frames captured, 0 dropped' '$RUN.log'"
+
+# Only what the guest sent into the switch, cut at 60 bytes, stopping by itself at 4 frames.
+F=$TAP_TMP/in.pcap
+cap_start PC "$F" "$VIF" -Q in -s 60 -c 4 || exit 1
+timeout 10 ip netns exec "$U" ping -c 4 -i 0.2 -W 2 -s 1000 10.81.0.2 >/dev/null
+check "-c 4: the capture ends by itself" tap_stop "$PC"
+check "-c 4: exactly 4 frames" test "$(tcpdump -r "$F" 2>/dev/null | wc -l)" = 4
+check "-Q in: every frame is from the guest's MAC" \
+	test "$(count "$F" "^[0-9:.]* $MAC_A >")" = 4
+check "-Q in: the echo replies, no request" bash -c \
+	"test \$(tcpdump -n -r '$F' 2>/dev/null | grep -c 'echo request') = 0 &&
+	 test \$(tcpdump -n -r '$F' 2>/dev/null | grep -c 'echo reply') -ge 1"
+check "-s 60: 60 bytes kept of each 1042-byte reply, its length recorded whole" python3 -c "
+import struct, sys
+d = open('$F', 'rb').read()
+magic, = struct.unpack('<I', d[:4])
+assert magic == 0xa1b23c4d, hex(magic)  # nanosecond pcap
+assert struct.unpack('<I', d[16:20])[0] == 60  # snap length
+off, lens = 24, []
+while off < len(d):
+    s, ns, cap, orig = struct.unpack('<IIII', d[off:off + 16])
+    assert cap <= 60 and ns < 10**9
+    lens.append((cap, orig))
+    off += 16 + cap
+assert any(c == 60 and o == 1042 for c, o in lens), lens
+"
+
+# The uplink, out only, straight into tcpdump through a pipe.
+( timeout 15 "$PVNET" -d "$RUN" capture up0 -Q out -c 3 2>"$TAP_TMP/pipe.err" |
+	timeout 15 tcpdump -n -l -r - >"$TAP_TMP/pipe.txt" 2>/dev/null ) &
+PP=$!
+TAP_PIDS+=("$PP")
+for ((i = 0; i < 100; i++)); do
+	grep -q capturing "$TAP_TMP/pipe.err" 2>/dev/null && break
+	sleep 0.05
+done
+timeout 10 ip netns exec "$A" ping -c 3 -i 0.2 -W 2 10.81.0.1 >/dev/null
+wait "$PP"
+check "a pipe into tcpdump -r -: the uplink's out frames as they come" \
+	test "$(grep -c '10.81.0.2 > 10.81.0.1: ICMP echo request' "$TAP_TMP/pipe.txt")" -ge 1
+check "... and only its out frames" \
+	test "$(grep -c 'echo reply' "$TAP_TMP/pipe.txt")" = 0
+
+# Refusals: each with a reason, pvnetd unharmed.
+check_fails "an unknown port is refused" "$PVNET" -d "$RUN" capture vif99.0 -w "$TAP_TMP/x"
+check "... saying so" bash -c \
+	"'$PVNET' -d '$RUN' capture vif99.0 -w '$TAP_TMP/x' 2>&1 | grep -q 'no port vif99.0'"
+cap_start PC "$TAP_TMP/busy.pcap" "$VIF" || exit 1
+check "a port being captured is refused a second capture" bash -c \
+	"! '$PVNET' -d '$RUN' capture '$VIF' -w '$TAP_TMP/x' 2>'$TAP_TMP/busy.err' &&
+	 grep -q 'being captured already' '$TAP_TMP/busy.err'"
+for bad in "-Q sideways" "-s 262145" "-c 0" "-t x"; do
+	check "bad option $bad: usage error (exit 2)" bash -c \
+		"'$PVNET' -d '$RUN' capture '$VIF' $bad -w '$TAP_TMP/x' 2>/dev/null; test \$? = 2"
+done
+check "no port: usage error (exit 2)" bash -c \
+	"'$PVNET' -d '$RUN' capture -w '$TAP_TMP/x' 2>/dev/null; test \$? = 2"
+
+# The port goes away under its capture: the capture ends and says so.
+check "the guest detaches" tap_stop "$PA"
+for ((i = 0; i < 100; i++)); do
+	kill -0 "$PC" 2>/dev/null || break
+	sleep 0.05
+done
+check "the capture of a vif that went away ends by itself, exit 0" wait "$PC"
+check "... saying so" grep -q 'ended (the port or pvnetd went away)' "$TAP_TMP/busy.pcap.err"
+check "pvnetd still answers" bash -c "'$PVNET' -d '$RUN' status >/dev/null"
+check "pvnetd stops cleanly" stop_pvnetd
+finish

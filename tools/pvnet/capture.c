@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/* capture.c - pvnet capture: a switch port's frames into a pcap file (see capture.h) */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pcap/pcap.h>
+
+#include "common/ctlmsg.h"
+#include "capture.h"
+#include "cliarg.h"
+
+/* Datagrams read per recvmmsg(); each buffer holds the largest frame a port may carry. */
+#define CAP_BATCH     32
+#define CAP_FRAME_MAX (128U << 10)
+/* How long pvnetd may take to answer (it answers in milliseconds). */
+#define CAP_CTL_TIMEOUT_MS 5000
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: pvnet [-d DIR] capture PORT [-w FILE] [-c COUNT] [-s SNAPLEN] [-Q DIR]\n"
+		"                      [-t SECONDS]\n"
+		"Write the frames of switch port PORT (a vif such as vif1.0, or an uplink; pvnet\n"
+		"status lists them) to a pcap file, until interrupted.\n"
+		"\n"
+		"  -w, --write FILE     the pcap file; - (the default) is stdout, which must not\n"
+		"                       be a terminal: pvnet capture vif1.0 | tcpdump -n -r -\n"
+		"  -c, --count COUNT    stop after COUNT frames\n"
+		"  -s, --snaplen BYTES  keep at most BYTES of each frame, 1..%u (default all)\n"
+		"  -Q, --direction DIR  in (frames the port sends into the switch), out (frames\n"
+		"                       the switch gives it) or inout (default)\n"
+		"  -t, --duration SECS  stop after SECS seconds\n"
+		"  -h, --help           this text\n",
+		SW_CAPTURE_SNAPMAX);
+}
+
+/**
+ * struct cap - one run of pvnet capture
+ * @ctl: the control connection (the capture lives as long as it)
+ * @fd: the capture socket
+ * @snaplen: as pvnetd confirmed it
+ * @dumper: the pcap output
+ * @count: frames to write, 0 for no bound
+ * @written: frames written
+ * @bad: datagrams that were no well-formed record (never expected)
+ */
+struct cap {
+	int ctl;
+	int fd;
+	uint32_t snaplen;
+	pcap_dumper_t *dumper;
+	uint64_t count;
+	uint64_t written;
+	uint64_t bad;
+};
+
+/* Read and write what is there; returns 1 to go on, 0 at the end (count, EOF), -1 on error. */
+static int cap_drain(struct cap *c, uint8_t (*bufs)[sizeof(struct sw_capture_hdr) + CAP_FRAME_MAX])
+{
+	struct mmsghdr msg[CAP_BATCH];
+	struct iovec iov[CAP_BATCH];
+	int n;
+
+	for (unsigned int i = 0; i < CAP_BATCH; i++) {
+		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = sizeof(bufs[i])};
+		msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+	}
+	n = recvmmsg(c->fd, msg, CAP_BATCH, MSG_DONTWAIT, NULL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 1 : -1;
+	if (n == 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct capture_rec r;
+		struct pcap_pkthdr ph;
+
+		if (msg[i].msg_len == 0 && !(msg[i].msg_hdr.msg_flags & MSG_TRUNC))
+			return 0; /* end of file: the port or pvnetd went away */
+		if ((msg[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+		    capture_record(bufs[i], msg[i].msg_len, c->snaplen, &r) < 0) {
+			c->bad++;
+			continue;
+		}
+		ph.ts.tv_sec = (time_t)(r.ts_ns / 1000000000ULL);
+		ph.ts.tv_usec = (suseconds_t)(r.ts_ns % 1000000000ULL); /* nanosecond pcap */
+		ph.caplen = r.caplen;
+		ph.len = r.len;
+		pcap_dump((u_char *)c->dumper, &ph, r.data);
+		if (++c->written == c->count)
+			break;
+	}
+	if (pcap_dump_flush(c->dumper) < 0) {
+		if (errno != EPIPE)
+			fprintf(stderr, "pvnet capture: writing the pcap file: %s\n",
+				strerror(errno));
+		return errno == EPIPE ? 0 : -1; /* a reader that stopped reading ends us */
+	}
+	return c->count && c->written >= c->count ? 0 : 1;
+}
+
+/* Ask pvnetd for the capture; fills c->fd and c->snaplen. */
+static int cap_start(struct cap *c, const char *port, const char *dir, uint32_t snaplen)
+{
+	json_t *req, *reply = NULL;
+	int rfds[CTLMSG_MAX_FDS];
+	unsigned int nrfds = 0;
+	int rc;
+
+	req = json_pack("{s:s, s:s, s:s, s:I}", "op", "capture-start", "port", port, "direction",
+			dir, "snaplen", (json_int_t)snaplen);
+	rc = req ? ctlmsg_call(c->ctl, req, NULL, 0, &reply, rfds, &nrfds) : -ENOMEM;
+	json_decref(req);
+	if (rc == 0 && nrfds != 1)
+		rc = -EPROTO;
+	if (rc < 0) {
+		const char *e = json_string_value(json_object_get(reply, "error"));
+
+		fprintf(stderr, "pvnet capture: %s\n", e ? e : strerror(-rc));
+		while (nrfds)
+			close(rfds[--nrfds]);
+		json_decref(reply);
+		return -1;
+	}
+	c->fd = rfds[0];
+	c->snaplen = (uint32_t)json_integer_value(json_object_get(reply, "snaplen"));
+	json_decref(reply);
+	if (c->snaplen != snaplen) {
+		fprintf(stderr, "pvnet capture: pvnetd took snap length %u for %u\n", c->snaplen,
+			snaplen);
+		return -1;
+	}
+	return 0;
+}
+
+/* Stop the capture and say what it did (as tcpdump does, on stderr). */
+static int cap_stop(struct cap *c, const char *port)
+{
+	json_t *req, *reply = NULL;
+	int rc;
+
+	req = json_pack("{s:s, s:s}", "op", "capture-stop", "port", port);
+	rc = req ? ctlmsg_call(c->ctl, req, NULL, 0, &reply, NULL, NULL) : -ENOMEM;
+	json_decref(req);
+	if (rc < 0) {
+		const char *e = json_string_value(json_object_get(reply, "error"));
+
+		fprintf(stderr, "pvnet capture: %" PRIu64 " frames written; stopping: %s\n",
+			c->written, e ? e : strerror(-rc));
+		json_decref(reply);
+		return -1;
+	}
+	fprintf(stderr, "%" PRIu64 " frames written\n%lld frames dropped by pvnetd\n", c->written,
+		(long long)json_integer_value(json_object_get(reply, "dropped")));
+	if (c->bad)
+		fprintf(stderr, "%" PRIu64 " malformed capture records skipped\n", c->bad);
+	json_decref(reply);
+	return 0;
+}
+
+int capture_main(int argc, char **argv, const char *run_dir)
+{
+	static const struct option opts[] = {
+	    {"write", required_argument, NULL, 'w'},
+	    {"count", required_argument, NULL, 'c'},
+	    {"snaplen", required_argument, NULL, 's'},
+	    {"direction", required_argument, NULL, 'Q'},
+	    {"duration", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	const char *out = "-", *dir = "inout", *port;
+	unsigned long snaplen = SW_CAPTURE_SNAPMAX, secs = 0, count = 0;
+	struct cap c = {.ctl = -1, .fd = -1};
+	uint8_t(*bufs)[sizeof(struct sw_capture_hdr) + CAP_FRAME_MAX] = NULL;
+	struct sigaction sa = {.sa_handler = on_signal};
+	struct timespec t0, t;
+	pcap_t *pd = NULL;
+	int o, rc = 1;
+
+	optind = 0; /* GNU getopt: start afresh (main parsed with "+") */
+	while ((o = getopt_long(argc, argv, "w:c:s:Q:t:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'w':
+			out = optarg;
+			break;
+		case 'c':
+			if (cliarg_ulong(optarg, 1, UINT64_MAX >> 1, &count) < 0) {
+				fprintf(stderr, "pvnet capture: -c: '%s' is not a count\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			if (cliarg_ulong(optarg, 0, SW_CAPTURE_SNAPMAX, &snaplen) < 0) {
+				fprintf(stderr, "pvnet capture: -s: '%s' is not 0..%u\n", optarg,
+					SW_CAPTURE_SNAPMAX);
+				return 2;
+			}
+			if (!snaplen)
+				snaplen = SW_CAPTURE_SNAPMAX; /* tcpdump's -s 0 */
+			break;
+		case 'Q':
+			if (strcmp(optarg, "in") && strcmp(optarg, "out") &&
+			    strcmp(optarg, "inout")) {
+				fprintf(stderr, "pvnet capture: -Q: '%s' is not in, out or inout\n",
+					optarg);
+				return 2;
+			}
+			dir = optarg;
+			break;
+		case 't':
+			if (cliarg_ulong(optarg, 1, 86400 * 365, &secs) < 0) {
+				fprintf(stderr,
+					"pvnet capture: -t: '%s' is not a number of seconds\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "pvnet capture: %s\n",
+			optind == argc ? "which port? (pvnet status lists them)"
+				       : "one port at a time");
+		usage(stderr);
+		return 2;
+	}
+	port = argv[optind];
+	if (!strcmp(out, "-") && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "pvnet capture: stdout is a terminal: give -w FILE, or pipe it "
+				"into tcpdump -r -\n");
+		return 2;
+	}
+
+	/* pcap first: a file we cannot write should fail before pvnetd starts copying. */
+	pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
+						  PCAP_TSTAMP_PRECISION_NANO);
+	if (!pd) {
+		fprintf(stderr, "pvnet capture: libpcap: cannot open a capture handle\n");
+		return 1;
+	}
+	c.dumper = pcap_dump_open(pd, out);
+	if (!c.dumper) {
+		fprintf(stderr, "pvnet capture: %s\n", pcap_geterr(pd));
+		goto out;
+	}
+	bufs = malloc(CAP_BATCH * sizeof(*bufs));
+	if (!bufs) {
+		fprintf(stderr, "pvnet capture: out of memory\n");
+		goto out;
+	}
+	c.count = count;
+	c.ctl = ctlmsg_connect(run_dir);
+	if (c.ctl < 0) {
+		fprintf(stderr, "pvnet capture: cannot reach pvnetd at %s/%s: %s\n", run_dir,
+			CTLMSG_SOCK_NAME, strerror(-c.ctl));
+		goto out;
+	}
+	if (ctlmsg_set_timeout(c.ctl, CAP_CTL_TIMEOUT_MS) < 0 ||
+	    cap_start(&c, port, dir, (uint32_t)snaplen) < 0)
+		goto out;
+
+	/* Without SA_RESTART: a signal ends poll() at once. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fprintf(stderr, "pvnet capture: capturing %s (%s, snap length %u)\n", port, dir, c.snaplen);
+	for (;;) {
+		struct pollfd pf = {.fd = c.fd, .events = POLLIN};
+		int wait_ms = 1000, r;
+
+		if (secs) {
+			int64_t left;
+
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			left = (int64_t)secs * 1000 - ((int64_t)(t.tv_sec - t0.tv_sec) * 1000 +
+						       (t.tv_nsec - t0.tv_nsec) / 1000000);
+			if (left <= 0)
+				break;
+			wait_ms = left < wait_ms ? (int)left : wait_ms;
+		}
+		if (stop_signal)
+			break;
+		if (poll(&pf, 1, wait_ms) < 0 && errno != EINTR) {
+			perror("pvnet capture: poll");
+			goto out;
+		}
+		if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		r = cap_drain(&c, bufs);
+		if (r < 0)
+			goto out;
+		if (r == 0) {
+			if (!c.count || c.written < c.count)
+				fprintf(stderr,
+					"pvnet capture: the capture of %s ended (the port "
+					"or pvnetd went away)\n",
+					port);
+			break;
+		}
+	}
+	rc = cap_stop(&c, port) < 0 ? 1 : 0;
+out:
+	if (c.fd >= 0)
+		close(c.fd);
+	if (c.ctl >= 0)
+		close(c.ctl);
+	if (c.dumper)
+		pcap_dump_close(c.dumper);
+	pcap_close(pd);
+	free(bufs);
+	return rc;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* capture.h - pvnet capture: a switch port's frames into a pcap file */
+#ifndef PVNET_TOOLS_CAPTURE_H
+#define PVNET_TOOLS_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "switch/switch.h"
+
+/*
+ * Theory of Operation
+ *
+ * `pvnet capture PORT` asks pvnetd for a capture of the switch port PORT
+ * (control op "capture-start") and gets a socket back; each datagram on it
+ * is one frame: a struct sw_capture_hdr, then the frame's first bytes.
+ * This process checks each datagram (capture_record()), writes it to a
+ * pcap file with libpcap (Ethernet link type, nanosecond timestamps),
+ * flushes after every batch so that a reader of a pipe
+ * (`pvnet capture vif1.0 | tcpdump -r -`) sees frames as they come, and
+ * stops on SIGINT/SIGTERM, after -c frames, after -t seconds, or when the
+ * port goes away.  It then asks pvnetd to stop ("capture-stop") and prints
+ * how many frames were captured and how many pvnetd dropped because this
+ * process fell behind.
+ */
+
+/**
+ * struct capture_rec - one checked capture datagram
+ * @ts_ns: CLOCK_REALTIME of the frame, ns
+ * @len: the frame's length
+ * @caplen: bytes of it at @data
+ * @dir: SW_CAPTURE_IN or SW_CAPTURE_OUT
+ * @data: the frame's first @caplen bytes (inside the datagram)
+ */
+struct capture_rec {
+	uint64_t ts_ns;
+	uint32_t len;
+	uint32_t caplen;
+	uint8_t dir;
+	const uint8_t *data;
+};
+
+/**
+ * capture_record() - check one datagram from a capture socket
+ * @dgram: its bytes
+ * @n: its length
+ * @snaplen: the capture's snap length
+ * @out: filled when it is a well-formed record
+ *
+ * Return: 0, or -EBADMSG when it is shorter than its header, carries more
+ * bytes than the snap length or the frame, or fewer than both, or names no
+ * direction
+ */
+int capture_record(const uint8_t *dgram, size_t n, uint32_t snaplen, struct capture_rec *out);
+
+/**
+ * capture_main() - `pvnet capture`
+ * @argc: arguments from "capture" on
+ * @argv: them
+ * @run_dir: pvnetd's run directory
+ *
+ * Return: exit status (0, 1 failure, 2 usage)
+ */
+int capture_main(int argc, char **argv, const char *run_dir);
+
+#endif
