@@ -7,10 +7,12 @@
  * A capture hangs off its port (struct sw_port.capture).  sw_forward()
  * looks at that pointer once per batch for the input port and once per
  * output port, so a port nobody captures pays one load per batch.  A
- * captured batch is sent with one nonblocking sendmmsg(): each datagram is
- * a struct sw_capture_hdr and iovecs that point into the frame itself (the
- * private header copy and the fragments), cut at the snap length; the
- * kernel makes the only copy.  The bytes of a fragment may be in a guest's
+ * captured batch is sent with one nonblocking sendmmsg(): each record is a
+ * struct sw_capture_hdr and iovecs that point into the frame itself (the
+ * private header copy and the fragments), cut at the snap length, and the
+ * records are packed into datagrams of up to 64 KiB, so that the kernel
+ * allocates one buffer per datagram, not per frame, and makes the only
+ * copy.  The bytes of a fragment may be in a guest's
  * memory and change under the copy: a capture shows what was there, and
  * nothing here parses them.
  *
@@ -22,6 +24,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -52,8 +55,8 @@ struct sw_capture {
 	_Atomic uint64_t dropped;
 };
 
-/* Pieces of a datagram: our header, the frame's header copy, its fragments. */
-#define CAP_IOV (2 + SW_PKT_MAX_FRAGS)
+/* Pieces of a record: our header, the frame's header copy, its fragments, the padding. */
+#define CAP_IOV (3 + SW_PKT_MAX_FRAGS)
 
 int sw_capture_start(struct sw *sw, const char *port, unsigned int dir, uint32_t snaplen, int fd,
 		     struct sw_capture **out)
@@ -148,41 +151,51 @@ void sw_capture_gone(struct sw_capture *cap)
 		shutdown(cap->fd, SHUT_RDWR);
 }
 
-/* Point @iov at the first @snap bytes of @pkt; returns the entries used. */
-static unsigned int frame_iov(const struct sw_pkt *pkt, struct iovec *iov, uint32_t snap)
+/* Point @iov at the first @snap bytes of @pkt; returns the entries used, *@bytes their sum. */
+static unsigned int frame_iov(const struct sw_pkt *pkt, struct iovec *iov, uint32_t snap,
+			      uint32_t *bytes)
 {
 	unsigned int k = 0,
 		     nfrags = pkt->nfrags < SW_PKT_MAX_FRAGS ? pkt->nfrags : SW_PKT_MAX_FRAGS;
+	uint32_t left = snap;
 	uint64_t sum = 0;
 
 	for (unsigned int f = 0; f < nfrags; f++)
 		sum += pkt->frag[f].len;
 	/* pkt.h: the header copy, then the fragments, unless these are the whole frame. */
-	if (sum != pkt->len && pkt->hdr_len && snap) {
-		uint32_t l = pkt->hdr_len < snap ? pkt->hdr_len : snap;
+	if (sum != pkt->len && pkt->hdr_len && left) {
+		uint32_t l = pkt->hdr_len < left ? pkt->hdr_len : left;
 
 		iov[k++] = (struct iovec){.iov_base = (void *)pkt->hdr, .iov_len = l};
-		snap -= l;
+		left -= l;
 	}
-	for (unsigned int f = 0; f < nfrags && snap; f++) {
-		uint32_t l = pkt->frag[f].len < snap ? pkt->frag[f].len : snap;
+	for (unsigned int f = 0; f < nfrags && left; f++) {
+		uint32_t l = pkt->frag[f].len < left ? pkt->frag[f].len : left;
 
 		if (!l)
 			continue;
 		iov[k++] = (struct iovec){.iov_base = (void *)pkt->frag[f].base, .iov_len = l};
-		snap -= l;
+		left -= l;
 	}
+	*bytes = snap - left;
 	return k;
 }
 
-/* From sw_forward(): one datagram per frame of @pkts, one sendmmsg() for all. */
+/*
+ * From sw_forward(): a record per frame of @pkts, packed into as few
+ * datagrams as SW_CAPTURE_DGRAM and the kernel's iovec bound allow (64
+ * small frames make one), and one sendmmsg() for all of them.
+ */
 void sw_capture_batch(struct sw_capture *cap, struct sw_pkt *const *pkts, unsigned int n,
 		      unsigned int dir)
 {
+	static const uint8_t zeros[SW_CAPTURE_ALIGN];
 	struct mmsghdr msg[SW_BATCH_MAX];
-	struct iovec iov[SW_BATCH_MAX][CAP_IOV];
+	struct iovec iov[SW_BATCH_MAX * CAP_IOV];
 	struct sw_capture_hdr hdr[SW_BATCH_MAX];
-	unsigned int sent = 0;
+	uint8_t frames[SW_BATCH_MAX]; /* records per datagram */
+	unsigned int nmsg = 0, niov = 0, first = 0, captured = 0;
+	size_t dlen = 0;
 	struct timespec ts;
 	uint64_t now;
 
@@ -194,28 +207,50 @@ void sw_capture_batch(struct sw_capture *cap, struct sw_pkt *const *pkts, unsign
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	for (unsigned int i = 0; i < n; i++) {
 		const struct sw_pkt *pkt = pkts[i];
+		struct iovec piece[CAP_IOV];
+		uint32_t caplen;
+		unsigned int k = frame_iov(pkt, piece, cap->snaplen, &caplen);
+		size_t rec = sizeof(hdr[i]) + caplen, pad = -rec % SW_CAPTURE_ALIGN;
 
+		/* Close the open datagram if this record would overfill it. */
+		if (nmsg &&
+		    (dlen + rec + pad > SW_CAPTURE_DGRAM || niov - first + k + 2 > IOV_MAX)) {
+			msg[nmsg - 1].msg_hdr.msg_iovlen = niov - first;
+			first = niov;
+			dlen = 0;
+		}
+		if (!dlen) {
+			msg[nmsg] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[niov]}};
+			frames[nmsg++] = 0;
+		}
 		hdr[i] = (struct sw_capture_hdr){.ts_ns = now,
 						 .len = pkt->len,
 						 .dir = (uint8_t)dir,
 						 .flags = pkt->flags,
 						 .gso_type = pkt->gso_type,
 						 .gso_size = pkt->gso_size,
-						 .port = cap->num};
-		iov[i][0] = (struct iovec){.iov_base = &hdr[i], .iov_len = sizeof(hdr[i])};
-		msg[i] = (struct mmsghdr){
-		    .msg_hdr = {.msg_iov = iov[i],
-				.msg_iovlen = 1 + frame_iov(pkt, &iov[i][1], cap->snaplen)}};
+						 .port = cap->num,
+						 .caplen = caplen};
+		iov[niov++] = (struct iovec){.iov_base = &hdr[i], .iov_len = sizeof(hdr[i])};
+		memcpy(&iov[niov], piece, k * sizeof(piece[0]));
+		niov += k;
+		if (pad)
+			iov[niov++] = (struct iovec){.iov_base = (void *)zeros, .iov_len = pad};
+		dlen += rec + pad;
+		frames[nmsg - 1]++;
 	}
-	while (sent < n) {
-		int r = sendmmsg(cap->fd, msg + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+	msg[nmsg - 1].msg_hdr.msg_iovlen = niov - first;
+	for (unsigned int sent = 0; sent < nmsg;) {
+		int r = sendmmsg(cap->fd, msg + sent, nmsg - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (r <= 0)
 			break; /* full, or the reader went away: drop the rest */
+		for (int j = 0; j < r; j++)
+			captured += frames[sent + (unsigned int)j];
 		sent += (unsigned int)r;
 	}
-	if (sent)
-		atomic_fetch_add_explicit(&cap->captured, sent, memory_order_relaxed);
-	if (n - sent)
-		atomic_fetch_add_explicit(&cap->dropped, n - sent, memory_order_relaxed);
+	if (captured)
+		atomic_fetch_add_explicit(&cap->captured, captured, memory_order_relaxed);
+	if (n - captured)
+		atomic_fetch_add_explicit(&cap->dropped, n - captured, memory_order_relaxed);
 }

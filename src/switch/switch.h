@@ -360,26 +360,33 @@ uint64_t sw_stat_read(const void *base, const struct sw_stat_desc *d);
  * Capture (`pvnet capture`): a copy of every frame that enters a port
  * (SW_CAPTURE_IN: handed to the switch, before any check, as tcpdump sees
  * what an interface received) or leaves it (SW_CAPTURE_OUT: handed to the
- * port's xmit()), written as one datagram per frame to a socket: a struct
- * sw_capture_hdr, then the frame's first bytes, at most the snap length.
- * Frames are sent with one nonblocking sendmmsg() per batch and direction
- * from the thread that forwards them; when the socket is full they are
- * dropped and counted, never waited for.  A port has at most one capture.
+ * port's xmit()), written to a socket as records: a struct sw_capture_hdr,
+ * then the frame's first bytes (at most the snap length), then zeros up to
+ * a multiple of SW_CAPTURE_ALIGN bytes.  The records of a batch are packed
+ * into datagrams of at most SW_CAPTURE_DGRAM bytes (a larger record has
+ * one to itself), all sent with one nonblocking sendmmsg() per batch and
+ * direction from the thread that forwards them; when the socket is full
+ * they are dropped and counted, never waited for.  A port has at most one
+ * capture.
  */
 #define SW_CAPTURE_IN	   1U
 #define SW_CAPTURE_OUT	   2U
 #define SW_CAPTURE_SNAPMAX 262144U /* tcpdump's default and largest snap length */
+#define SW_CAPTURE_ALIGN   8U
+#define SW_CAPTURE_DGRAM   65536U
 
 /**
- * struct sw_capture_hdr - the head of each capture datagram (host byte order)
+ * struct sw_capture_hdr - the head of each capture record (host byte order)
  * @ts_ns: when the switch saw the frame, CLOCK_REALTIME nanoseconds
- * @len: the frame's whole length; the datagram carries min(len, snap) bytes
+ * @len: the frame's whole length
  * @dir: SW_CAPTURE_IN or SW_CAPTURE_OUT
  * @flags: the frame's offload flags (SW_PKT_CSUM_BLANK: its checksum is
  *	not filled in yet, as tcpdump shows an offloaded frame on Linux)
  * @gso_type: enum sw_gso_type
+ * @reserved: 0
  * @gso_size: GSO segment size, 0 without GSO
  * @port: the number of the port captured
+ * @caplen: the frame bytes that follow: min(@len, snap length)
  */
 struct sw_capture_hdr {
 	uint64_t ts_ns;
@@ -390,7 +397,7 @@ struct sw_capture_hdr {
 	uint8_t reserved;
 	uint16_t gso_size;
 	uint16_t port;
-	uint32_t reserved2;
+	uint32_t caplen;
 };
 
 /**

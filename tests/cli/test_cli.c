@@ -30,67 +30,112 @@ static void test_cliarg_ulong(void **state)
 	assert_int_equal(v, 7); /* untouched by a refusal */
 }
 
-/* A datagram: header with @len and @dir, then @caplen bytes 0, 1, 2... */
-static size_t dgram(uint8_t *buf, uint32_t len, uint8_t dir, uint32_t caplen)
+/* Append a record at @off: header with @len, @dir and @caplen, bytes 0, 1, 2..., padding. */
+static size_t rec(uint8_t *buf, size_t off, uint32_t len, uint8_t dir, uint32_t caplen)
 {
-	struct sw_capture_hdr h = {.ts_ns = 1234567890123456789ULL, .len = len, .dir = dir};
+	struct sw_capture_hdr h = {
+	    .ts_ns = 1234567890123456789ULL, .len = len, .dir = dir, .caplen = caplen};
+	size_t n = sizeof(h) + caplen;
 
-	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + off, &h, sizeof(h));
 	for (uint32_t i = 0; i < caplen; i++)
-		buf[sizeof(h) + i] = (uint8_t)i;
-	return sizeof(h) + caplen;
+		buf[off + sizeof(h) + i] = (uint8_t)i;
+	n += -n % SW_CAPTURE_ALIGN;
+	memset(buf + off + sizeof(h) + caplen, 0, n - sizeof(h) - caplen);
+	return off + n;
 }
 
-static void test_capture_record(void **state)
+/* The only record of a datagram of @n bytes: 1, or what capture_next() said. */
+static int one(const uint8_t *buf, size_t n, uint32_t snaplen, struct capture_rec *r)
 {
-	static uint8_t buf[sizeof(struct sw_capture_hdr) + 70000];
+	size_t off = 0;
+	int rc = capture_next(buf, n, &off, snaplen, r);
+
+	if (rc != 1)
+		return rc;
+	assert_int_equal(off, n);
+	return capture_next(buf, n, &off, snaplen, r) == 0 ? 1 : -1;
+}
+
+static void test_capture_records(void **state)
+{
+	static uint8_t buf[SW_CAPTURE_DGRAM + 70000];
+	const size_t H = sizeof(struct sw_capture_hdr);
 	struct capture_rec r;
-	size_t n;
+	size_t n, off;
 
 	(void)state;
-	/* Whole frame, within the snap length. */
-	n = dgram(buf, 60, SW_CAPTURE_IN, 60);
-	assert_int_equal(capture_record(buf, n, 1500, &r), 0);
+	/* A whole frame within the snap length; 60 + 24 bytes padded to 88. */
+	n = rec(buf, 0, 60, SW_CAPTURE_IN, 60);
+	assert_int_equal(n, 88);
+	assert_int_equal(one(buf, n, 1500, &r), 1);
 	assert_int_equal(r.len, 60);
 	assert_int_equal(r.caplen, 60);
 	assert_int_equal(r.dir, SW_CAPTURE_IN);
 	assert_true(r.ts_ns == 1234567890123456789ULL);
-	assert_ptr_equal(r.data, buf + sizeof(struct sw_capture_hdr));
+	assert_ptr_equal(r.data, buf + H);
 	assert_int_equal(r.data[59], 59);
 	/* Cut at the snap length; the length stays whole. */
-	n = dgram(buf, 65535, SW_CAPTURE_OUT, 96);
-	assert_int_equal(capture_record(buf, n, 96, &r), 0);
+	n = rec(buf, 0, 65535, SW_CAPTURE_OUT, 96);
+	assert_int_equal(one(buf, n, 96, &r), 1);
 	assert_int_equal(r.len, 65535);
 	assert_int_equal(r.caplen, 96);
 	assert_int_equal(r.dir, SW_CAPTURE_OUT);
-
-	/* Shorter than a header; the header alone of a non-empty frame. */
-	assert_int_equal(capture_record(buf, sizeof(struct sw_capture_hdr) - 1, 96, &r), -EBADMSG);
-	n = dgram(buf, 60, SW_CAPTURE_IN, 0);
-	assert_int_equal(capture_record(buf, n, 96, &r), -EBADMSG);
-	/* More than the frame, more than the snap length, fewer than both. */
-	n = dgram(buf, 60, SW_CAPTURE_IN, 61);
-	assert_int_equal(capture_record(buf, n, 1500, &r), -EBADMSG);
-	n = dgram(buf, 1000, SW_CAPTURE_IN, 101);
-	assert_int_equal(capture_record(buf, n, 100, &r), -EBADMSG);
-	n = dgram(buf, 1000, SW_CAPTURE_IN, 99);
-	assert_int_equal(capture_record(buf, n, 100, &r), -EBADMSG);
-	/* No direction, or one that is not a single direction. */
-	n = dgram(buf, 60, 0, 60);
-	assert_int_equal(capture_record(buf, n, 1500, &r), -EBADMSG);
-	n = dgram(buf, 60, SW_CAPTURE_IN | SW_CAPTURE_OUT, 60);
-	assert_int_equal(capture_record(buf, n, 1500, &r), -EBADMSG);
+	/* Fewer bytes than the frame and the snap length: what there was (caplen < len). */
+	n = rec(buf, 0, 1000, SW_CAPTURE_IN, 14);
+	assert_int_equal(one(buf, n, 100, &r), 1);
+	assert_int_equal(r.caplen, 14);
 	/* An empty frame is a frame of no bytes: legal as a record. */
-	n = dgram(buf, 0, SW_CAPTURE_IN, 0);
-	assert_int_equal(capture_record(buf, n, 1500, &r), 0);
+	n = rec(buf, 0, 0, SW_CAPTURE_IN, 0);
+	assert_int_equal(one(buf, n, 1500, &r), 1);
 	assert_int_equal(r.caplen, 0);
+
+	/* Several records in one datagram, in order, each at its padded offset. */
+	n = rec(buf, 0, 61, SW_CAPTURE_IN, 61);
+	n = rec(buf, n, 1514, SW_CAPTURE_OUT, 1514);
+	n = rec(buf, n, 9000, SW_CAPTURE_IN, 128);
+	off = 0;
+	assert_int_equal(capture_next(buf, n, &off, 65535, &r), 1);
+	assert_int_equal(r.len, 61);
+	assert_int_equal(off, 88);
+	assert_int_equal(capture_next(buf, n, &off, 65535, &r), 1);
+	assert_int_equal(r.len, 1514);
+	assert_ptr_equal(r.data, buf + 88 + H);
+	assert_int_equal(capture_next(buf, n, &off, 65535, &r), 1);
+	assert_int_equal(r.caplen, 128);
+	assert_int_equal(capture_next(buf, n, &off, 65535, &r), 0);
+	assert_int_equal(off, n);
+	/* The same datagram cut inside its last record: two records, then refused. */
+	off = 0;
+	assert_int_equal(capture_next(buf, n - 8, &off, 65535, &r), 1);
+	assert_int_equal(capture_next(buf, n - 8, &off, 65535, &r), 1);
+	assert_int_equal(capture_next(buf, n - 8, &off, 65535, &r), -EBADMSG);
+
+	/* Shorter than a header. */
+	off = 0;
+	assert_int_equal(capture_next(buf, H - 1, &off, 96, &r), -EBADMSG);
+	/* More bytes than the frame, than the snap length, than the datagram holds. */
+	n = rec(buf, 0, 60, SW_CAPTURE_IN, 61);
+	assert_int_equal(one(buf, n, 1500, &r), -EBADMSG);
+	n = rec(buf, 0, 1000, SW_CAPTURE_IN, 101);
+	assert_int_equal(one(buf, n, 100, &r), -EBADMSG);
+	n = rec(buf, 0, 1000, SW_CAPTURE_IN, 500);
+	assert_int_equal(one(buf, H + 499, 1500, &r), -EBADMSG);
+	/* Its padding missing. */
+	n = rec(buf, 0, 60, SW_CAPTURE_IN, 60);
+	assert_int_equal(one(buf, H + 60, 1500, &r), -EBADMSG);
+	/* No direction, or one that is not a single direction. */
+	n = rec(buf, 0, 60, 0, 60);
+	assert_int_equal(one(buf, n, 1500, &r), -EBADMSG);
+	n = rec(buf, 0, 60, SW_CAPTURE_IN | SW_CAPTURE_OUT, 60);
+	assert_int_equal(one(buf, n, 1500, &r), -EBADMSG);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cliarg_ulong),
-	    cmocka_unit_test(test_capture_record),
+	    cmocka_unit_test(test_capture_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,9 @@ struct env {
 	int rd;			  /* the reader's end */
 	int wr;			  /* the capture's end, until sw_capture_start() takes it */
 	uint8_t payload[4][4096]; /* fragment bytes of the test frames */
+	uint8_t dgram[SW_CAPTURE_DGRAM + 4096]; /* the datagram being read */
+	size_t dlen, doff;			/* its length, the next record */
+	unsigned int ndgrams;			/* datagrams read */
 };
 
 static struct env env_storage;
@@ -43,6 +46,8 @@ static int setup(void **state)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
 	e->rd = sv[0];
 	e->wr = sv[1];
+	e->dlen = e->doff = 0;
+	e->ndgrams = 0;
 	for (unsigned int f = 0; f < 4; f++)
 		for (unsigned int i = 0; i < sizeof(e->payload[f]); i++)
 			e->payload[f][i] = (uint8_t)(f * 61 + i * 7 + 1);
@@ -89,18 +94,39 @@ static struct sw_pkt *frame(struct env *e, unsigned int id, const uint8_t *dst, 
 	return p;
 }
 
-/* Read one datagram: its header, and its frame bytes into @buf; returns the frame bytes. */
+/*
+ * The next record: its header, and its frame bytes into @buf; returns the
+ * frame bytes, or -EAGAIN when nothing more came.  Checks each record's
+ * layout: caplen bytes, then zeros up to the alignment, records back to
+ * back filling the datagram.
+ */
 static ssize_t read_one(struct env *e, struct sw_capture_hdr *h, uint8_t *buf, size_t size)
 {
-	struct iovec iov[2] = {{.iov_base = h, .iov_len = HDR}, {.iov_base = buf, .iov_len = size}};
-	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
-	ssize_t n = recvmsg(e->rd, &m, MSG_DONTWAIT);
+	size_t rec;
 
-	if (n < 0)
-		return -errno;
-	assert_false(m.msg_flags & MSG_TRUNC);
-	assert_true((size_t)n >= HDR);
-	return n - (ssize_t)HDR;
+	if (e->doff == e->dlen) {
+		ssize_t n = recv(e->rd, e->dgram, sizeof(e->dgram), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n < 0)
+			return -errno;
+		assert_true((size_t)n <= sizeof(e->dgram));
+		assert_true((size_t)n >= HDR);
+		e->dlen = (size_t)n;
+		e->doff = 0;
+		e->ndgrams++;
+	}
+	assert_true(e->dlen - e->doff >= HDR);
+	memcpy(h, e->dgram + e->doff, HDR);
+	rec = HDR + h->caplen;
+	rec += -rec % SW_CAPTURE_ALIGN;
+	assert_true(rec <= e->dlen - e->doff);
+	assert_true(h->caplen <= size);
+	memcpy(buf, e->dgram + e->doff + HDR, h->caplen);
+	for (size_t i = HDR + h->caplen; i < rec; i++)
+		assert_int_equal(e->dgram[e->doff + i], 0);
+	assert_int_equal(h->reserved, 0);
+	e->doff += rec;
+	return h->caplen;
 }
 
 static void test_start_refusals(void **state)
@@ -257,28 +283,71 @@ static void test_snaplen_and_whole_frags(void **state)
 	sw_capture_stop(e->sw, cap, NULL);
 }
 
-/* A reader that falls behind loses frames, counted; the switch never waits for it. */
+/* A batch's records share datagrams of at most SW_CAPTURE_DGRAM bytes, in order. */
+static void test_packing(void **state)
+{
+	struct env *e = *state;
+	struct sw_pkt *p[SW_BATCH_MAX];
+	struct sw_capture_hdr h;
+	struct sw_capture *cap;
+	uint8_t a[6], buf[8192];
+
+	fake_mac(a, 1);
+	cap = start(e, 0, SW_CAPTURE_IN, SW_CAPTURE_SNAPMAX);
+	/* 64 frames of 61 bytes: one datagram of 64 records of 24 + 61 (+ 3) bytes. */
+	for (unsigned int i = 0; i < SW_BATCH_MAX; i++)
+		p[i] = frame(e, i, bcast, a, 1, 47);
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, SW_BATCH_MAX), SW_BATCH_MAX);
+	for (unsigned int i = 0; i < SW_BATCH_MAX; i++) {
+		assert_int_equal(read_one(e, &h, buf, sizeof(buf)), 61);
+		assert_int_equal(h.len, 61);
+		assert_memory_equal(buf, fake_pkts[i].hdr, 14);
+		assert_memory_equal(buf + 14, e->payload[0], 47);
+	}
+	assert_int_equal(e->ndgrams, 1);
+	assert_int_equal(e->dlen, SW_BATCH_MAX * 88);
+	assert_int_equal(read_one(e, &h, buf, sizeof(buf)), -EAGAIN);
+
+	/* 64 frames of 3014 bytes: 21 records fit 64 KiB, so 4 datagrams, frames in order. */
+	for (unsigned int i = 0; i < SW_BATCH_MAX; i++)
+		p[i] = frame(e, 100 + i, bcast, a, 1, 3000);
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, SW_BATCH_MAX), SW_BATCH_MAX);
+	for (unsigned int i = 0; i < SW_BATCH_MAX; i++) {
+		assert_int_equal(read_one(e, &h, buf, sizeof(buf)), 3014);
+		assert_memory_equal(buf, fake_pkts[100 + i].hdr, 14);
+		assert_true(e->dlen <= SW_CAPTURE_DGRAM);
+	}
+	assert_int_equal(e->ndgrams, 1 + 4);
+	sw_capture_stop(e->sw, cap, NULL);
+}
+
+/*
+ * A reader that falls behind loses frames, counted per frame (a datagram
+ * holds several); the switch never waits for it.
+ */
 static void test_full_socket_drops(void **state)
 {
 	struct env *e = *state;
 	struct sw_capture_stats st;
 	struct sw_capture *cap;
-	int sndbuf = 4096;
+	int sndbuf = 64 << 10;
 	uint8_t a[6];
 	unsigned int sent = 0;
 
 	fake_mac(a, 1);
 	assert_int_equal(setsockopt(e->wr, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
 	cap = start(e, 0, SW_CAPTURE_IN, SW_CAPTURE_SNAPMAX);
-	for (unsigned int i = 0; i < 200; i++) {
-		struct sw_pkt *p = frame(e, i, bcast, a, 1, 1000);
+	for (unsigned int b = 0; b < 100; b++) {
+		struct sw_pkt *p[8];
 
-		sent += sw_forward(e->sw, e->fp[0].port, &p, 1);
+		for (unsigned int i = 0; i < 8; i++)
+			p[i] = frame(e, b * 8 + i, bcast, a, 1, 1000);
+		sent += sw_forward(e->sw, e->fp[0].port, p, 8);
 	}
-	assert_int_equal(sent, 200);
-	assert_int_equal(fake_count_port(1), 200);
+	assert_int_equal(sent, 800);
+	assert_int_equal(fake_count_port(1), 800);
 	sw_capture_stats_get(cap, &st);
-	assert_int_equal(st.captured + st.dropped, 200);
+	assert_int_equal(st.captured + st.dropped, 800);
 	assert_true(st.dropped > 0);
 	assert_true(st.captured > 0);
 	{
@@ -289,6 +358,7 @@ static void test_full_socket_drops(void **state)
 		while (read_one(e, &h, buf, sizeof(buf)) == 1014)
 			got++;
 		assert_int_equal(got, st.captured);
+		assert_true(e->ndgrams < got);
 	}
 	sw_capture_stop(e->sw, cap, NULL);
 }
@@ -337,6 +407,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_in_and_out, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_in_sees_drops_not_others, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snaplen_and_whole_frags, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_packing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_socket_drops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_and_port_gone, setup, teardown),
 	};

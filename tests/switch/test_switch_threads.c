@@ -64,7 +64,7 @@ static struct tport tports[4]; /* 0..2 forward, 3 is added and deleted */
 static struct tport dport;     /* defers its puts to the consumer thread */
 static atomic_bool fwd_done;
 static _Atomic unsigned int ctl_rounds;
-static uint64_t captured; /* datagrams the control thread read from its captures */
+static uint64_t captured; /* capture datagrams the control thread read */
 
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sw_pkt *ring[RING];
@@ -300,7 +300,7 @@ static void test_concurrent_forwarding(void **state)
 	assert_int_equal(pthread_join(cons, NULL), 0);
 	assert_int_equal(atomic_load(&failures), 0);
 	print_message(
-	    "control rounds (port add/del + ageing + captures): %u, frames captured %llu\n",
+	    "control rounds (port add/del + ageing + captures): %u, capture datagrams %llu\n",
 	    atomic_load(&ctl_rounds), (unsigned long long)captured);
 	assert_true(captured > 0);
 

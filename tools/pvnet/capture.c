@@ -19,9 +19,12 @@
 #include "capture.h"
 #include "cliarg.h"
 
-/* Datagrams read per recvmmsg(); each buffer holds the largest frame a port may carry. */
-#define CAP_BATCH     32
-#define CAP_FRAME_MAX (128U << 10)
+/*
+ * Datagrams read per recvmmsg() (each holds up to 64 KiB of records, or one
+ * larger record), and the size of a buffer: the largest record.
+ */
+#define CAP_BATCH 16
+#define CAP_DGRAM (sizeof(struct sw_capture_hdr) + SW_CAPTURE_SNAPMAX + SW_CAPTURE_ALIGN)
 /* How long pvnetd may take to answer (it answers in milliseconds). */
 #define CAP_CTL_TIMEOUT_MS 5000
 
@@ -59,7 +62,7 @@ static void usage(FILE *f)
  * @dumper: the pcap output
  * @count: frames to write, 0 for no bound
  * @written: frames written
- * @bad: datagrams that were no well-formed record (never expected)
+ * @bad: datagrams with a malformed record, or cut short (never expected)
  */
 struct cap {
 	int ctl;
@@ -72,7 +75,7 @@ struct cap {
 };
 
 /* Read and write what is there; returns 1 to go on, 0 at the end (count, EOF), -1 on error. */
-static int cap_drain(struct cap *c, uint8_t (*bufs)[sizeof(struct sw_capture_hdr) + CAP_FRAME_MAX])
+static int cap_drain(struct cap *c, uint8_t (*bufs)[CAP_DGRAM])
 {
 	struct mmsghdr msg[CAP_BATCH];
 	struct iovec iov[CAP_BATCH];
@@ -86,25 +89,32 @@ static int cap_drain(struct cap *c, uint8_t (*bufs)[sizeof(struct sw_capture_hdr
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 1 : -1;
 	if (n == 0)
-		return 0;
-	for (int i = 0; i < n; i++) {
+		return 0; /* end of file: the port or pvnetd went away */
+	for (int i = 0; i < n && !(c->count && c->written >= c->count); i++) {
 		struct capture_rec r;
-		struct pcap_pkthdr ph;
+		size_t off = 0;
+		int rc;
 
 		if (msg[i].msg_len == 0 && !(msg[i].msg_hdr.msg_flags & MSG_TRUNC))
-			return 0; /* end of file: the port or pvnetd went away */
-		if ((msg[i].msg_hdr.msg_flags & MSG_TRUNC) ||
-		    capture_record(bufs[i], msg[i].msg_len, c->snaplen, &r) < 0) {
+			return 0; /* end of file (recvmmsg counts it as an empty message) */
+		if (msg[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			c->bad++;
 			continue;
 		}
-		ph.ts.tv_sec = (time_t)(r.ts_ns / 1000000000ULL);
-		ph.ts.tv_usec = (suseconds_t)(r.ts_ns % 1000000000ULL); /* nanosecond pcap */
-		ph.caplen = r.caplen;
-		ph.len = r.len;
-		pcap_dump((u_char *)c->dumper, &ph, r.data);
-		if (++c->written == c->count)
-			break;
+		while ((rc = capture_next(bufs[i], msg[i].msg_len, &off, c->snaplen, &r)) > 0) {
+			struct pcap_pkthdr ph;
+
+			ph.ts.tv_sec = (time_t)(r.ts_ns / 1000000000ULL);
+			ph.ts.tv_usec =
+			    (suseconds_t)(r.ts_ns % 1000000000ULL); /* nanosecond pcap */
+			ph.caplen = r.caplen;
+			ph.len = r.len;
+			pcap_dump((u_char *)c->dumper, &ph, r.data);
+			if (++c->written == c->count)
+				break;
+		}
+		if (rc < 0)
+			c->bad++;
 	}
 	if (pcap_dump_flush(c->dumper) < 0) {
 		if (errno != EPIPE)
@@ -169,7 +179,7 @@ static int cap_stop(struct cap *c, const char *port)
 	fprintf(stderr, "%" PRIu64 " frames written\n%lld frames dropped by pvnetd\n", c->written,
 		(long long)json_integer_value(json_object_get(reply, "dropped")));
 	if (c->bad)
-		fprintf(stderr, "%" PRIu64 " malformed capture records skipped\n", c->bad);
+		fprintf(stderr, "%" PRIu64 " malformed capture datagrams skipped\n", c->bad);
 	json_decref(reply);
 	return 0;
 }
@@ -188,7 +198,7 @@ int capture_main(int argc, char **argv, const char *run_dir)
 	const char *out = "-", *dir = "inout", *port;
 	unsigned long snaplen = SW_CAPTURE_SNAPMAX, secs = 0, count = 0;
 	struct cap c = {.ctl = -1, .fd = -1};
-	uint8_t(*bufs)[sizeof(struct sw_capture_hdr) + CAP_FRAME_MAX] = NULL;
+	uint8_t(*bufs)[CAP_DGRAM] = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct timespec t0, t;
 	pcap_t *pd = NULL;

@@ -13,8 +13,9 @@
  *
  * `pvnet capture PORT` asks pvnetd for a capture of the switch port PORT
  * (control op "capture-start") and gets a socket back; each datagram on it
- * is one frame: a struct sw_capture_hdr, then the frame's first bytes.
- * This process checks each datagram (capture_record()), writes it to a
+ * holds the records of one or more frames (switch.h: a struct
+ * sw_capture_hdr, the frame's first bytes, padding).  This process checks
+ * each record (capture_next()), writes it to a
  * pcap file with libpcap (Ethernet link type, nanosecond timestamps),
  * flushes after every batch so that a reader of a pipe
  * (`pvnet capture vif1.0 | tcpdump -r -`) sees frames as they come, and
@@ -25,7 +26,7 @@
  */
 
 /**
- * struct capture_rec - one checked capture datagram
+ * struct capture_rec - one checked capture record
  * @ts_ns: CLOCK_REALTIME of the frame, ns
  * @len: the frame's length
  * @caplen: bytes of it at @data
@@ -41,17 +42,20 @@ struct capture_rec {
 };
 
 /**
- * capture_record() - check one datagram from a capture socket
+ * capture_next() - the next record of a datagram from a capture socket
  * @dgram: its bytes
  * @n: its length
+ * @off: where the record starts (0 for the first); moved past it
  * @snaplen: the capture's snap length
- * @out: filled when it is a well-formed record
+ * @out: filled when a record is returned
  *
- * Return: 0, or -EBADMSG when it is shorter than its header, carries more
- * bytes than the snap length or the frame, or fewer than both, or names no
- * direction
+ * Return: 1 (a record), 0 (no more records), or -EBADMSG when what is left
+ * is shorter than a header, or the record holds more bytes than its frame,
+ * the snap length or the datagram, or names no direction (the rest of the
+ * datagram cannot be trusted)
  */
-int capture_record(const uint8_t *dgram, size_t n, uint32_t snaplen, struct capture_rec *out);
+int capture_next(const uint8_t *dgram, size_t n, size_t *off, uint32_t snaplen,
+		 struct capture_rec *out);
 
 /**
  * capture_main() - `pvnet capture`
