@@ -110,6 +110,12 @@ void sw_capture_stats_get(const struct sw_capture *cap, struct sw_capture_stats 
 	st->dropped = atomic_load_explicit(&cap->dropped, memory_order_relaxed);
 }
 
+void sw_capture_info(const struct sw_capture *cap, unsigned int *dir, uint32_t *snaplen)
+{
+	*dir = cap->dir;
+	*snaplen = cap->snaplen;
+}
+
 const char *sw_capture_port(const struct sw_capture *cap)
 {
 	return cap->name;

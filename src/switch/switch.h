@@ -448,6 +448,14 @@ void sw_capture_stop(struct sw *sw, struct sw_capture *cap, struct sw_capture_st
 void sw_capture_stats_get(const struct sw_capture *cap, struct sw_capture_stats *st);
 
 /**
+ * sw_capture_info() - what a capture takes
+ * @cap: the capture
+ * @dir: receives SW_CAPTURE_IN, SW_CAPTURE_OUT or both
+ * @snaplen: receives its snap length
+ */
+void sw_capture_info(const struct sw_capture *cap, unsigned int *dir, uint32_t *snaplen);
+
+/**
  * sw_capture_port() - the port a capture is on
  * @cap: the capture
  *

@@ -111,6 +111,14 @@ check_fails "an unknown port is refused" "$PVNET" -d "$RUN" capture vif99.0 -w "
 check "... saying so" bash -c \
 	"'$PVNET' -d '$RUN' capture vif99.0 -w '$TAP_TMP/x' 2>&1 | grep -q 'no port vif99.0'"
 cap_start PC "$TAP_TMP/busy.pcap" "$VIF" || exit 1
+check "pvnet status lists the capture running" bash -c \
+	"'$PVNET' -d '$RUN' status | grep -Eq '^  $VIF \\(inout, snap length 262144\\): [0-9]+ frames captured, 0 dropped'"
+check "... and so does its JSON" bash -c \
+	"'$PVNET' -d '$RUN' status --json | python3 -c '
+import json, sys
+c = json.load(sys.stdin)[\"captures\"]
+assert [(x[\"port\"], x[\"direction\"], x[\"snaplen\"]) for x in c] == [(\"$VIF\", \"inout\", 262144)], c
+'"
 check "a port being captured is refused a second capture" bash -c \
 	"! '$PVNET' -d '$RUN' capture '$VIF' -w '$TAP_TMP/x' 2>'$TAP_TMP/busy.err' &&
 	 grep -q 'being captured already' '$TAP_TMP/busy.err'"
@@ -134,6 +142,7 @@ else
 	check "the capture of a vif that went away ends by itself, exit 0" wait "$PC"
 fi
 check "... saying so" grep -q 'ended (the port or pvnetd went away)' "$TAP_TMP/busy.pcap.err"
-check "pvnetd still answers" bash -c "'$PVNET' -d '$RUN' status >/dev/null"
+check "pvnetd still answers, and lists no capture any more" bash -c \
+	"'$PVNET' -d '$RUN' status | grep -q '^captures: 0'"
 check "pvnetd stops cleanly" stop_pvnetd
 finish

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		   "\n"
 		   "Commands:\n"
 		   "  status [--json]   domains, grant and event-channel use, uplinks and their\n"
-		   "                    counters of a running pvnetd\n"
+		   "                    counters, captures running, of a running pvnetd\n"
 		   "  show [--json] [VIF]\n"
 		   "                    vifs: xenbus state, why a vif was disabled, per-queue\n"
 		   "                    counters (ethtool -S style); VIF is e.g. vif1.0\n"
@@ -296,6 +296,15 @@ static int cmd_status(int argc, char **argv)
 				any = true;
 			}
 			putchar('\n');
+		}
+		printf("captures: %zu\n", json_array_size(json_object_get(reply, "captures")));
+		json_array_foreach(json_object_get(reply, "captures"), i, dom)
+		{
+			printf("  %s (%s, snap length %lld): %lld frames captured, %lld dropped\n",
+			       str_of(dom, "port"), str_of(dom, "direction"),
+			       (long long)json_integer_value(json_object_get(dom, "snaplen")),
+			       (long long)json_integer_value(json_object_get(dom, "captured")),
+			       (long long)json_integer_value(json_object_get(dom, "dropped")));
 		}
 		printf("destroyed domains: %lld (left in use: %lld mappings, %lld grants, %lld "
 		       "event channels)\n",

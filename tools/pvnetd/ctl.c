@@ -61,6 +61,10 @@ static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT;
  */
 #define CTL_CAPTURE_SNDBUF (4 << 20)
 
+/* Capture directions as tcpdump's -Q names them. */
+static const char *const dir_names[] = {
+    [SW_CAPTURE_IN] = "in", [SW_CAPTURE_OUT] = "out", [SW_CAPTURE_IN | SW_CAPTURE_OUT] = "inout"};
+
 struct ctl_conn {
 	struct loop_watch w;
 	struct ctl *ctl;
@@ -491,6 +495,32 @@ static json_t *uplinks2json(struct pvnetd *d)
 	return a;
 }
 
+/* Every capture running, with its counters so far: who looks at which port is no secret. */
+static json_t *captures2json(struct ctl *c)
+{
+	json_t *a = json_array();
+
+	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
+		for (unsigned int i = 0; i < CTL_MAX_CAPTURES; i++) {
+			struct sw_capture_stats st;
+			unsigned int dir;
+			uint32_t snaplen;
+
+			if (!cc->caps[i])
+				continue;
+			sw_capture_stats_get(cc->caps[i], &st);
+			sw_capture_info(cc->caps[i], &dir, &snaplen);
+			json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I, s:I}", "port",
+							   sw_capture_port(cc->caps[i]),
+							   "direction", dir_names[dir], "snaplen",
+							   (json_int_t)snaplen, "captured",
+							   (json_int_t)st.captured, "dropped",
+							   (json_int_t)st.dropped));
+		}
+	}
+	return a;
+}
+
 /*
  * Everything in one reply, which a control message bounds (64 KiB, some 8
  * connected vifs of 8 queues): so a request may ask for one vif only
@@ -534,20 +564,18 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 		}
 	}
 	return json_pack(
-	    "{s:s, s:s, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, "
-	    "s:I, s:I}}",
+	    "{s:s, s:s, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, "
+	    "s:I, s:I, s:I}}",
 	    "version", PVNET_VERSION, "tx_mode", c->d->tx_mode, "domains", doms, "vifs", vifs,
-	    "uplinks", uplinks2json(c->d), "hv", "domains", (json_int_t)st.domains, "zombies",
-	    (json_int_t)st.zombies, "maps_in_use", (json_int_t)st.maps_in_use, "evtchns_open",
-	    (json_int_t)st.evtchns_open, "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops",
-	    (json_int_t)st.map_ops, "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches",
-	    (json_int_t)st.batches, "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
+	    "uplinks", uplinks2json(c->d), "captures", captures2json(c), "hv", "domains",
+	    (json_int_t)st.domains, "zombies", (json_int_t)st.zombies, "maps_in_use",
+	    (json_int_t)st.maps_in_use, "evtchns_open", (json_int_t)st.evtchns_open,
+	    "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops", (json_int_t)st.map_ops,
+	    "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches", (json_int_t)st.batches,
+	    "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
 	    (json_int_t)c->leaked.maps_in_use, "grants_active", (json_int_t)c->leaked.grants_active,
 	    "evtchns_open", (json_int_t)c->leaked.evtchns_open);
 }
-
-static const char *const dir_names[] = {
-    [SW_CAPTURE_IN] = "in", [SW_CAPTURE_OUT] = "out", [SW_CAPTURE_IN | SW_CAPTURE_OUT] = "inout"};
 
 /*
  * Start a capture of a switch port (`pvnet capture`): the reply carries the
