@@ -60,6 +60,11 @@ specs = [
     "vxlan:id=1,remote=10.0.0.1,netns=a/b",
     "vxlan:id=99999999999,remote=10.0.0.1",
     "tap:eth0",
+    "vxlan:id=7,remote=10.0.0.1,remote=10.0.0.2,remote=10.0.0.3",
+    "vxlan:id=7,remote=2001:db8::1,remote=2001:db8::2,local=2001:db8::9",
+    "vxlan:id=7,remote=10.0.0.1,remote=10.0.0.1",
+    "vxlan:id=7,remote=10.0.0.1,remote=2001:db8::1",
+    "vxlan:id=7," + ",".join("remote=10.0.0.%d" % i for i in range(1, 10)),
 ]
 for i, s in enumerate(specs):
     with open(os.path.join(out, "spec-%02d" % i), "wb") as f:

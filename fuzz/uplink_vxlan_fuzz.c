@@ -92,23 +92,33 @@ static void fuzz_spec(const uint8_t *data, size_t size)
 		check(rc == 0);
 		check(s.vni <= UPLINK_VXLAN_VNI_MAX && s.dstport != 0);
 		check(s.mtu >= 68 && s.mtu <= UPLINK_VXLAN_MTU_MAX);
-		check(s.remote.ss_family == AF_INET || s.remote.ss_family == AF_INET6);
-		check(s.local.ss_family == s.remote.ss_family && s.local_len == s.remote_len);
-		if (s.remote.ss_family == AF_INET) {
-			const struct sockaddr_in *r = (const struct sockaddr_in *)&s.remote;
+		check(s.nremotes >= 1 && s.nremotes <= UPLINK_VXLAN_REMOTES_MAX);
+		check(s.local.ss_family == s.remote[0].ss_family && s.local_len == s.remote_len);
+		for (unsigned int i = 0; i < s.nremotes; i++) {
+			check(s.remote[i].ss_family == s.remote[0].ss_family);
+			for (unsigned int j = 0; j < i; j++)
+				check(memcmp(&s.remote[i], &s.remote[j], s.remote_len) != 0);
+			if (s.remote[i].ss_family == AF_INET) {
+				const struct sockaddr_in *r =
+				    (const struct sockaddr_in *)&s.remote[i];
 
-			check(s.remote_len == sizeof(*r) && r->sin_addr.s_addr != 0 &&
-			      !IN_MULTICAST(ntohl(r->sin_addr.s_addr)) &&
-			      ntohs(r->sin_port) == s.dstport &&
-			      ntohs(((const struct sockaddr_in *)&s.local)->sin_port) == s.dstport);
-		} else {
-			const struct sockaddr_in6 *r = (const struct sockaddr_in6 *)&s.remote;
+				check(s.remote_len == sizeof(*r) && r->sin_addr.s_addr != 0 &&
+				      !IN_MULTICAST(ntohl(r->sin_addr.s_addr)) &&
+				      ntohs(r->sin_port) == s.dstport &&
+				      ntohs(((const struct sockaddr_in *)&s.local)->sin_port) ==
+					  s.dstport);
+			} else {
+				const struct sockaddr_in6 *r =
+				    (const struct sockaddr_in6 *)&s.remote[i];
 
-			check(s.remote_len == sizeof(*r) && !IN6_IS_ADDR_MULTICAST(&r->sin6_addr) &&
-			      !IN6_IS_ADDR_UNSPECIFIED(&r->sin6_addr) &&
-			      ntohs(r->sin6_port) == s.dstport &&
-			      ntohs(((const struct sockaddr_in6 *)&s.local)->sin6_port) ==
-				  s.dstport);
+				check(s.remote_len == sizeof(*r) &&
+				      s.remote[i].ss_family == AF_INET6 &&
+				      !IN6_IS_ADDR_MULTICAST(&r->sin6_addr) &&
+				      !IN6_IS_ADDR_UNSPECIFIED(&r->sin6_addr) &&
+				      ntohs(r->sin6_port) == s.dstport &&
+				      ntohs(((const struct sockaddr_in6 *)&s.local)->sin6_port) ==
+					  s.dstport);
+			}
 		}
 		check(!strncmp(s.name, "vxlan", 5) && strlen(s.netns) <= UPLINK_NETNS_MAX &&
 		      !strchr(s.netns, '/'));

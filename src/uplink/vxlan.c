@@ -117,7 +117,7 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 			return bad(err, errlen,
 				   "unknown key '%.*s' (id, remote, local, dstport, mtu, netns)",
 				   (int)klen, p);
-		if (seen[k])
+		if (seen[k] && k != K_REMOTE)
 			return bad(err, errlen, "%s given twice", keys[k]);
 		seen[k] = true;
 		switch (k) {
@@ -126,12 +126,27 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 				return bad(err, errlen, "id must be 0..%u", UPLINK_VXLAN_VNI_MAX);
 			out->vni = (uint32_t)v;
 			break;
-		case K_REMOTE:
-			out->remote_len = parse_addr(val, vlen, &out->remote);
-			if (!out->remote_len || !addr_unicast(&out->remote))
+		case K_REMOTE: {
+			struct sockaddr_storage *r = &out->remote[out->nremotes];
+			socklen_t rlen;
+
+			if (out->nremotes == UPLINK_VXLAN_REMOTES_MAX)
+				return bad(err, errlen, "at most %u remotes",
+					   UPLINK_VXLAN_REMOTES_MAX);
+			rlen = parse_addr(val, vlen, r);
+			if (!rlen || !addr_unicast(r))
 				return bad(err, errlen,
 					   "remote must be a unicast IPv4 or IPv6 address");
+			if (out->nremotes && r->ss_family != out->remote[0].ss_family)
+				return bad(err, errlen, "remotes must be of one family");
+			for (unsigned int i = 0; i < out->nremotes; i++)
+				if (!memcmp(&out->remote[i], r, rlen))
+					return bad(err, errlen, "remote %.*s given twice",
+						   (int)vlen, val);
+			out->remote_len = rlen;
+			out->nremotes++;
 			break;
+		}
 		case K_LOCAL:
 			out->local_len = parse_addr(val, vlen, &out->local);
 			if (!out->local_len)
@@ -160,14 +175,15 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 	}
 	if (!seen[K_ID] || !seen[K_REMOTE])
 		return bad(err, errlen, "id and remote are required");
-	if (seen[K_LOCAL] && out->local.ss_family != out->remote.ss_family)
+	if (seen[K_LOCAL] && out->local.ss_family != out->remote[0].ss_family)
 		return bad(err, errlen, "local and remote must be of one family");
 	if (!seen[K_LOCAL]) {
 		/* The wildcard of remote's family: all zeroes either way. */
-		out->local.ss_family = out->remote.ss_family;
+		out->local.ss_family = out->remote[0].ss_family;
 		out->local_len = out->remote_len;
 	}
-	set_port(&out->remote, out->dstport);
+	for (unsigned int i = 0; i < out->nremotes; i++)
+		set_port(&out->remote[i], out->dstport);
 	set_port(&out->local, out->dstport);
 	if (out->dstport == UPLINK_VXLAN_PORT)
 		snprintf(out->name, sizeof(out->name), "vxlan%u", out->vni);
@@ -178,8 +194,14 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 
 bool uplink_vxlan_spec_same(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b)
 {
-	return a->vni == b->vni && a->dstport == b->dstport && !strcmp(a->netns, b->netns) &&
-	       a->remote_len == b->remote_len && !memcmp(&a->remote, &b->remote, a->remote_len);
+	if (a->vni != b->vni || a->dstport != b->dstport || strcmp(a->netns, b->netns) ||
+	    a->remote_len != b->remote_len)
+		return false;
+	for (unsigned int i = 0; i < a->nremotes; i++)
+		for (unsigned int j = 0; j < b->nremotes; j++)
+			if (!memcmp(&a->remote[i], &b->remote[j], a->remote_len))
+				return true;
+	return false;
 }
 
 void uplink_vxlan_hdr(uint8_t hdr[UPLINK_VXLAN_HLEN], uint32_t vni)

@@ -51,14 +51,17 @@
  * and the socket refuses what it cannot send (counted).
  */
 #define UPLINK_VXLAN_MTU_MAX (65535u - 8u - UPLINK_VXLAN_HLEN - 18u)
+/* Remote endpoints one uplink may name (remote= given once each). */
+#define UPLINK_VXLAN_REMOTES_MAX 8u
 
 /**
  * struct uplink_vxlan_spec - one VXLAN uplink, as parsed from its specification
  * @vni: the segment number, 0..UPLINK_VXLAN_VNI_MAX
  * @dstport: UDP port, ours and the remote's (as Linux's dstport)
  * @mtu: the largest frame payload carried (frames longer are dropped)
- * @remote: the remote endpoint (its port is @dstport)
- * @remote_len: its length
+ * @remote: the remote endpoints, in the order given (their port is @dstport)
+ * @nremotes: how many, 1..UPLINK_VXLAN_REMOTES_MAX
+ * @remote_len: the length of each (one family)
  * @local: the address we bind (the wildcard of @remote's family if not
  *	given), port @dstport
  * @local_len: its length
@@ -70,7 +73,8 @@ struct uplink_vxlan_spec {
 	uint32_t vni;
 	uint16_t dstport;
 	uint32_t mtu;
-	struct sockaddr_storage remote;
+	struct sockaddr_storage remote[UPLINK_VXLAN_REMOTES_MAX];
+	unsigned int nremotes;
 	socklen_t remote_len;
 	struct sockaddr_storage local;
 	socklen_t local_len;
@@ -79,17 +83,20 @@ struct uplink_vxlan_spec {
 };
 
 /**
- * uplink_vxlan_spec_parse() - parse "vxlan:id=VNI,remote=ADDR[,local=ADDR][,dstport=PORT][,mtu=N][,netns=NS]"
+ * uplink_vxlan_spec_parse() - parse "vxlan:id=VNI,remote=ADDR[,remote=ADDR...][,local=ADDR][,dstport=PORT][,mtu=N][,netns=NS]"
  * @spec: the --uplink argument
  * @out: filled on success
  * @err: receives why not, on failure
  * @errlen: room at @err
  *
  * Keys as `ip link add ... type vxlan` names them; id and remote are
- * required, each key may appear once.  ADDR is a numeric IPv4 or IPv6
- * address; remote must be unicast (no multicast group: this uplink has
- * one peer), and local, if given, of the same family.  dstport is
- * 1..65535 (default 4789), mtu 68..UPLINK_VXLAN_MTU_MAX (default 1500).
+ * required.  remote may be given up to UPLINK_VXLAN_REMOTES_MAX times,
+ * each address once (the other VTEPs of the segment, as the entries a
+ * Linux device's all-zeroes FDB entry lists), every other key once.  ADDR
+ * is a numeric IPv4 or IPv6 address; a remote must be unicast (no
+ * multicast group), every remote and local, if given, of one family.
+ * dstport is 1..65535 (default 4789), mtu 68..UPLINK_VXLAN_MTU_MAX
+ * (default 1500).
  *
  * Return: 0, or -EINVAL with @err set
  */
@@ -101,7 +108,7 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
  * @a: one
  * @b: the other
  *
- * Return: true if they share namespace, VNI, port and remote
+ * Return: true if they share namespace, VNI, port and a remote
  */
 bool uplink_vxlan_spec_same(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b);
 

@@ -11,20 +11,25 @@
  *                     recvmmsg() of up to UPLINK_VXLAN_BATCH datagrams,
  *                     each into a free buffer of the port's pool (pool.h):
  *                     the bytes are read once into memory nobody else
- *                     writes, then checked — from the remote's address (any
+ *                     writes, then checked — from a remote's address (any
  *                     source port: Linux spreads its flows over a range),
  *                     not truncated, the VXLAN header exactly ours
  *                     (uplink_vxlan_check()), the frame within the MTU —
  *                     and the frames that pass go to one sw_forward().
  *                     A frame from the wire carries no offload: its
- *                     checksums were filled in by whoever sent it.
+ *                     checksums were filled in by whoever sent it.  With
+ *                     several remotes, the reader learns which one each
+ *                     source MAC is behind (vxlan_fdb.h).
  *
  *   switch -> remote  xmit(), on whatever data-path thread forwards to us
  *                     (netback workers, the TAP uplink's reader), at once
  *                     for several.  One sendmmsg() per call (or per
  *                     UPLINK_VXLAN_MSGS datagrams): each frame as an iovec
  *                     of the VXLAN header and the frame's own pieces, no
- *                     copy.  A frame with offloads the wire does not have
+ *                     copy, to the remote its destination MAC was learnt
+ *                     behind, or to every remote (broadcast, multicast,
+ *                     unknown unicast: head-end replication, as a Linux
+ *                     device whose all-zeroes FDB entry lists several).  A frame with offloads the wire does not have
  *                     is made whole first, in a scratch area: a blank
  *                     checksum is filled in, a GSO frame is cut into
  *                     gso_size segments with full checksums (switch/frame.h),
@@ -58,6 +63,7 @@
 #include "switch/switch.h"
 #include "uplink/pool.h"
 #include "uplink/tap.h"
+#include "uplink/vxlan_fdb.h"
 #include "uplink/vxlan_port.h"
 
 /* Datagrams read per wakeup and handed to one sw_forward(): the switch's batch. */
@@ -111,6 +117,7 @@ struct uplink_vxlan_port {
 	struct uplink_reader reader;
 	struct uplink_pool pool;
 	struct xmit_scratch *scratch[UPLINK_VXLAN_SCRATCH];
+	struct uplink_vxlan_fdb *fdb; /* with several remotes only */
 	_Atomic unsigned int next_scratch;
 	struct log_ratelimit rl; /* the reader thread's */
 	_Atomic uint64_t drops[UPLINK_VXLAN_DROP_NR];
@@ -118,8 +125,9 @@ struct uplink_vxlan_port {
 	_Atomic uint64_t tx_sw_csum;   /* blank checksums filled in */
 	_Atomic uint64_t tx_oversize;  /* frames (or segments) over the MTU */
 	_Atomic uint64_t tx_bad_offload;
-	_Atomic uint64_t tx_eagain; /* datagrams the socket had no room for */
-	_Atomic uint64_t tx_errors; /* datagrams it refused otherwise */
+	_Atomic uint64_t tx_eagain;  /* datagrams the socket had no room for */
+	_Atomic uint64_t tx_errors;  /* datagrams it refused otherwise */
+	_Atomic uint64_t tx_flooded; /* frames sent to every remote (several only) */
 };
 
 static void count(_Atomic uint64_t *c, uint64_t n)
@@ -128,31 +136,47 @@ static void count(_Atomic uint64_t *c, uint64_t n)
 		atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-/* Is @from (a datagram's source) the remote endpoint, whatever its port? */
-static bool from_remote(const struct uplink_vxlan_port *p, const struct sockaddr_storage *from,
+/* Which remote @from (a datagram's source) is, whatever its port: its index, or -1. */
+static int remote_index(const struct uplink_vxlan_port *p, const struct sockaddr_storage *from,
 			socklen_t len)
 {
-	const struct sockaddr_storage *r = &p->spec.remote;
+	for (unsigned int i = 0; i < p->spec.nremotes; i++) {
+		const struct sockaddr_storage *r = &p->spec.remote[i];
 
-	if (from->ss_family != r->ss_family)
-		return false;
-	if (r->ss_family == AF_INET)
-		return len >= sizeof(struct sockaddr_in) &&
-		       ((const struct sockaddr_in *)from)->sin_addr.s_addr ==
-			   ((const struct sockaddr_in *)r)->sin_addr.s_addr;
-	return len >= sizeof(struct sockaddr_in6) &&
-	       !memcmp(&((const struct sockaddr_in6 *)from)->sin6_addr,
-		       &((const struct sockaddr_in6 *)r)->sin6_addr, sizeof(struct in6_addr));
+		if (from->ss_family != r->ss_family)
+			return -1;
+		if (r->ss_family == AF_INET) {
+			if (len >= sizeof(struct sockaddr_in) &&
+			    ((const struct sockaddr_in *)from)->sin_addr.s_addr ==
+				((const struct sockaddr_in *)r)->sin_addr.s_addr)
+				return (int)i;
+		} else if (len >= sizeof(struct sockaddr_in6) &&
+			   !memcmp(&((const struct sockaddr_in6 *)from)->sin6_addr,
+				   &((const struct sockaddr_in6 *)r)->sin6_addr,
+				   sizeof(struct in6_addr))) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* A monotonic second, for the remote table (a vDSO call, no system call). */
+static uint32_t now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)ts.tv_sec;
 }
 
 /* Check datagram @i of a recvmmsg() in @b; 1 if its frame is ready to forward, else 0 (dropped). */
 static int rx_one(struct uplink_vxlan_port *p, struct uplink_buf *b, const struct mmsghdr *m,
-		  const struct sockaddr_storage *from)
+		  const struct sockaddr_storage *from, uint32_t now)
 {
 	uint8_t *frame = b->slot + UPLINK_VXLAN_HLEN;
-	int rc;
+	int rc, remote = remote_index(p, from, m->msg_hdr.msg_namelen);
 
-	if (!from_remote(p, from, m->msg_hdr.msg_namelen))
+	if (remote < 0)
 		rc = -(UPLINK_VXLAN_DROP_SOURCE + 1);
 	else if (m->msg_hdr.msg_flags & MSG_TRUNC)
 		rc = -(UPLINK_VXLAN_DROP_TRUNC + 1);
@@ -165,6 +189,8 @@ static int rx_one(struct uplink_vxlan_port *p, struct uplink_buf *b, const struc
 				uplink_vxlan_drop_name((enum uplink_vxlan_drop)(-rc - 1)));
 		return 0;
 	}
+	if (p->fdb) /* the frame's source MAC is behind this remote */
+		uplink_vxlan_fdb_learn(p->fdb, frame + 6, (unsigned int)remote, now);
 	memset(&b->pkt, 0, offsetof(struct sw_pkt, refs));
 	b->pkt.hdr = frame;
 	b->pkt.hdr_len =
@@ -190,6 +216,7 @@ static void *reader_thread(void *arg)
 	while (!uplink_reader_stopping(&p->reader)) {
 		struct pollfd pfd[2] = {{.fd = p->reader.stop_fd, .events = POLLIN}, {.fd = -1}};
 		unsigned int nb = 0, n = 0;
+		uint32_t now;
 		int r, e;
 
 		while (nb < UPLINK_VXLAN_BATCH && (bufs[nb] = uplink_pool_get(&p->pool)) != NULL) {
@@ -212,8 +239,10 @@ static void *reader_thread(void *arg)
 		}
 		r = recvmmsg(p->fd, msgs, nb, MSG_DONTWAIT, NULL);
 		e = r < 0 ? errno : 0;
+		now = r > 0 && p->fdb ? now_s() : 0;
 		for (unsigned int i = 0; i < nb; i++) {
-			if (r > 0 && i < (unsigned int)r && rx_one(p, bufs[i], &msgs[i], &from[i]))
+			if (r > 0 && i < (unsigned int)r &&
+			    rx_one(p, bufs[i], &msgs[i], &from[i], now))
 				pkts[n++] = &bufs[i]->pkt;
 			else
 				uplink_pool_unget(bufs[i]);
@@ -266,18 +295,40 @@ static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
 	s->frame_used = false;
 }
 
-/* Queue one datagram: our header, then @n pieces. */
+/*
+ * Queue one datagram, our header then @n pieces, to remote @to, or to
+ * every remote if @to < 0.  Sends what is queued first when there is no
+ * room: the frame being queued is not among the frames put then, and the
+ * scratch frame it may point into stays as it is until the next frame.
+ */
 static void xmit_queue(struct uplink_vxlan_port *p, struct xmit_scratch *s,
-		       const struct iovec *pieces, unsigned int n)
+		       const struct iovec *pieces, unsigned int n, int to)
 {
-	struct iovec *iov = s->iov[s->nmsgs];
+	unsigned int first = to < 0 ? 0 : (unsigned int)to,
+		     last = to < 0 ? p->spec.nremotes : (unsigned int)to + 1;
 
-	iov[0] = (struct iovec){.iov_base = p->vxh, .iov_len = UPLINK_VXLAN_HLEN};
-	memcpy(iov + 1, pieces, n * sizeof(*pieces));
-	s->msgs[s->nmsgs++] = (struct mmsghdr){.msg_hdr = {.msg_name = &p->spec.remote,
-							   .msg_namelen = p->spec.remote_len,
-							   .msg_iov = iov,
-							   .msg_iovlen = n + 1}};
+	for (unsigned int r = first; r < last; r++) {
+		struct iovec *iov;
+
+		if (s->nmsgs == UPLINK_VXLAN_MSGS)
+			xmit_flush(p, s);
+		iov = s->iov[s->nmsgs];
+		iov[0] = (struct iovec){.iov_base = p->vxh, .iov_len = UPLINK_VXLAN_HLEN};
+		memcpy(iov + 1, pieces, n * sizeof(*pieces));
+		s->msgs[s->nmsgs++] =
+		    (struct mmsghdr){.msg_hdr = {.msg_name = &p->spec.remote[r],
+						 .msg_namelen = p->spec.remote_len,
+						 .msg_iov = iov,
+						 .msg_iovlen = n + 1}};
+	}
+}
+
+/* Where a frame goes: the remote its destination is behind, or -1 for every remote. */
+static int xmit_to(const struct uplink_vxlan_port *p, const struct sw_pkt *pkt, uint32_t now)
+{
+	if (!p->fdb)
+		return 0;
+	return pkt->hdr_len >= 6 ? uplink_vxlan_fdb_lookup(p->fdb, pkt->hdr, now) : -1;
 }
 
 /* Over the MTU: its payload past the network header (Linux's rule for a device's MTU). */
@@ -313,7 +364,7 @@ static uint32_t linearise(struct xmit_scratch *s, const struct sw_pkt *pkt)
  * one datagram or one per segment.  False if it cannot be (counted).
  */
 static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
-			   const struct sw_pkt *pkt)
+			   const struct sw_pkt *pkt, int to)
 {
 	uint32_t len;
 	struct sw_l4 l4;
@@ -340,7 +391,7 @@ static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 			count(&p->tx_oversize, 1);
 			return false;
 		}
-		xmit_queue(p, s, &one, 1);
+		xmit_queue(p, s, &one, 1, to);
 		s->frame_used = true;
 		return true;
 	}
@@ -360,7 +411,7 @@ static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 		    {.iov_base = s->segs[i].hdr, .iov_len = s->segs[i].hdr_len},
 		    {.iov_base = s->frame + s->segs[i].off, .iov_len = s->segs[i].len}};
 
-		xmit_queue(p, s, two, 2);
+		xmit_queue(p, s, two, 2, to);
 	}
 	s->frame_used = true;
 	count(&p->tx_segmented, 1);
@@ -392,9 +443,11 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 {
 	struct uplink_vxlan_port *p = sp->priv;
 	struct xmit_scratch *s = scratch_get(p);
+	uint32_t now = p->fdb ? now_s() : 0;
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct sw_pkt *pkt = pkts[i];
+		int to;
 
 		if (pkt->nfrags > SW_PKT_MAX_FRAGS) {
 			count(&p->tx_bad_offload, 1);
@@ -403,8 +456,9 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 		}
 		if (s->nmsgs == UPLINK_VXLAN_MSGS || s->nheld == UPLINK_VXLAN_MSGS)
 			xmit_flush(p, s);
+		to = xmit_to(p, pkt, now);
 		if (pkt->gso_type != SW_GSO_NONE || (pkt->flags & SW_PKT_CSUM_BLANK)) {
-			if (!xmit_offloaded(p, s, pkt)) {
+			if (!xmit_offloaded(p, s, pkt, to)) {
 				sw_pkt_put(pkt);
 				continue;
 			}
@@ -426,9 +480,11 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 			for (unsigned int f = 0; f < pkt->nfrags; f++)
 				pieces[k++] = (struct iovec){.iov_base = (void *)pkt->frag[f].base,
 							     .iov_len = pkt->frag[f].len};
-			xmit_queue(p, s, pieces, k);
+			xmit_queue(p, s, pieces, k, to);
 		}
 		s->held[s->nheld++] = pkt;
+		if (to < 0 && p->fdb)
+			count(&p->tx_flooded, 1);
 	}
 	xmit_flush(p, s);
 	pthread_mutex_unlock(&s->lock);
@@ -461,10 +517,10 @@ static int port_open_socket(struct uplink_vxlan_port *p)
 		}
 	}
 	/* Made in the namespace: it stays there whatever thread uses it. */
-	p->fd = socket(sp->remote.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	p->fd = socket(sp->remote[0].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (p->fd < 0)
 		rc = -errno;
-	if (rc == 0 && sp->remote.ss_family == AF_INET6 &&
+	if (rc == 0 && sp->remote[0].ss_family == AF_INET6 &&
 	    setsockopt(p->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
 		rc = -errno;
 	if (rc == 0 && bind(p->fd, (const struct sockaddr *)&sp->local, sp->local_len) < 0)
@@ -482,7 +538,7 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 			     struct uplink_vxlan_port **out)
 {
 	struct uplink_vxlan_port *p = calloc(1, sizeof(*p));
-	char addr[INET6_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN], addrs[UPLINK_VXLAN_REMOTES_MAX * INET6_ADDRSTRLEN] = "";
 	int rc;
 
 	if (!p)
@@ -504,6 +560,12 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 			goto fail;
 		pthread_mutex_init(&p->scratch[i]->lock, NULL);
 	}
+	if (spec->nremotes > 1) {
+		p->fdb = aligned_alloc(64, sizeof(*p->fdb));
+		if (!p->fdb)
+			goto fail;
+		uplink_vxlan_fdb_init(p->fdb, UPLINK_VXLAN_FDB_AGE_S);
+	}
 	rc = uplink_reader_init(&p->reader);
 	if (rc < 0)
 		goto fail;
@@ -521,14 +583,20 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 		sw_port_del(sw, p->sp);
 		goto fail;
 	}
-	inet_ntop(spec->remote.ss_family,
-		  spec->remote.ss_family == AF_INET
-		      ? (const void *)&((const struct sockaddr_in *)&spec->remote)->sin_addr
-		      : (const void *)&((const struct sockaddr_in6 *)&spec->remote)->sin6_addr,
-		  addr, sizeof(addr));
-	info("uplink %s%s%s: VXLAN port %u, vni %u, remote %s port %u, mtu %u", spec->name,
-	     *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni, addr,
-	     spec->dstport, spec->mtu);
+	for (unsigned int i = 0; i < spec->nremotes; i++) {
+		const struct sockaddr_storage *r = &spec->remote[i];
+		size_t off = strlen(addrs);
+
+		inet_ntop(r->ss_family,
+			  r->ss_family == AF_INET
+			      ? (const void *)&((const struct sockaddr_in *)r)->sin_addr
+			      : (const void *)&((const struct sockaddr_in6 *)r)->sin6_addr,
+			  addr, sizeof(addr));
+		snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? " " : "", addr);
+	}
+	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, mtu %u", spec->name,
+	     *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni,
+	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, spec->mtu);
 	*out = p;
 	return 0;
 fail:
@@ -548,6 +616,7 @@ static const struct {
     {"tx_bad_offload", offsetof(struct uplink_vxlan_port, tx_bad_offload)},
     {"tx_eagain", offsetof(struct uplink_vxlan_port, tx_eagain)},
     {"tx_errors", offsetof(struct uplink_vxlan_port, tx_errors)},
+    {"tx_flooded", offsetof(struct uplink_vxlan_port, tx_flooded)},
 };
 
 #define NTX (sizeof(tx_counters) / sizeof(tx_counters[0]))
@@ -613,6 +682,7 @@ void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p)
 	}
 	if (p->fd >= 0)
 		close(p->fd);
+	free(p->fdb);
 	/* Frames still out keep the pool, and the port it lives in, alive. */
 	if (uplink_pool_fini(&p->pool, p->spec.name, UPLINK_VXLAN_DRAIN_MS))
 		free(p);

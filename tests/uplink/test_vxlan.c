@@ -29,7 +29,7 @@ static void test_spec_defaults(void **state)
 {
 	struct uplink_vxlan_spec s;
 	char err[128];
-	const struct sockaddr_in *r = (const struct sockaddr_in *)&s.remote;
+	const struct sockaddr_in *r = (const struct sockaddr_in *)&s.remote[0];
 	const struct sockaddr_in *l = (const struct sockaddr_in *)&s.local;
 
 	(void)state;
@@ -40,6 +40,7 @@ static void test_spec_defaults(void **state)
 	assert_int_equal(s.mtu, 1500);
 	assert_string_equal(s.name, "vxlan42");
 	assert_string_equal(s.netns, "");
+	assert_int_equal(s.nremotes, 1);
 	assert_int_equal(r->sin_family, AF_INET);
 	assert_int_equal(ntohl(r->sin_addr.s_addr), 0xc0000201);
 	assert_int_equal(ntohs(r->sin_port), 4789);
@@ -55,7 +56,7 @@ static void test_spec_everything(void **state)
 {
 	struct uplink_vxlan_spec s;
 	char err[128];
-	const struct sockaddr_in6 *r = (const struct sockaddr_in6 *)&s.remote;
+	const struct sockaddr_in6 *r = (const struct sockaddr_in6 *)&s.remote[0];
 	const struct sockaddr_in6 *l = (const struct sockaddr_in6 *)&s.local;
 	struct in6_addr want;
 
@@ -89,6 +90,55 @@ static void test_spec_everything(void **state)
 	    0);
 	assert_int_equal(s.mtu, UPLINK_VXLAN_MTU_MAX);
 	assert_int_equal(s.dstport, 65535);
+}
+
+/* Several remotes: in the order given, each on dstport; eight at most, each once, one family. */
+static void test_spec_remotes(void **state)
+{
+	struct uplink_vxlan_spec s;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:remote=10.0.0.3,id=7,remote=10.0.0.1,"
+						 "dstport=4790,remote=10.0.0.2",
+						 &s, err, sizeof(err)),
+			 0);
+	assert_int_equal(s.nremotes, 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		const struct sockaddr_in *r = (const struct sockaddr_in *)&s.remote[i];
+		static const uint32_t want[] = {0x0a000003, 0x0a000001, 0x0a000002};
+
+		assert_int_equal(r->sin_family, AF_INET);
+		assert_int_equal(ntohl(r->sin_addr.s_addr), want[i]);
+		assert_int_equal(ntohs(r->sin_port), 4790);
+	}
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=7,remote=10.0.0.1,remote=10.0.0.2,"
+						 "remote=10.0.0.3,remote=10.0.0.4,remote=10.0.0.5,"
+						 "remote=10.0.0.6,remote=10.0.0.7,remote=10.0.0.8",
+						 &s, err, sizeof(err)),
+			 0);
+	assert_int_equal(s.nremotes, UPLINK_VXLAN_REMOTES_MAX);
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=7,remote=10.0.0.1,remote=10.0.0.2,"
+						 "remote=10.0.0.3,remote=10.0.0.4,remote=10.0.0.5,"
+						 "remote=10.0.0.6,remote=10.0.0.7,remote=10.0.0.8,"
+						 "remote=10.0.0.9",
+						 &s, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "at most 8 remotes");
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=7,remote=10.0.0.1,remote=10.0.0.1", &s,
+						 err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "remote 10.0.0.1 given twice");
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=7,remote=2001:db8::1,remote=2001:db8::1",
+						 &s, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=7,remote=10.0.0.1,remote=2001:db8::1",
+						 &s, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "remotes must be of one family");
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=7,remote=10.0.0.1,remote=239.0.0.1", &s,
+						 err, sizeof(err)),
+			 -EINVAL);
 }
 
 static void test_spec_bad(void **state)
@@ -165,6 +215,16 @@ static void test_spec_same(void **state)
 	assert_false(uplink_vxlan_spec_same(&a, &b));
 	assert_int_equal(
 	    uplink_vxlan_spec_parse("vxlan:id=5,remote=10.0.0.1,netns=x", &b, err, sizeof(err)), 0);
+	assert_false(uplink_vxlan_spec_same(&a, &b));
+	/* one remote in common is one tunnel twice */
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=5,remote=10.0.0.9,remote=10.0.0.1", &b,
+						 err, sizeof(err)),
+			 0);
+	assert_true(uplink_vxlan_spec_same(&a, &b));
+	assert_true(uplink_vxlan_spec_same(&b, &a));
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=5,remote=10.0.0.9,remote=10.0.0.8", &b,
+						 err, sizeof(err)),
+			 0);
 	assert_false(uplink_vxlan_spec_same(&a, &b));
 }
 
@@ -321,6 +381,7 @@ struct world {
 	struct capture cap;
 	struct uplink_vxlan_port *vx;
 	int remote;   /* the remote endpoint: 127.0.0.2, the port's port */
+	int remote2;  /* a second one, 127.0.0.4, with setup_two() only, else -1 */
 	int stranger; /* 127.0.0.3 */
 	uint16_t port;
 };
@@ -347,7 +408,7 @@ static int udp_bound(const char *addr, uint16_t port)
 	return fd;
 }
 
-static int setup(void **state)
+static int setup_n(void **state, unsigned int nremotes)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct sw_config cfg;
@@ -372,11 +433,19 @@ static int setup(void **state)
 		w->remote = udp_bound("127.0.0.2", w->port);
 		if (w->remote < 0)
 			continue;
+		w->remote2 = nremotes > 1 ? udp_bound("127.0.0.4", w->port) : -1;
+		if (nremotes > 1 && w->remote2 < 0) {
+			close(w->remote);
+			continue;
+		}
 		snprintf(text, sizeof(text),
-			 "vxlan:id=4242,remote=127.0.0.2,local=127.0.0.1,dstport=%u", w->port);
+			 "vxlan:id=4242,remote=127.0.0.2,local=127.0.0.1,dstport=%u%s", w->port,
+			 nremotes > 1 ? ",remote=127.0.0.4" : "");
 		assert_int_equal(uplink_vxlan_spec_parse(text, &spec, err, sizeof(err)), 0);
 		if (uplink_vxlan_port_create(w->sw, &spec, &w->vx) < 0) {
 			close(w->remote);
+			if (w->remote2 >= 0)
+				close(w->remote2);
 			w->vx = NULL;
 		}
 	}
@@ -395,9 +464,21 @@ static int teardown(void **state)
 	sw_port_del(w->sw, w->cap.port);
 	sw_destroy(w->sw);
 	close(w->remote);
+	if (w->remote2 >= 0)
+		close(w->remote2);
 	close(w->stranger);
 	free(w);
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_n(state, 1);
+}
+
+static int setup_two(void **state)
+{
+	return setup_n(state, 2);
 }
 
 static void send_to_port(struct world *w, int fd, const uint8_t *d, size_t len)
@@ -477,14 +558,20 @@ static void test_port_rx(void **state)
 	assert_int_equal(captured(w), 2);
 }
 
+/* Receive one datagram on @fd (@ms at most): its length, or -1. */
+static int fd_recv(int fd, uint8_t *buf, size_t cap, int ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	return (int)recv(fd, buf, cap, 0);
+}
+
 /* Receive one datagram at the remote (1 s at most): its length, or -1. */
 static int remote_recv(struct world *w, uint8_t *buf, size_t cap)
 {
-	struct pollfd pfd = {.fd = w->remote, .events = POLLIN};
-
-	if (poll(&pfd, 1, 1000) != 1)
-		return -1;
-	return (int)recv(w->remote, buf, cap, 0);
+	return fd_recv(w->remote, buf, cap, 1000);
 }
 
 /* The pseudo-header sum of @frame's TCP or UDP segment (IPv4 or IPv6, no tag). */
@@ -646,12 +733,125 @@ static void test_port_tx_bad_offload(void **state)
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_bad_offload"), 1);
 }
 
+/* Frame @f (built by fb_build()) with destination @dst and source @src. */
+static void set_macs(struct fb *f, const uint8_t dst[6], const uint8_t src[6])
+{
+	memcpy(f->b, dst, 6);
+	memcpy(f->b + 6, src, 6);
+}
+
+/* Both remotes get @f's datagram (and nothing more); the frame's done() ran. */
+static void expect_at(struct world *w, const struct fb *f, bool one, bool two)
+{
+	static uint8_t buf[2048];
+	int fds[2] = {w->remote, w->remote2};
+	bool want[2] = {one, two};
+
+	for (int i = 0; i < 2; i++) {
+		if (!want[i])
+			continue;
+		assert_int_equal(fd_recv(fds[i], buf, sizeof(buf), 1000), 8 + (int)f->len);
+		assert_memory_equal(buf + 8, f->b, f->len);
+	}
+	/* Nothing at a remote that should not have it (nor a second copy at one that should). */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(fd_recv(fds[i], buf, sizeof(buf), 100), -1);
+}
+
+/* Remote @fd sends a frame from @src to @dst; the switch has it (the @nth captured). */
+static void heard_from(struct world *w, int fd, const uint8_t dst[6], const uint8_t src[6],
+		       uint8_t seed, unsigned int nth)
+{
+	static struct fb f;
+	uint8_t *d;
+
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, seed);
+	set_macs(&f, dst, src);
+	d = dgram(4242, f.b, f.len);
+	send_to_port(w, fd, d, 8 + f.len);
+	free(d);
+	assert_true(WAIT_FOR(w, captured(w) == nth));
+}
+
+/* The switch's other port sends a frame from @src to @dst: it reaches remote 1 and/or 2 only. */
+static void sent_to(struct world *w, const uint8_t dst[6], const uint8_t src[6], uint8_t seed,
+		    bool one, bool two)
+{
+	static struct fb f;
+	struct tpkt t;
+	struct sw_pkt *pp;
+
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, seed);
+	set_macs(&f, dst, src);
+	pp = tpkt_init(&t, f.b, f.len, 128, false, 0);
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	expect_at(w, &f, one, two);
+	assert_int_equal(t.done, 1);
+}
+
+/*
+ * Two remotes: broadcast and unknown unicast go to both; once a MAC has
+ * been heard behind one remote, frames to it go to that remote alone, and
+ * follow it when it is heard behind the other.
+ */
+static void test_port_remotes(void **state)
+{
+	struct world *w = *state;
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+			     guest[6] = {0x02, 0, 0, 0, 0, 0x01}, far[6] = {0x02, 0, 0, 0, 0, 0x99},
+			     nobody[6] = {0x02, 0, 0, 0, 0, 0x77};
+
+	sent_to(w, bcast, guest, 51, true, true);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_flooded"), 1);
+	/* "far" speaks from behind the second remote, then moves behind the first. */
+	heard_from(w, w->remote2, guest, far, 52, 1);
+	sent_to(w, far, guest, 53, false, true);
+	heard_from(w, w->remote, guest, far, 54, 2);
+	sent_to(w, far, guest, 55, true, false);
+	/* A MAC nobody has heard: both. */
+	sent_to(w, nobody, guest, 56, true, true);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_flooded"), 2);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_bad_source"), 0);
+}
+
+/* A GSO frame to every remote: each gets every segment. */
+static void test_port_remotes_gso(void **state)
+{
+	struct world *w = *state;
+	static struct fb f;
+	static uint8_t buf[2048];
+	struct tpkt t;
+	struct sw_pkt *pp;
+	int fds[2] = {w->remote, w->remote2};
+
+	fb_build(&f, 4, IPPROTO_TCP, false, 10000, 57);
+	csum_blank(f.b, f.len);
+	pp = tpkt_init(&t, f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
+	pp->gso_type = SW_GSO_TCPV4;
+	pp->gso_size = 1448;
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	for (int r = 0; r < 2; r++) {
+		for (uint32_t k = 0, off = 0; k < 7; k++) {
+			uint32_t want = k < 6 ? 1448 : 10000 - 6 * 1448;
+			int n = fd_recv(fds[r], buf, sizeof(buf), 1000);
+
+			assert_int_equal(n, 8 + 14 + 20 + 20 + (int)want);
+			assert_true(l4_csum_ok(buf + 8, (uint32_t)n - 8));
+			assert_memory_equal(buf + 8 + f.l4 + 20, f.b + f.l4 + 20 + off, want);
+			off += want;
+		}
+		assert_int_equal(fd_recv(fds[r], buf, sizeof(buf), 100), -1);
+	}
+	assert_int_equal(t.done, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_spec_defaults),
 	    cmocka_unit_test(test_spec_everything),
 	    cmocka_unit_test(test_spec_bad),
+	    cmocka_unit_test(test_spec_remotes),
 	    cmocka_unit_test(test_spec_same),
 	    cmocka_unit_test(test_hdr),
 	    cmocka_unit_test(test_check),
@@ -659,6 +859,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_port_tx, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_bad_offload, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_remotes, setup_two, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_remotes_gso, setup_two, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

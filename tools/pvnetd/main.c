@@ -41,10 +41,12 @@ static void usage(FILE *f)
 		"                         add a TAP uplink port NAME (in namespace NETNS) to the\n"
 		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
 		"  -u, --uplink "
-		"vxlan:id=VNI,remote=ADDR[,local=ADDR][,dstport=PORT][,mtu=N][,netns=NS]\n"
+		"vxlan:id=VNI,remote=ADDR[,remote=ADDR...][,local=ADDR][,dstport=PORT][,mtu=N][,"
+		"netns=NS]\n"
 		"                         add a VXLAN uplink port: segment VNI tunnelled over\n"
 		"                         UDP to the VTEP at ADDR (another pvnetd, or a Linux\n"
-		"                         vxlan device), port 4789 and MTU 1500 unless given\n"
+		"                         vxlan device; up to 8 remotes, each MAC learnt behind\n"
+		"                         one), port 4789 and MTU 1500 unless given\n"
 		"                         (docs/vxlan.md); --uplink may be given up to 8 times\n"
 		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
 		"                         1..16, default 8\n"
@@ -237,7 +239,9 @@ int main(int argc, char **argv)
 				/* The same tunnel twice: two ports on one wire, a loop. */
 				for (unsigned int i = 0; i < nvx; i++)
 					if (uplink_vxlan_spec_same(&vx[i], &vx[nvx]))
-						die("--uplink: '%s' is given twice", optarg);
+						die("--uplink: '%s' is a tunnel given before "
+						    "(same VNI, port, namespace and a remote)",
+						    optarg);
 				nvx++;
 				break;
 			}
