@@ -579,8 +579,9 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 
 /*
  * Start a capture of a switch port (`pvnet capture`): the reply carries the
- * reading end of a SOCK_SEQPACKET pair, whose every datagram is one frame
- * (struct sw_capture_hdr, then the frame's first bytes).  Only a tool's
+ * reading end of a SOCK_SEQPACKET pair, whose datagrams hold one record per
+ * frame (struct sw_capture_hdr, the frame's first bytes, padding to 8),
+ * as many as fit in 64 KiB (switch/capture.c).  Only a tool's
  * connection may: a guest must not see other guests' frames.  The capture
  * lives until capture-stop or until the connection closes.
  */
