@@ -65,6 +65,9 @@ specs = [
     "vxlan:id=7,remote=10.0.0.1,remote=10.0.0.1",
     "vxlan:id=7,remote=10.0.0.1,remote=2001:db8::1",
     "vxlan:id=7," + ",".join("remote=10.0.0.%d" % i for i in range(1, 10)),
+    "vxlan:id=7,remote=10.0.0.1,srcport=49152-65535",
+    "vxlan:id=7,remote=10.0.0.1,srcport=4789-4789",
+    "vxlan:id=7,remote=10.0.0.1,srcport=10-5",
 ]
 for i, s in enumerate(specs):
     with open(os.path.join(out, "spec-%02d" % i), "wb") as f:

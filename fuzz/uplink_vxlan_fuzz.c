@@ -22,12 +22,14 @@
  *   odd: an --uplink argument, 1.. as a NUL-terminated string
  *
  * The promises checked are the ones vxlan.h documents.  A datagram: a
- * drop reason is one of enum uplink_vxlan_drop; an accepted one has the
+ * drop reason is one of enum uplink_vxlan_drop (and the same bytes as a
+ * frame's header go through the flow hash); an accepted one has the
  * flags byte 0x08, every reserved bit clear, our VNI, an Ethernet header
  * at least, a frame of the datagram's length less the header, and no
  * more than the MTU past its network header.  A specification: parsed,
  * it has a VNI, port and MTU in range, a unicast remote and a local
- * address of its family, both on dstport, a name; refused, a reason.
+ * address of its family, both on dstport, a source port range that is
+ * none or 1 <= MIN <= MAX, a name; refused, a reason.
  * A broken promise traps.
  */
 
@@ -71,6 +73,8 @@ static void fuzz_datagram(const uint8_t *data, size_t size)
 		check(((uint32_t)d[4] << 16 | (uint32_t)d[5] << 8 | d[6]) == vni);
 		check((uint32_t)rc <= sw_frame_l3_off(f, (uint32_t)rc) + mtu);
 	}
+	/* The source port's flow hash reads any bytes, within them (as a frame's header copy). */
+	(void)uplink_vxlan_flow_hash(d, len);
 	free(d);
 }
 
@@ -93,6 +97,7 @@ static void fuzz_spec(const uint8_t *data, size_t size)
 		check(s.vni <= UPLINK_VXLAN_VNI_MAX && s.dstport != 0);
 		check(s.mtu >= 68 && s.mtu <= UPLINK_VXLAN_MTU_MAX);
 		check(s.nremotes >= 1 && s.nremotes <= UPLINK_VXLAN_REMOTES_MAX);
+		check(s.srcport_min ? s.srcport_min <= s.srcport_max : !s.srcport_max);
 		check(s.local.ss_family == s.remote[0].ss_family && s.local_len == s.remote_len);
 		for (unsigned int i = 0; i < s.nremotes; i++) {
 			check(s.remote[i].ss_family == s.remote[0].ss_family);

@@ -86,8 +86,9 @@ static void set_port(struct sockaddr_storage *ss, uint16_t port)
 int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, char *err,
 			    size_t errlen)
 {
-	enum { K_ID, K_REMOTE, K_LOCAL, K_DSTPORT, K_MTU, K_NETNS, K_NR };
-	static const char *const keys[K_NR] = {"id", "remote", "local", "dstport", "mtu", "netns"};
+	enum { K_ID, K_REMOTE, K_LOCAL, K_DSTPORT, K_SRCPORT, K_MTU, K_NETNS, K_NR };
+	static const char *const keys[K_NR] = {"id",	  "remote", "local", "dstport",
+					       "srcport", "mtu",    "netns"};
 	bool seen[K_NR] = {false};
 	unsigned long v;
 	const char *p;
@@ -115,7 +116,8 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 				break;
 		if (k == K_NR)
 			return bad(err, errlen,
-				   "unknown key '%.*s' (id, remote, local, dstport, mtu, netns)",
+				   "unknown key '%.*s' (id, remote, local, dstport, srcport, mtu, "
+				   "netns)",
 				   (int)klen, p);
 		if (seen[k] && k != K_REMOTE)
 			return bad(err, errlen, "%s given twice", keys[k]);
@@ -157,6 +159,20 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 				return bad(err, errlen, "dstport must be 1..65535");
 			out->dstport = (uint16_t)v;
 			break;
+		case K_SRCPORT: {
+			const char *dash = memchr(val, '-', vlen);
+			unsigned long lo, hi;
+
+			if (!dash || parse_num(val, (size_t)(dash - val), 65535, false, &lo) < 0 ||
+			    parse_num(dash + 1, vlen - (size_t)(dash - val) - 1, 65535, false,
+				      &hi) < 0 ||
+			    lo > hi)
+				return bad(err, errlen,
+					   "srcport must be MIN-MAX, 1 <= MIN <= MAX <= 65535");
+			out->srcport_min = (uint16_t)lo;
+			out->srcport_max = (uint16_t)hi;
+			break;
+		}
 		case K_MTU:
 			if (parse_num(val, vlen, UPLINK_VXLAN_MTU_MAX, false, &v) < 0 || v < 68)
 				return bad(err, errlen, "mtu must be 68..%u", UPLINK_VXLAN_MTU_MAX);
@@ -243,4 +259,35 @@ int uplink_vxlan_check(const uint8_t *dgram, uint32_t len, uint32_t vni, uint32_
 	if (flen > sw_frame_l3_off(frame, flen) + mtu)
 		return -(UPLINK_VXLAN_DROP_OVERSIZE + 1);
 	return (int)flen;
+}
+
+/* FNV-1a over @n bytes, continuing from @h. */
+static uint32_t fnv1a(uint32_t h, const uint8_t *p, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+uint32_t uplink_vxlan_flow_hash(const uint8_t *hdr, uint32_t len)
+{
+	uint32_t h = 2166136261u;
+	struct sw_l4 l4;
+
+	if (sw_frame_parse(hdr, len, &l4) == 0) {
+		/* Addresses (v4: 12..19 of the header, v6: 8..39), protocol, ports. */
+		if (l4.l3 == 4)
+			h = fnv1a(h, hdr + l4.l3_off + 12, 8);
+		else
+			h = fnv1a(h, hdr + l4.l3_off + 8, 32);
+		h = fnv1a(h, &l4.proto, 1);
+		h = fnv1a(h, hdr + l4.l4_off, 4);
+	} else {
+		h = fnv1a(h, hdr, len < SW_FRAME_ETH_HLEN ? len : SW_FRAME_ETH_HLEN);
+	}
+	/* Mix the low bits (a port is picked by h % n). */
+	h ^= h >> 16;
+	h *= 0x45d9f3bu;
+	h ^= h >> 16;
+	return h;
 }

@@ -53,6 +53,8 @@
 #define UPLINK_VXLAN_MTU_MAX (65535u - 8u - UPLINK_VXLAN_HLEN - 18u)
 /* Remote endpoints one uplink may name (remote= given once each). */
 #define UPLINK_VXLAN_REMOTES_MAX 8u
+/* Source ports (sockets) the datagrams of a tunnel leave from, at most: a flow keeps one. */
+#define UPLINK_VXLAN_SRCPORTS_MAX 8u
 
 /**
  * struct uplink_vxlan_spec - one VXLAN uplink, as parsed from its specification
@@ -65,6 +67,9 @@
  * @local: the address we bind (the wildcard of @remote's family if not
  *	given), port @dstport
  * @local_len: its length
+ * @srcport_min: the lowest UDP source port of the datagrams we send, 0 for
+ *	ports the kernel picks (its ephemeral range, as Linux's default)
+ * @srcport_max: the highest (0 with @srcport_min 0)
  * @netns: the network namespace of the socket, "" for pvnetd's own
  * @name: the switch port's name: "vxlan<VNI>", or "vxlan<VNI>:<PORT>" when
  *	@dstport is not 4789
@@ -78,12 +83,13 @@ struct uplink_vxlan_spec {
 	socklen_t remote_len;
 	struct sockaddr_storage local;
 	socklen_t local_len;
+	uint16_t srcport_min, srcport_max;
 	char netns[UPLINK_NETNS_MAX + 1];
 	char name[32];
 };
 
 /**
- * uplink_vxlan_spec_parse() - parse "vxlan:id=VNI,remote=ADDR[,remote=ADDR...][,local=ADDR][,dstport=PORT][,mtu=N][,netns=NS]"
+ * uplink_vxlan_spec_parse() - parse "vxlan:id=VNI,remote=ADDR[,remote=ADDR...][,local=ADDR][,dstport=PORT][,srcport=MIN-MAX][,mtu=N][,netns=NS]"
  * @spec: the --uplink argument
  * @out: filled on success
  * @err: receives why not, on failure
@@ -95,8 +101,9 @@ struct uplink_vxlan_spec {
  * Linux device's all-zeroes FDB entry lists), every other key once.  ADDR
  * is a numeric IPv4 or IPv6 address; a remote must be unicast (no
  * multicast group), every remote and local, if given, of one family.
- * dstport is 1..65535 (default 4789), mtu 68..UPLINK_VXLAN_MTU_MAX
- * (default 1500).
+ * dstport is 1..65535 (default 4789), srcport MIN-MAX with 1 <= MIN <=
+ * MAX <= 65535 (default: ports the kernel picks), mtu
+ * 68..UPLINK_VXLAN_MTU_MAX (default 1500).
  *
  * Return: 0, or -EINVAL with @err set
  */
@@ -152,5 +159,22 @@ const char *uplink_vxlan_drop_name(enum uplink_vxlan_drop d);
  * Return: the frame's length, or -(reason + 1) (enum uplink_vxlan_drop)
  */
 int uplink_vxlan_check(const uint8_t *dgram, uint32_t len, uint32_t vni, uint32_t mtu);
+
+/**
+ * uplink_vxlan_flow_hash() - a hash of the flow a frame belongs to, for its source port
+ * @hdr: the frame's first bytes (a private copy)
+ * @len: bytes at @hdr
+ *
+ * RFC 7348 (section 5) recommends a source port computed from the inner
+ * packet, so that the network between the VTEPs (ECMP, a receiving NIC's
+ * RSS) can spread tunnelled flows apart while keeping each in order.  For a
+ * TCP or UDP packet (sw_frame_parse()) the hash covers the IP addresses,
+ * the protocol and the ports; for anything else the Ethernet addresses and
+ * type.  It depends on nothing else: every segment of a GSO frame, and the
+ * frame itself, hash alike.
+ *
+ * Return: the hash
+ */
+uint32_t uplink_vxlan_flow_hash(const uint8_t *hdr, uint32_t len);
 
 #endif /* PVNET_UPLINK_VXLAN_H */

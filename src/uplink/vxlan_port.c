@@ -23,22 +23,30 @@
  *
  *   switch -> remote  xmit(), on whatever data-path thread forwards to us
  *                     (netback workers, the TAP uplink's reader), at once
- *                     for several.  One sendmmsg() per call (or per
- *                     UPLINK_VXLAN_MSGS datagrams): each frame as an iovec
- *                     of the VXLAN header and the frame's own pieces, no
- *                     copy, to the remote its destination MAC was learnt
- *                     behind, or to every remote (broadcast, multicast,
- *                     unknown unicast: head-end replication, as a Linux
- *                     device whose all-zeroes FDB entry lists several).  A frame with offloads the wire does not have
- *                     is made whole first, in a scratch area: a blank
- *                     checksum is filled in, a GSO frame is cut into
- *                     gso_size segments with full checksums (switch/frame.h),
- *                     one datagram each.  The call takes one of the port's
- *                     UPLINK_VXLAN_SCRATCH scratch areas for the whole batch
- *                     (a mutex per call, not per frame), so that senders on
- *                     different threads rarely wait for each other.  A
- *                     datagram the socket refuses (EAGAIN: its buffer is
- *                     full; EMSGSIZE) is counted and lost, as on a wire.
+ *                     for several.  Each frame as an iovec of the VXLAN
+ *                     header and the frame's own pieces, no copy, to the
+ *                     remote its destination MAC was learnt behind, or to
+ *                     every remote (broadcast, multicast, unknown unicast:
+ *                     head-end replication, as a Linux device whose
+ *                     all-zeroes FDB entry lists several), from the
+ *                     source port of the frame's flow: the port keeps up
+ *                     to UPLINK_VXLAN_SRCPORTS_MAX sending sockets, each
+ *                     bound to its own source port, and a frame goes out
+ *                     of socket flow_hash % n (RFC 7348's recommendation,
+ *                     Linux's default), so that the network between the
+ *                     VTEPs can spread flows and keeps each in order.  One
+ *                     sendmmsg() per socket used per call (or per
+ *                     UPLINK_VXLAN_MSGS datagrams).  A frame with offloads
+ *                     the wire does not have is made whole first, in a
+ *                     scratch area: a blank checksum is filled in, a GSO
+ *                     frame is cut into gso_size segments with full
+ *                     checksums (switch/frame.h), one datagram each.  The
+ *                     call takes one of the port's UPLINK_VXLAN_SCRATCH
+ *                     scratch areas for the whole batch (a mutex per call,
+ *                     not per frame), so that senders on different threads
+ *                     rarely wait for each other.  A datagram a socket
+ *                     refuses (EAGAIN: its buffer is full; EMSGSIZE) is
+ *                     counted and lost, as on a wire.
  *
  * The frames a vif sends are the guest's pages: the kernel copies them
  * into the datagram during sendmmsg(), and they are put (the guest's TX
@@ -100,7 +108,9 @@ struct xmit_scratch {
 	pthread_mutex_t lock;
 	struct mmsghdr msgs[UPLINK_VXLAN_MSGS];
 	struct iovec iov[UPLINK_VXLAN_MSGS][UPLINK_VXLAN_IOV];
-	struct sw_pkt *held[UPLINK_VXLAN_MSGS]; /* put after the datagrams are sent */
+	struct sw_pkt *held[UPLINK_VXLAN_MSGS];	  /* put after the datagrams are sent */
+	uint8_t src[UPLINK_VXLAN_MSGS];		  /* each datagram's sending socket */
+	struct mmsghdr sorted[UPLINK_VXLAN_MSGS]; /* @msgs grouped by socket */
 	unsigned int nmsgs, nheld;
 	bool frame_used; /* @frame holds a frame some queued datagram points into */
 	uint8_t frame[65536];
@@ -113,7 +123,10 @@ struct uplink_vxlan_port {
 	struct sw_port *sp;
 	struct uplink_vxlan_spec spec;
 	uint8_t vxh[UPLINK_VXLAN_HLEN]; /* our header, the same on every datagram */
-	int fd;
+	int fd; /* bound to dstport: receives, and sends if a source port is dstport */
+	int src_fd[UPLINK_VXLAN_SRCPORTS_MAX]; /* the sending sockets (may be @fd) */
+	uint16_t src_port[UPLINK_VXLAN_SRCPORTS_MAX];
+	unsigned int nsrc;
 	struct uplink_reader reader;
 	struct uplink_pool pool;
 	struct xmit_scratch *scratch[UPLINK_VXLAN_SCRATCH];
@@ -267,13 +280,13 @@ static void *reader_thread(void *arg)
 	return NULL;
 }
 
-/* Send the datagrams queued in @s, then put the frames they came from. */
-static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
+/* Send @n datagrams through @fd, counting the ones it refuses. */
+static void send_all(struct uplink_vxlan_port *p, int fd, struct mmsghdr *msgs, unsigned int n)
 {
 	unsigned int done = 0;
 
-	while (done < s->nmsgs) {
-		int r = sendmmsg(p->fd, s->msgs + done, s->nmsgs - done, MSG_DONTWAIT);
+	while (done < n) {
+		int r = sendmmsg(fd, msgs + done, n - done, MSG_DONTWAIT);
 
 		if (r > 0) {
 			done += (unsigned int)r;
@@ -283,11 +296,36 @@ static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
 			continue;
 		/* This datagram is refused (EAGAIN: the socket is full, so are the rest). */
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			count(&p->tx_eagain, s->nmsgs - done);
+			count(&p->tx_eagain, n - done);
 			break;
 		}
 		count(&p->tx_errors, 1);
 		done++;
+	}
+}
+
+/* Send the datagrams queued in @s, one sendmmsg() per socket, then put the frames they came from. */
+static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
+{
+	if (p->nsrc == 1) {
+		send_all(p, p->src_fd[0], s->msgs, s->nmsgs);
+	} else if (s->nmsgs) {
+		/* A stable counting sort: each socket's datagrams keep their order. */
+		unsigned int start[UPLINK_VXLAN_SRCPORTS_MAX + 1] = {0};
+		unsigned int at[UPLINK_VXLAN_SRCPORTS_MAX];
+
+		for (unsigned int i = 0; i < s->nmsgs; i++)
+			start[s->src[i] + 1]++;
+		for (unsigned int k = 0; k < p->nsrc; k++) {
+			start[k + 1] += start[k];
+			at[k] = start[k];
+		}
+		for (unsigned int i = 0; i < s->nmsgs; i++)
+			s->sorted[at[s->src[i]]++] = s->msgs[i];
+		for (unsigned int k = 0; k < p->nsrc; k++)
+			if (start[k + 1] > start[k])
+				send_all(p, p->src_fd[k], s->sorted + start[k],
+					 start[k + 1] - start[k]);
 	}
 	for (unsigned int i = 0; i < s->nheld; i++)
 		sw_pkt_put(s->held[i]);
@@ -302,7 +340,7 @@ static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
  * scratch frame it may point into stays as it is until the next frame.
  */
 static void xmit_queue(struct uplink_vxlan_port *p, struct xmit_scratch *s,
-		       const struct iovec *pieces, unsigned int n, int to)
+		       const struct iovec *pieces, unsigned int n, int to, unsigned int src)
 {
 	unsigned int first = to < 0 ? 0 : (unsigned int)to,
 		     last = to < 0 ? p->spec.nremotes : (unsigned int)to + 1;
@@ -312,6 +350,7 @@ static void xmit_queue(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 
 		if (s->nmsgs == UPLINK_VXLAN_MSGS)
 			xmit_flush(p, s);
+		s->src[s->nmsgs] = (uint8_t)src;
 		iov = s->iov[s->nmsgs];
 		iov[0] = (struct iovec){.iov_base = p->vxh, .iov_len = UPLINK_VXLAN_HLEN};
 		memcpy(iov + 1, pieces, n * sizeof(*pieces));
@@ -364,7 +403,7 @@ static uint32_t linearise(struct xmit_scratch *s, const struct sw_pkt *pkt)
  * one datagram or one per segment.  False if it cannot be (counted).
  */
 static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
-			   const struct sw_pkt *pkt, int to)
+			   const struct sw_pkt *pkt, int to, unsigned int src)
 {
 	uint32_t len;
 	struct sw_l4 l4;
@@ -391,7 +430,7 @@ static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 			count(&p->tx_oversize, 1);
 			return false;
 		}
-		xmit_queue(p, s, &one, 1, to);
+		xmit_queue(p, s, &one, 1, to, src);
 		s->frame_used = true;
 		return true;
 	}
@@ -411,7 +450,7 @@ static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 		    {.iov_base = s->segs[i].hdr, .iov_len = s->segs[i].hdr_len},
 		    {.iov_base = s->frame + s->segs[i].off, .iov_len = s->segs[i].len}};
 
-		xmit_queue(p, s, two, 2, to);
+		xmit_queue(p, s, two, 2, to, src);
 	}
 	s->frame_used = true;
 	count(&p->tx_segmented, 1);
@@ -447,6 +486,7 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct sw_pkt *pkt = pkts[i];
+		unsigned int src;
 		int to;
 
 		if (pkt->nfrags > SW_PKT_MAX_FRAGS) {
@@ -457,8 +497,9 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 		if (s->nmsgs == UPLINK_VXLAN_MSGS || s->nheld == UPLINK_VXLAN_MSGS)
 			xmit_flush(p, s);
 		to = xmit_to(p, pkt, now);
+		src = p->nsrc > 1 ? uplink_vxlan_flow_hash(pkt->hdr, pkt->hdr_len) % p->nsrc : 0;
 		if (pkt->gso_type != SW_GSO_NONE || (pkt->flags & SW_PKT_CSUM_BLANK)) {
-			if (!xmit_offloaded(p, s, pkt, to)) {
+			if (!xmit_offloaded(p, s, pkt, to, src)) {
 				sw_pkt_put(pkt);
 				continue;
 			}
@@ -480,7 +521,7 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 			for (unsigned int f = 0; f < pkt->nfrags; f++)
 				pieces[k++] = (struct iovec){.iov_base = (void *)pkt->frag[f].base,
 							     .iov_len = pkt->frag[f].len};
-			xmit_queue(p, s, pieces, k, to);
+			xmit_queue(p, s, pieces, k, to, src);
 		}
 		s->held[s->nheld++] = pkt;
 		if (to < 0 && p->fdb)
@@ -504,10 +545,92 @@ static void sockbuf(int fd)
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
+/* A UDP socket of the tunnel's family, nonblocking, bound to @addr (its port included). */
+static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_storage *addr)
+{
+	int fd = socket(sp->remote[0].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
+	    one = 1;
+
+	if (fd < 0)
+		return -errno;
+	if ((sp->remote[0].ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(fd, (const struct sockaddr *)addr, sp->local_len) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static uint16_t bound_port(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		return 0;
+	return ntohs(a.ss_family == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
+					    : ((struct sockaddr_in6 *)&a)->sin6_port);
+}
+
+/*
+ * The sending sockets: UPLINK_VXLAN_SRCPORTS_MAX on ports the kernel picks,
+ * or one per share of the srcport range (as many as the range has ports,
+ * up to the maximum), each on the first port of its share it can bind;
+ * dstport is the receiving socket's.
+ */
+static int open_src_sockets(struct uplink_vxlan_port *p)
+{
+	const struct uplink_vxlan_spec *sp = &p->spec;
+	uint32_t lo = sp->srcport_min, span = lo ? (uint32_t)sp->srcport_max - lo + 1 : 0;
+	unsigned int n = UPLINK_VXLAN_SRCPORTS_MAX;
+
+	if (span && span < n)
+		n = span;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t first = lo + (uint32_t)((uint64_t)span * i / n),
+			 end = lo + (uint32_t)((uint64_t)span * (i + 1) / n);
+		struct sockaddr_storage a = sp->local;
+		int fd = -EADDRINUSE;
+
+		for (uint32_t port = first; fd == -EADDRINUSE && (!span || port < end); port++) {
+			if (span && port == sp->dstport) {
+				fd = p->fd;
+				break;
+			}
+			if (a.ss_family == AF_INET)
+				((struct sockaddr_in *)&a)->sin_port = htons((uint16_t)port);
+			else
+				((struct sockaddr_in6 *)&a)->sin6_port = htons((uint16_t)port);
+			fd = udp_socket(sp, &a);
+			if (!span)
+				break;
+		}
+		if (fd < 0) {
+			err("uplink %s: source ports %u-%u: %s", sp->name, first, end - 1,
+			    fd == -EADDRINUSE ? "every one is in use" : strerror(-fd));
+			return fd;
+		}
+		if (fd != p->fd) {
+			int v = (int)UPLINK_VXLAN_SOCKBUF, small = 1;
+
+			/* Send-only: little room for what may come to its port. */
+			if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+				(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		}
+		p->src_fd[p->nsrc] = fd;
+		p->src_port[p->nsrc++] = bound_port(fd);
+	}
+	return 0;
+}
+
 static int port_open_socket(struct uplink_vxlan_port *p)
 {
 	const struct uplink_vxlan_spec *sp = &p->spec;
-	int saved = -1, rc = 0, one = 1;
+	int saved = -1, rc = 0;
 
 	if (*sp->netns) {
 		rc = uplink_netns_enter(sp->netns, NULL, &saved);
@@ -516,19 +639,16 @@ static int port_open_socket(struct uplink_vxlan_port *p)
 			return rc;
 		}
 	}
-	/* Made in the namespace: it stays there whatever thread uses it. */
-	p->fd = socket(sp->remote[0].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (p->fd < 0)
-		rc = -errno;
-	if (rc == 0 && sp->remote[0].ss_family == AF_INET6 &&
-	    setsockopt(p->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
-		rc = -errno;
-	if (rc == 0 && bind(p->fd, (const struct sockaddr *)&sp->local, sp->local_len) < 0)
-		rc = -errno;
-	if (rc == 0)
+	/* Made in the namespace: they stay there whatever thread uses them. */
+	rc = udp_socket(sp, &sp->local);
+	if (rc >= 0) {
+		p->fd = rc;
+		rc = 0;
 		sockbuf(p->fd);
-	if (rc < 0)
+		rc = open_src_sockets(p);
+	} else {
 		err("uplink %s: UDP port %u: %s", sp->name, sp->dstport, strerror(-rc));
+	}
 	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
@@ -538,7 +658,9 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 			     struct uplink_vxlan_port **out)
 {
 	struct uplink_vxlan_port *p = calloc(1, sizeof(*p));
-	char addr[INET6_ADDRSTRLEN], addrs[UPLINK_VXLAN_REMOTES_MAX * INET6_ADDRSTRLEN] = "";
+	char addr[INET6_ADDRSTRLEN],
+	    addrs[UPLINK_VXLAN_REMOTES_MAX * INET6_ADDRSTRLEN] = "",
+					     srcs[UPLINK_VXLAN_SRCPORTS_MAX * 6 + 1] = "";
 	int rc;
 
 	if (!p)
@@ -594,9 +716,15 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 			  addr, sizeof(addr));
 		snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? " " : "", addr);
 	}
-	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, mtu %u", spec->name,
-	     *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni,
-	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, spec->mtu);
+	for (unsigned int i = 0; i < p->nsrc; i++) {
+		size_t off = strlen(srcs);
+
+		snprintf(srcs + off, sizeof(srcs) - off, "%s%u", i ? " " : "", p->src_port[i]);
+	}
+	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, mtu %u, source port%s %s",
+	     spec->name, *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni,
+	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, spec->mtu, p->nsrc > 1 ? "s" : "",
+	     srcs);
 	*out = p;
 	return 0;
 fail:
@@ -680,6 +808,9 @@ void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p)
 			pthread_mutex_destroy(&p->scratch[i]->lock);
 		free(p->scratch[i]);
 	}
+	for (unsigned int i = 0; i < p->nsrc; i++)
+		if (p->src_fd[i] != p->fd)
+			close(p->src_fd[i]);
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p->fdb);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # vxlan_remotes.sh - one VXLAN uplink to two Linux vxlan devices (remote= twice): a guest
-# attached to pvnetd reaches both; once it has heard a MAC behind one remote, its unicast
+# attached to pvnetd reaches both (8 TCP streams from several UDP source ports); once it has heard a MAC behind one remote, its unicast
 # frames go to that remote alone (the other's device counts none of them); broadcasts go to
 # both; the two remotes do not reach each other through pvnetd (a frame never goes back out
 # of the port it came in by).
@@ -73,8 +73,23 @@ b1=$(vx_rx "$K1") b2=$(vx_rx "$K2")
 check "reach the first remote ($a1 -> $b1 frames)" test $((b1 - a1)) -ge 100
 # A neighbour probe may be broadcast again meanwhile: a few frames, not a hundred.
 check "and not the second ($a2 -> $b2 frames)" test $((b2 - a2)) -le 4
-if r=$(tap_iperf "$K2" "$G" 10.83.0.3 -t 1); then ok "iperf3 TCP guest -> second remote: $r"
-else not_ok "iperf3 TCP guest -> second remote"; fi
+# Eight TCP flows: their datagrams leave pvnetd from several source ports (one per flow),
+# which the kernel's VTEP takes as any other (its RSS would spread them).
+if command -v tcpdump >/dev/null; then
+	timeout 15 ip netns exec "$K2" tcpdump -i vr2 -n -l -c 2000 \
+		"udp and dst port 4789 and src host 192.168.84.2" >"$TAP_TMP/dump" 2>/dev/null &
+	TD=$!
+	TAP_PIDS+=("$TD")
+	sleep 1
+fi
+if r=$(tap_iperf "$K2" "$G" 10.83.0.3 -t 1 -P 8); then
+	ok "iperf3 TCP guest -> second remote, 8 streams: $r"
+else not_ok "iperf3 TCP guest -> second remote, 8 streams"; fi
+if [ -n "${TD:-}" ]; then
+	wait "$TD"
+	n=$(sed -n 's/.* 192\.168\.84\.2\.\([0-9]*\) > .*/\1/p' "$TAP_TMP/dump" | sort -u | wc -l)
+	check "their datagrams left from several source ports ($n)" test "$n" -ge 2
+fi
 check_fails "the remotes do not reach each other through pvnetd" \
 	timeout 5 ip netns exec "$K1" ping -c 2 -i 0.2 -W 1 10.83.0.3
 check "pvnet status shows the frames flooded to both" bash -c \

@@ -41,6 +41,8 @@ static void test_spec_defaults(void **state)
 	assert_string_equal(s.name, "vxlan42");
 	assert_string_equal(s.netns, "");
 	assert_int_equal(s.nremotes, 1);
+	assert_int_equal(s.srcport_min, 0);
+	assert_int_equal(s.srcport_max, 0);
 	assert_int_equal(r->sin_family, AF_INET);
 	assert_int_equal(ntohl(r->sin_addr.s_addr), 0xc0000201);
 	assert_int_equal(ntohs(r->sin_port), 4789);
@@ -62,12 +64,15 @@ static void test_spec_everything(void **state)
 
 	(void)state;
 	assert_int_equal(uplink_vxlan_spec_parse("vxlan:mtu=9000,netns=red,dstport=8472,local=2001:"
-						 "db8::2,remote=2001:db8::1,id=16777215",
+						 "db8::2,remote=2001:db8::1,srcport=49152-65535,"
+						 "id=16777215",
 						 &s, err, sizeof(err)),
 			 0);
 	assert_int_equal(s.vni, 16777215);
 	assert_int_equal(s.dstport, 8472);
 	assert_int_equal(s.mtu, 9000);
+	assert_int_equal(s.srcport_min, 49152);
+	assert_int_equal(s.srcport_max, 65535);
 	assert_string_equal(s.netns, "red");
 	assert_string_equal(s.name, "vxlan16777215:8472");
 	assert_int_equal(r->sin6_family, AF_INET6);
@@ -90,6 +95,11 @@ static void test_spec_everything(void **state)
 	    0);
 	assert_int_equal(s.mtu, UPLINK_VXLAN_MTU_MAX);
 	assert_int_equal(s.dstport, 65535);
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=1,remote=10.0.0.1,srcport=1-1", &s, err, sizeof(err)),
+	    0);
+	assert_int_equal(s.srcport_min, 1);
+	assert_int_equal(s.srcport_max, 1);
 }
 
 /* Several remotes: in the order given, each on dstport; eight at most, each once, one family. */
@@ -177,6 +187,16 @@ static void test_spec_bad(void **state)
 	    "vxlan:id=1,remote=10.0.0.1,",
 	    "vxlan:id=1,,remote=10.0.0.1",
 	    "vxlan:id=1,remote",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=5000",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=0-10",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=10-5",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=1-65536",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=-5",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=5-",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=a-b",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=1-2-3",
+	    "vxlan:id=1,remote=10.0.0.1,srcport=1-2,srcport=1-2",
 	};
 	struct uplink_vxlan_spec s;
 
@@ -308,6 +328,64 @@ static void test_check(void **state)
 	assert_string_equal(uplink_vxlan_drop_name(UPLINK_VXLAN_DROP_NR), "?");
 }
 
+/* uplink_vxlan_flow_hash() on @len bytes copied to an exact-size heap buffer. */
+static uint32_t flow_hash(const uint8_t *frame, uint32_t len)
+{
+	uint8_t *c = malloc(len ? len : 1);
+	uint32_t h;
+
+	assert_non_null(c);
+	memcpy(c, frame, len);
+	h = uplink_vxlan_flow_hash(c, len);
+	free(c);
+	return h;
+}
+
+/*
+ * A flow hashes alike whatever its frames carry (payload, length, a VLAN
+ * tag); flows that differ in a port or an address spread over the source
+ * ports; a frame that is not TCP/UDP hashes by its Ethernet header; a runt
+ * is read only within its bytes.
+ */
+static void test_flow_hash(void **state)
+{
+	static struct fb a, b;
+	unsigned int seen[UPLINK_VXLAN_SRCPORTS_MAX] = {0}, used = 0;
+
+	(void)state;
+	for (int l3 = 4; l3 <= 6; l3 += 2) {
+		fb_build(&a, l3, IPPROTO_TCP, false, 100, 1);
+		fb_build(&b, l3, IPPROTO_TCP, false, 9000, 2);
+		assert_int_equal(flow_hash(a.b, 128), flow_hash(b.b, 128));
+		assert_int_equal(flow_hash(a.b, a.len), flow_hash(b.b, 128));
+		fb_build(&b, l3, IPPROTO_TCP, true, 100, 1);
+		assert_int_equal(flow_hash(a.b, 128), flow_hash(b.b, 128));
+		b.b[b.l4 + 1] ^= 1; /* another source port */
+		assert_int_not_equal(flow_hash(a.b, 128), flow_hash(b.b, 128));
+		fb_build(&b, l3, IPPROTO_UDP, false, 100, 1);
+		assert_int_not_equal(flow_hash(a.b, 128), flow_hash(b.b, 128));
+	}
+	/* 64 UDP flows (source ports 1000..1063) over 8 source ports: all of them used. */
+	fb_build(&a, 4, IPPROTO_UDP, false, 100, 3);
+	for (uint16_t sp = 1000; sp < 1064; sp++) {
+		fb_put16(a.b + a.l4, sp);
+		seen[flow_hash(a.b, a.len) % UPLINK_VXLAN_SRCPORTS_MAX]++;
+	}
+	for (unsigned int i = 0; i < UPLINK_VXLAN_SRCPORTS_MAX; i++)
+		used += seen[i] > 0;
+	assert_int_equal(used, UPLINK_VXLAN_SRCPORTS_MAX);
+	/* ARP: the Ethernet header only. */
+	fb_build(&a, 4, IPPROTO_UDP, false, 100, 4);
+	fb_put16(a.b + 12, 0x0806);
+	memcpy(&b, &a, sizeof(a));
+	b.b[20] ^= 0xff; /* not hashed */
+	assert_int_equal(flow_hash(a.b, 60), flow_hash(b.b, 60));
+	b.b[11] ^= 1; /* another source MAC */
+	assert_int_not_equal(flow_hash(a.b, 60), flow_hash(b.b, 60));
+	for (uint32_t len = 0; len < 40; len++)
+		(void)flow_hash(a.b, len);
+}
+
 /* ---- the port, on loopback: 127.0.0.1 is the port, 127.0.0.2 its remote ---- */
 
 #define CAP_MAX 64
@@ -408,12 +486,19 @@ static int udp_bound(const char *addr, uint16_t port)
 	return fd;
 }
 
-static int setup_n(void **state, unsigned int nremotes)
+/* How the port under test picks its source ports. */
+enum srcmode {
+	SRC_DEFAULT, /* ports the kernel picks */
+	SRC_DSTPORT, /* srcport=P-P, P its dstport: the receiving socket sends too */
+	SRC_RANGE,   /* srcport= a 64-port range beside its dstport */
+};
+
+static int setup_n(void **state, unsigned int nremotes, enum srcmode mode)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct sw_config cfg;
 	struct uplink_vxlan_spec spec;
-	char text[128], err[128];
+	char text[192], err[128], src[48] = "";
 
 	assert_non_null(w);
 	sw_config_init(&cfg);
@@ -438,9 +523,15 @@ static int setup_n(void **state, unsigned int nremotes)
 			close(w->remote);
 			continue;
 		}
+		if (mode == SRC_DSTPORT)
+			snprintf(src, sizeof(src), ",srcport=%u-%u", w->port, w->port);
+		else if (mode == SRC_RANGE)
+			snprintf(src, sizeof(src), ",srcport=%u-%u",
+				 w->port < 65535 - 64 ? w->port + 1 : w->port - 64,
+				 w->port < 65535 - 64 ? w->port + 64 : w->port - 1);
 		snprintf(text, sizeof(text),
-			 "vxlan:id=4242,remote=127.0.0.2,local=127.0.0.1,dstport=%u%s", w->port,
-			 nremotes > 1 ? ",remote=127.0.0.4" : "");
+			 "vxlan:id=4242,remote=127.0.0.2,local=127.0.0.1,dstport=%u%s%s", w->port,
+			 nremotes > 1 ? ",remote=127.0.0.4" : "", src);
 		assert_int_equal(uplink_vxlan_spec_parse(text, &spec, err, sizeof(err)), 0);
 		if (uplink_vxlan_port_create(w->sw, &spec, &w->vx) < 0) {
 			close(w->remote);
@@ -473,12 +564,22 @@ static int teardown(void **state)
 
 static int setup(void **state)
 {
-	return setup_n(state, 1);
+	return setup_n(state, 1, SRC_DEFAULT);
 }
 
 static int setup_two(void **state)
 {
-	return setup_n(state, 2);
+	return setup_n(state, 2, SRC_DEFAULT);
+}
+
+static int setup_src_dstport(void **state)
+{
+	return setup_n(state, 1, SRC_DSTPORT);
+}
+
+static int setup_src_range(void **state)
+{
+	return setup_n(state, 1, SRC_RANGE);
 }
 
 static void send_to_port(struct world *w, int fd, const uint8_t *d, size_t len)
@@ -845,6 +946,105 @@ static void test_port_remotes_gso(void **state)
 	assert_int_equal(t.done, 1);
 }
 
+/*
+ * Send @n UDP flows (inner source ports 2000..) through the port, twice:
+ * the UDP source port each flow's datagrams left from, the same both times.
+ */
+static void flows_sent(struct world *w, unsigned int n, uint16_t *src_of)
+{
+	static struct fb f;
+	static uint8_t buf[2048];
+
+	for (unsigned int i = 0; i < n; i++)
+		src_of[i] = 0;
+	for (int round = 0; round < 2; round++) {
+		static struct tpkt t[32];
+		static uint8_t frames[32][256];
+		struct sw_pkt *pp[32];
+
+		assert_true(n <= 32);
+		for (unsigned int i = 0; i < n; i++) {
+			fb_build(&f, 4, IPPROTO_UDP, false, 100, (uint8_t)i);
+			fb_put16(f.b + f.l4, (uint16_t)(2000 + i));
+			assert_true(f.len <= sizeof(frames[i]));
+			memcpy(frames[i], f.b, f.len);
+			pp[i] = tpkt_init(&t[i], frames[i], f.len, 128, false, 0);
+		}
+		sw_forward(w->sw, w->cap.port, pp, n);
+		for (unsigned int k = 0; k < n; k++) {
+			struct sockaddr_in from;
+			socklen_t flen = sizeof(from);
+			struct pollfd pfd = {.fd = w->remote, .events = POLLIN};
+			unsigned int flow;
+			int len;
+
+			assert_int_equal(poll(&pfd, 1, 1000), 1);
+			len = (int)recvfrom(w->remote, buf, sizeof(buf), 0,
+					    (struct sockaddr *)&from, &flen);
+			assert_true(len >= 8 + (int)f.l4 + 2);
+			flow = ((unsigned int)buf[8 + f.l4] << 8 | buf[8 + f.l4 + 1]) - 2000;
+			assert_true(flow < n);
+			if (round == 0 && !src_of[flow])
+				src_of[flow] = ntohs(from.sin_port);
+			else
+				assert_int_equal(ntohs(from.sin_port), src_of[flow]);
+		}
+		for (unsigned int i = 0; i < n; i++)
+			assert_int_equal(t[i].done, 1);
+	}
+	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
+}
+
+static unsigned int distinct(const uint16_t *v, unsigned int n)
+{
+	unsigned int d = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int j = 0;
+
+		while (j < i && v[j] != v[i])
+			j++;
+		d += j == i;
+	}
+	return d;
+}
+
+/* By default each flow leaves from one source port the kernel picked, the flows from several. */
+static void test_port_srcports(void **state)
+{
+	struct world *w = *state;
+	uint16_t src[32];
+
+	flows_sent(w, 32, src);
+	assert_true(distinct(src, 32) >= 4);
+	for (unsigned int i = 0; i < 32; i++)
+		assert_int_not_equal(src[i], w->port);
+}
+
+/* srcport=P-P with P the tunnel's port: every datagram from P, as before flows had ports. */
+static void test_port_srcport_dstport(void **state)
+{
+	struct world *w = *state;
+	uint16_t src[32];
+
+	flows_sent(w, 32, src);
+	for (unsigned int i = 0; i < 32; i++)
+		assert_int_equal(src[i], w->port);
+}
+
+/* srcport=MIN-MAX: every datagram from within the range, the flows spread over it. */
+static void test_port_srcport_range(void **state)
+{
+	struct world *w = *state;
+	unsigned int lo = w->port < 65535 - 64 ? w->port + 1u : w->port - 64u;
+	uint16_t src[32];
+
+	flows_sent(w, 32, src);
+	assert_true(distinct(src, 32) >= 4);
+	for (unsigned int i = 0; i < 32; i++)
+		assert_true(src[i] >= lo && src[i] < lo + 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -855,12 +1055,16 @@ int main(void)
 	    cmocka_unit_test(test_spec_same),
 	    cmocka_unit_test(test_hdr),
 	    cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_flow_hash),
 	    cmocka_unit_test_setup_teardown(test_port_rx, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_bad_offload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_remotes, setup_two, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_remotes_gso, setup_two, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_srcports, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_srcport_dstport, setup_src_dstport, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_srcport_range, setup_src_range, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
