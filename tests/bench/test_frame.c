@@ -164,6 +164,27 @@ static void test_corruption(void **state)
 			 -EBADMSG);
 }
 
+static void test_small_frames_every_byte_checked(void **state)
+{
+	static const uint32_t sizes[] = {60, 64, 121, 122, 123, 137, 138, 139, 200};
+	struct bench_tmpl t[2];
+
+	/* Up to 122 bytes the sampled check covers every byte; past it, the tail's 16. */
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t len = sizes[s];
+
+		tmpls(t, 2, len);
+		for (uint32_t off = 0; off < len; off++) {
+			bool checked = off < 122 || off >= len - 16;
+
+			fill(len, t, 1, 99, BENCH_VERIFY_SAMPLED);
+			frame[off] ^= 0x10;
+			assert_int_equal(check(len, t, 2, BENCH_VERIFY_SAMPLED),
+					 checked ? -EBADMSG : 0);
+		}
+	}
+}
+
 static void test_seq_differs(void **state)
 {
 	struct bench_tmpl t[1];
@@ -184,6 +205,7 @@ int main(void)
 	    cmocka_unit_test(test_headers),
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_corruption),
+	    cmocka_unit_test(test_small_frames_every_byte_checked),
 	    cmocka_unit_test(test_seq_differs),
 	};
 

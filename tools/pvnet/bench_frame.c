@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* bench_frame.c - pvnet bench: build, fill and check benchmark frames (pure functions) */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -35,17 +36,14 @@ static uint64_t seed_of(uint16_t flow, uint64_t seq)
 /* The pattern bytes of frame offsets [from, from + len), len <= CHUNK, from >= BENCH_HDR_LEN. */
 static void pattern(uint8_t *out, uint64_t seed, uint32_t from, uint32_t len)
 {
-	uint8_t words[CHUNK + 16];
+	uint64_t words[CHUNK / 8 + 2];
 	uint32_t p0 = from - BENCH_HDR_LEN, w0 = p0 / 8, skip = p0 % 8;
 	uint32_t nw = (skip + len + 7) / 8;
 
-	for (uint32_t i = 0; i < nw; i++) {
-		uint64_t v = seed ^ ((uint64_t)(w0 + i) + 1) * GOLDEN;
-
-		for (int b = 0; b < 8; b++)
-			words[i * 8 + (uint32_t)b] = (uint8_t)(v >> (8 * b));
-	}
-	memcpy(out, words + skip, len);
+	/* Whole words, stored little endian; then the bytes asked for. */
+	for (uint32_t i = 0; i < nw; i++)
+		words[i] = htole64(seed ^ ((uint64_t)(w0 + i) + 1) * GOLDEN);
+	memcpy(out, (const uint8_t *)words + skip, len);
 }
 
 /* Copy frame bytes [off, off + len) into (@write false) or out of (@write true) @buf. */
@@ -131,30 +129,44 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 	/* UDP checksum 0: none, as IPv4 allows. */
 }
 
-/* Most ranges: the head, one stamp per 4 KiB of a 64 KiB frame, the tail. */
-#define MAX_RANGES (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+/*
+ * The head: the headers and the first payload bytes, written and read in
+ * one piece (at 64 B, the whole frame in one copy).
+ */
+#define HEAD_PAYLOAD 64u
+#define HEAD_LEN     (BENCH_HDR_LEN + HEAD_PAYLOAD)
 
-/* The payload ranges [i][0], [i][1]) @mode covers, clipped to [BENCH_HDR_LEN, len); their count. */
+/* Most ranges past the head: one stamp per 4 KiB of a 64 KiB frame, the tail. */
+#define MAX_RANGES (1 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+
+/* Add [from, to) clipped to what the ranges before it cover; none if empty. */
+static unsigned int range_add(uint32_t r[MAX_RANGES][2], unsigned int n, uint32_t from, uint32_t to)
+{
+	uint32_t covered = n ? r[n - 1][1] : HEAD_LEN;
+
+	if (from < covered)
+		from = covered;
+	if (from >= to || n == MAX_RANGES)
+		return n;
+	r[n][0] = from;
+	r[n][1] = to;
+	return n + 1;
+}
+
+/*
+ * The payload ranges past the head that @mode covers: [r[i][0], r[i][1]),
+ * ascending, disjoint, within [HEAD_LEN, len); their count.
+ */
 static unsigned int ranges(enum bench_verify mode, uint32_t len, uint32_t r[MAX_RANGES][2])
 {
 	unsigned int n = 0;
 
-	if (len <= BENCH_HDR_LEN)
-		return 0;
-	if (mode == BENCH_VERIFY_FULL) {
-		r[0][0] = BENCH_HDR_LEN;
-		r[0][1] = len;
-		return 1;
-	}
-	r[n][0] = BENCH_HDR_LEN;
-	r[n++][1] = len < BENCH_HDR_LEN + 64 ? len : BENCH_HDR_LEN + 64;
-	for (uint32_t m = BENCH_STAMP_SPAN; m < len && n < MAX_RANGES - 1; m += BENCH_STAMP_SPAN) {
-		r[n][0] = m - BENCH_STAMP_LEN < BENCH_HDR_LEN ? BENCH_HDR_LEN : m - BENCH_STAMP_LEN;
-		r[n++][1] = m + BENCH_STAMP_LEN < len ? m + BENCH_STAMP_LEN : len;
-	}
-	r[n][0] = len - BENCH_STAMP_LEN < BENCH_HDR_LEN ? BENCH_HDR_LEN : len - BENCH_STAMP_LEN;
-	r[n++][1] = len;
-	return n;
+	if (mode == BENCH_VERIFY_FULL)
+		return range_add(r, 0, HEAD_LEN, len);
+	for (uint32_t m = BENCH_STAMP_SPAN; m < len; m += BENCH_STAMP_SPAN)
+		n = range_add(r, n, m - BENCH_STAMP_LEN,
+			      m + BENCH_STAMP_LEN < len ? m + BENCH_STAMP_LEN : len);
+	return range_add(r, n, len > BENCH_STAMP_LEN ? len - BENCH_STAMP_LEN : 0, len);
 }
 
 /**
@@ -170,20 +182,22 @@ static unsigned int ranges(enum bench_verify mode, uint32_t len, uint32_t r[MAX_
 void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct bench_tmpl *t,
 		      uint16_t flow, uint64_t seq, uint32_t frame_len, enum bench_verify mode)
 {
-	uint8_t hdr[BENCH_HDR_LEN], chunk[CHUNK];
+	uint8_t head[HEAD_LEN], chunk[CHUNK];
+	uint32_t hl = frame_len < HEAD_LEN ? frame_len : HEAD_LEN, r[MAX_RANGES][2];
 	uint64_t seed = seed_of(flow, seq);
-	uint32_t r[MAX_RANGES][2];
 	unsigned int nr;
 
-	memcpy(hdr, t->b, BENCH_L2L4_LEN);
+	memcpy(head, t->b, BENCH_L2L4_LEN);
 	for (int i = 0; i < 4; i++)
-		hdr[42 + i] = (uint8_t)(BENCH_MAGIC >> (8 * i));
-	hdr[46] = (uint8_t)flow;
-	hdr[47] = (uint8_t)(flow >> 8);
-	hdr[48] = hdr[49] = 0;
+		head[42 + i] = (uint8_t)(BENCH_MAGIC >> (8 * i));
+	head[46] = (uint8_t)flow;
+	head[47] = (uint8_t)(flow >> 8);
+	head[48] = head[49] = 0;
 	for (int i = 0; i < 8; i++)
-		hdr[50 + i] = (uint8_t)(seq >> (8 * i));
-	iov_xfer(iov, niov, 0, hdr, BENCH_HDR_LEN, true);
+		head[50 + i] = (uint8_t)(seq >> (8 * i));
+	if (hl > BENCH_HDR_LEN)
+		pattern(head + BENCH_HDR_LEN, seed, BENCH_HDR_LEN, hl - BENCH_HDR_LEN);
+	iov_xfer(iov, niov, 0, head, hl, true);
 	nr = ranges(mode, frame_len, r);
 	for (unsigned int i = 0; i < nr; i++) {
 		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
@@ -213,8 +227,8 @@ int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame
 		      const struct bench_tmpl *tmpls, unsigned int nflows, enum bench_verify mode,
 		      uint16_t *flow, uint64_t *seq)
 {
-	uint8_t hdr[BENCH_HDR_LEN], want[CHUNK], got[CHUNK];
-	uint32_t magic = 0, r[MAX_RANGES][2];
+	uint8_t head[HEAD_LEN], want[CHUNK], got[CHUNK];
+	uint32_t magic = 0, hl = frame_len < HEAD_LEN ? frame_len : HEAD_LEN, r[MAX_RANGES][2];
 	unsigned int nr;
 	size_t total = 0;
 	uint64_t s = 0, seed;
@@ -224,16 +238,21 @@ int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame
 		total += iov[i].iov_len;
 	if (total != frame_len || frame_len < BENCH_HDR_LEN)
 		return -EBADMSG;
-	iov_xfer(iov, niov, 0, hdr, BENCH_HDR_LEN, false);
+	iov_xfer(iov, niov, 0, head, hl, false);
 	for (int i = 0; i < 4; i++)
-		magic |= (uint32_t)hdr[42 + i] << (8 * i);
-	f = (uint16_t)(hdr[46] | hdr[47] << 8);
-	if (magic != BENCH_MAGIC || f >= nflows || hdr[48] || hdr[49] ||
-	    memcmp(hdr, tmpls[f].b, BENCH_L2L4_LEN))
+		magic |= (uint32_t)head[42 + i] << (8 * i);
+	f = (uint16_t)(head[46] | head[47] << 8);
+	if (magic != BENCH_MAGIC || f >= nflows || head[48] || head[49] ||
+	    memcmp(head, tmpls[f].b, BENCH_L2L4_LEN))
 		return -EBADMSG;
 	for (int i = 0; i < 8; i++)
-		s |= (uint64_t)hdr[50 + i] << (8 * i);
+		s |= (uint64_t)head[50 + i] << (8 * i);
 	seed = seed_of(f, s);
+	if (hl > BENCH_HDR_LEN) {
+		pattern(want, seed, BENCH_HDR_LEN, hl - BENCH_HDR_LEN);
+		if (memcmp(want, head + BENCH_HDR_LEN, hl - BENCH_HDR_LEN))
+			return -EBADMSG;
+	}
 	nr = ranges(mode, frame_len, r);
 	for (unsigned int i = 0; i < nr; i++) {
 		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
