@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/prefetch.h"
 #include "front/front.h"
 
 /*
@@ -339,6 +340,13 @@ int front_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 
 			q->rx_owner[b] = FRONT_RX_APP;
 			pb->data = (char *)pb->page + pkt.frags[f].offset;
+			/*
+			 * The backend just wrote it, from another CPU: start the
+			 * fetch of the frame's first line now, so that the
+			 * burst's misses overlap before the application reads.
+			 */
+			if (f == 0)
+				prefetch_read(pb->data);
 			pb->len = pkt.frags[f].len;
 			pb->pkt_len = pkt.len;
 			pb->flags = pkt.flags;

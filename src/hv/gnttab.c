@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/prefetch.h"
 #include "hv/gnttab.h"
 #include "hv/hv_internal.h"
 
@@ -51,6 +52,13 @@
 
 /* Distinct domains one batch keeps referenced (netback uses one or two). */
 #define HV_BATCH_DOMS 4
+
+/*
+ * Copy segments pinned ahead of their copies: enough for a batch of small
+ * frames to have all its cache misses in flight at once, few enough that
+ * the pins are held for microseconds only.
+ */
+#define HV_COPY_CHUNK 32
 
 void (*hv_gnttab_race_hook)(grant_entry_v1_t *entry);
 
@@ -517,13 +525,26 @@ static int16_t hv_copy_pin(struct hv_gnttab *gt, struct hv_batch *b,
 	return GNTST_okay;
 }
 
-static int16_t hv_gnttab_copy_one(struct hv_gnttab *gt, struct hv_batch *b,
-				  xengnttab_grant_copy_segment_t *seg)
+/* A segment of a copy batch between its pins and its copy. */
+struct hv_copy_prep {
+	xengnttab_grant_copy_segment_t *seg;
+	struct hv_copy_side src, dst;
+	uint8_t *s, *dp;
+};
+
+/*
+ * Check and pin one segment; GNTST_okay with @pp ready to copy, or the
+ * segment's status with nothing pinned.
+ */
+static int16_t hv_copy_prepare(struct hv_gnttab *gt, struct hv_batch *b,
+			       xengnttab_grant_copy_segment_t *seg, struct hv_copy_prep *pp)
 {
-	struct hv_copy_side src = {0}, dst = {0};
-	uint8_t *s = seg->source.virt, *dp = seg->dest.virt;
 	int16_t rc;
 
+	pp->seg = seg;
+	pp->src = pp->dst = (struct hv_copy_side){0};
+	pp->s = seg->source.virt;
+	pp->dp = seg->dest.virt;
 	/* gntdev refuses local-to-local copies: nothing for a hypervisor to do. */
 	if (!(seg->flags & (GNTCOPY_source_gref | GNTCOPY_dest_gref)))
 		return GNTST_bad_copy_arg;
@@ -536,30 +557,42 @@ static int16_t hv_gnttab_copy_one(struct hv_gnttab *gt, struct hv_batch *b,
 		return GNTST_bad_copy_arg;
 
 	if (seg->flags & GNTCOPY_source_gref) {
-		rc = hv_copy_pin(gt, b, &seg->source, false, &src, &s);
+		rc = hv_copy_pin(gt, b, &seg->source, false, &pp->src, &pp->s);
 		if (rc != GNTST_okay)
 			return rc;
 	}
 	if (seg->flags & GNTCOPY_dest_gref) {
-		rc = hv_copy_pin(gt, b, &seg->dest, true, &dst, &dp);
-		if (rc != GNTST_okay)
-			goto unpin_src;
+		rc = hv_copy_pin(gt, b, &seg->dest, true, &pp->dst, &pp->dp);
+		if (rc != GNTST_okay) {
+			if (pp->src.d)
+				hv_grant_unpin(pp->src.d, pp->src.ref, false);
+			return rc;
+		}
 	}
-	/* Both sides may be the same granted page. */
-	memmove(dp, s, seg->len);
-	rc = GNTST_okay;
+	return GNTST_okay;
+}
 
-	if (dst.d)
-		hv_grant_unpin(dst.d, dst.ref, true);
-unpin_src:
-	if (src.d)
-		hv_grant_unpin(src.d, src.ref, false);
-	return rc;
+/*
+ * Copy the prepared segments in order (a later one may read what an
+ * earlier one wrote; both sides may be one granted page), then unpin them.
+ */
+static void hv_copy_flush(struct hv_copy_prep *pp, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		memmove(pp[i].dp, pp[i].s, pp[i].seg->len);
+	for (uint32_t i = 0; i < n; i++) {
+		if (pp[i].dst.d)
+			hv_grant_unpin(pp[i].dst.d, pp[i].dst.ref, true);
+		if (pp[i].src.d)
+			hv_grant_unpin(pp[i].src.d, pp[i].src.ref, false);
+	}
 }
 
 int hv_gnttab_grant_copy(struct hv_gnttab *gt, uint32_t count, xengnttab_grant_copy_segment_t *segs)
 {
 	struct hv_batch b = {.hv = gt ? gt->hv : NULL};
+	struct hv_copy_prep pp[HV_COPY_CHUNK];
+	uint32_t n = 0;
 
 	if (!gt || (count && !segs))
 		return -EINVAL;
@@ -567,12 +600,31 @@ int hv_gnttab_grant_copy(struct hv_gnttab *gt, uint32_t count, xengnttab_grant_c
 		/*
 		 * The source's pin relies on the batch's reference to its
 		 * domain: make room for both sides before pinning either, so
-		 * that the lookup of the destination never drops it.
+		 * that the lookup of the destination never drops it (and
+		 * copy what is pinned before the batch lets a domain go).
 		 */
-		if (!hv_batch_room(&b, &segs[i]))
+		if (!hv_batch_room(&b, &segs[i])) {
+			hv_copy_flush(pp, n);
+			n = 0;
 			hv_batch_end(&b);
-		segs[i].status = hv_gnttab_copy_one(gt, &b, &segs[i]);
+		}
+		segs[i].status = hv_copy_prepare(gt, &b, &segs[i], &pp[n]);
+		if (segs[i].status != GNTST_okay)
+			continue;
+		/*
+		 * Start fetching both sides now: the guest's lines were last
+		 * touched on another CPU, and a chunk's misses then overlap
+		 * instead of each stalling its copy (and the unpin after it,
+		 * whose locked instructions wait for the copy's stores).
+		 */
+		prefetch_read(pp[n].s);
+		prefetch_write(pp[n].dp);
+		if (++n == HV_COPY_CHUNK) {
+			hv_copy_flush(pp, n);
+			n = 0;
+		}
 	}
+	hv_copy_flush(pp, n);
 	hv_batch_end(&b);
 	atomic_fetch_add(&gt->hv->copy_ops, count);
 	atomic_fetch_add(&gt->hv->batches, 1);
