@@ -7,20 +7,20 @@
 # is repeated:
 #
 #   round r = 1..ROUNDS:
-#     memif 64 B,   pvnet 64 B (copy, map),   pvnet 64 B on one CPU,   memif 64 B
-#     memif 9000 B, pvnet 9000 B (copy, map), pvnet 9000 B on one CPU, memif 9000 B
-#     pvnet 1514 B (copy, map), pvnet 65535 B (copy, map), the same on one CPU
+#     memif 64 B,   pvnet 64 B (copy, map) split, spread and on one CPU,   memif 64 B
+#     memif 9000 B, pvnet 9000 B (copy, map) split, spread and on one CPU, memif 9000 B
+#     pvnet 1514 B (copy, map), pvnet 65535 B (copy, map) split, spread and on one CPU
 #
 # Each ratio of a round uses the mean of the two memif runs around its pvnet
 # run; the summary gives every round and the median.  pvnet's JSON records
 # how busy the machine was besides pvnet (machine_cpu_s.others).
 #
-# "On one CPU" is the same bench under `taskset -c ONE_CPU`: pvnetd and both
-# frontends (each a busy thread) share one CPU, where by default the
-# scheduler spreads them over both.  On this machine a wake-up or a cache
-# line that crosses CPUs costs more than the second CPU gives three yielding
-# threads (docs/benchmarks.md, "Placement"), so both placements are
-# reported; the memif peer keeps one CPU per process either way.
+# Three placements of pvnet (docs/benchmarks.md, "Placement"): split, the
+# bench's default and the one the issue's ratios use (pvnetd on a CPU of its
+# own, the two frontend domains on the other, as the memif peer has one CPU
+# per dpdk-testpmd); spread (--placement spread: the scheduler places the
+# three busy threads); and on one CPU (`taskset -c ONE_CPU`: pvnetd and both
+# frontends share it).
 #
 # Usage: bench/compare.sh BUILD_DIR [OUT_DIR]
 #   BUILD_DIR: a meson build directory with tools/pvnet/pvnet and tools/pvnetd/pvnetd
@@ -40,10 +40,13 @@ mkdir -p "$OUT"
 memif() { # memif SIZE FILE
 	"$HERE/memif-peer.sh" --frame-size "$1" --duration "$MEMIF_DURATION" --json "$2" | tail -n +2
 }
-pvnet() { # pvnet SIZE FILE [CPU]
-	${3:+taskset -c "$3"} "$BUILD/tools/pvnet/pvnet" bench --section stream --frame-size "$1" --queues 1 --tx-mode copy,map \
-		--duration "$PVNET_DURATION" --pvnetd "$BUILD/tools/pvnetd/pvnetd" --json "$2" |
-		tail -n +2
+pvnet() { # pvnet SIZE FILE [split|spread|one]
+	local place=${3:-split} pin=()
+
+	[ "$place" = one ] && pin=(taskset -c "$ONE_CPU") && place=spread
+	"${pin[@]}" "$BUILD/tools/pvnet/pvnet" bench --section stream --frame-size "$1" --queues 1 \
+		--tx-mode copy,map --placement "$place" --duration "$PVNET_DURATION" \
+		--pvnetd "$BUILD/tools/pvnetd/pvnetd" --json "$2" | tail -n +2
 }
 
 for r in $(seq 1 "$ROUNDS"); do
@@ -51,12 +54,14 @@ for r in $(seq 1 "$ROUNDS"); do
 	for s in 64 9000; do
 		memif "$s" "$OUT/r$r-memif-$s-a.json" || exit 1
 		pvnet "$s" "$OUT/r$r-pvnet-$s.json" || exit 1
-		pvnet "$s" "$OUT/r$r-pvnet1-$s.json" "$ONE_CPU" || exit 1
+		pvnet "$s" "$OUT/r$r-pvnets-$s.json" spread || exit 1
+		pvnet "$s" "$OUT/r$r-pvnet1-$s.json" one || exit 1
 		memif "$s" "$OUT/r$r-memif-$s-b.json" || exit 1
 	done
 	pvnet 1514 "$OUT/r$r-pvnet-1514.json" || exit 1
 	pvnet 65535 "$OUT/r$r-pvnet-65535.json" || exit 1
-	pvnet 65535 "$OUT/r$r-pvnet1-65535.json" "$ONE_CPU" || exit 1
+	pvnet 65535 "$OUT/r$r-pvnets-65535.json" spread || exit 1
+	pvnet 65535 "$OUT/r$r-pvnet1-65535.json" one || exit 1
 done
 
 python3 - "$OUT" "$ROUNDS" <<'EOF'
@@ -71,9 +76,11 @@ def pv(r, size, mode, key, run="pvnet"):
         if x["tx_mode"] == mode:
             if "error" in x:
                 sys.exit("round %d, %d B, %s%s: the run failed: %s" % (
-                    r, size, mode, " (one CPU)" if run == "pvnet1" else "", x["error"]))
+                    r, size, mode, PLACES[run], x["error"]))
             return x[key]
     sys.exit("round %d, %d B: no %s run in %s" % (r, size, mode, run))
+
+PLACES = {"pvnet": " (split)", "pvnets": " (spread)", "pvnet1": " (one CPU)"}
 
 def num(v, fmt):
     return fmt % v if v is not None else "-"
@@ -85,7 +92,7 @@ def mf(r, size, key):
     return sum(mf_ab(r, size, key)) / 2
 
 ratios = {}
-for run, where in (("pvnet", ""), ("pvnet1", "one CPU, ")):
+for run, where in (("pvnet", ""), ("pvnets", "spread, "), ("pvnet1", "one CPU, ")):
     rs = range(1, rounds + 1)
     ratios[where + "64 B: pvnet map Mpps / memif Mpps (>= 0.5)"] = [
         pv(r, 64, "map", "mpps", run) / mf(r, 64, "mpps") for r in rs]
@@ -95,18 +102,20 @@ for run, where in (("pvnet", ""), ("pvnet1", "one CPU, ")):
         pv(r, 65535, "map", "gbit_s", run) / pv(r, 65535, "copy", "gbit_s", run) for r in rs]
 print("\nper round: pvnet copy/map; memif before/after (their mean is the reference);")
 print("others s: CPU-seconds other processes used during pvnet's map window")
-print("%5s %6s %5s %9s %9s %17s %7s %9s %10s %8s" % ("round", "frame", "cpus", "copy", "map",
+print("%5s %6s %6s %9s %9s %17s %7s %9s %10s %8s" % ("round", "frame", "place", "copy", "map",
       "memif before/after", "unit", "us/KB map", "ntf/1k map", "others s"))
 # Unknown figures (JSON null) print as "-", never as a made-up 0.
 for r in range(1, rounds + 1):
-    for size, run in ((64, "pvnet"), (64, "pvnet1"), (1514, "pvnet"), (9000, "pvnet"),
-                      (9000, "pvnet1"), (65535, "pvnet"), (65535, "pvnet1")):
+    for size, run in ((64, "pvnet"), (64, "pvnets"), (64, "pvnet1"), (1514, "pvnet"),
+                      (9000, "pvnet"), (9000, "pvnets"), (9000, "pvnet1"), (65535, "pvnet"),
+                      (65535, "pvnets"), (65535, "pvnet1")):
         unit = "mpps" if size == 64 else "gbit_s"
         m = ("%8.3f/%8.3f" % tuple(mf_ab(r, size, unit)) if size in (64, 9000)
              else "%17s" % "-")
         others = pv(r, size, "map", "machine_cpu_s", run)["others"]
-        print("%5d %6d %5s %9.3f %9.3f %s %7s %9s %10s %8s" % (
-            r, size, "one" if run == "pvnet1" else "all", pv(r, size, "copy", unit, run),
+        print("%5d %6d %6s %9.3f %9.3f %s %7s %9s %10s %8s" % (
+            r, size, {"pvnet": "split", "pvnets": "spread", "pvnet1": "one"}[run],
+            pv(r, size, "copy", unit, run),
             pv(r, size, "map", unit, run), m, "Mpps" if unit == "mpps" else "Gbit/s",
             num(pv(r, size, "map", "cpu_us_per_kb", run), "%.4f"),
             num(pv(r, size, "map", "notifications_per_1000", run), "%.2f"),

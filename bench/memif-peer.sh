@@ -25,6 +25,9 @@
 # testpmd comes from the Debian package dpdk-dev (the package dpdk has no
 # dpdk-testpmd in Debian 12).
 #
+# MEMIF_RAW=1 in the environment prints every second's Rx-pps on stderr (the spread
+# of the samples behind the median).
+#
 # Usage: bench/memif-peer.sh [--frame-size LIST] [--duration SECS] [--json FILE] [--same-core]
 set -u
 
@@ -125,6 +128,7 @@ run_size() {
 	wait $!
 	stop_all
 	# Rx-pps per second, ANSI screen clears removed; skip zeros and the first partial second.
+	[ -n "${MEMIF_RAW:-}" ] && sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" | awk '/Rx-pps:/ { printf "%s ", $2 } END { print "" }' >&2
 	RESULT=$(sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" |
 		awk '/Rx-pps:/ && $2 > 0 { print $2 }' | tail -n +2 | sort -n |
 		awk -v len="$len" '{ v[n++] = $1 }

@@ -43,7 +43,16 @@ if pgrep -f -- "--run-dir $TMP/tmp/" >/dev/null; then
 fi
 
 python3 -c '
-import json, sys
+import json, os, sys
+def cpus(text):
+    out = set()
+    for part in (text or "").split(","):
+        if part:
+            lo, _, hi = part.partition("-")
+            out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+allowed = os.sched_getaffinity(0)
+ncpus = len(allowed)
 doc = json.load(open(sys.argv[1]))
 for k in ("machine", "command", "results"):
     assert k in doc, "no top-level " + k
@@ -64,15 +73,45 @@ for r in res:
     assert r["queues"] == 1
     assert r["steering"] == "queue" and r["migrate"] is False, r
     assert r["gbit_s"] > 0 and r["mpps"] > 0 and r["cpu_us_per_kb"] > 0
+    # The default placement: pvnetd (as the kernel reports its affinity) and the
+    # frontends on CPUs of their own, together the CPUs the bench had.
+    if ncpus >= 2:
+        assert r["placement"] == "split", r
+        pd, fe = cpus(r["pvnetd_cpus"]), cpus(r["guest_cpus"])
+        assert pd and fe and not pd & fe and pd | fe == allowed, (pd, fe, allowed)
+    else:
+        assert r["placement"] == "spread" and r["guest_cpus"] is None, r
     seen.add((r["frame_size"], r["tx_mode"]))
 assert seen == {(64, "copy"), (9000, "copy"), (64, "map"), (9000, "map")}, seen
-print("ok: %d runs, JSON shape valid" % len(res))
+print("ok: %d runs, JSON shape valid, placement %s" % (len(res), res[0]["placement"]))
 ' "$TMP/out.json" || exit 1
+
+# A placement the bench does not know is refused before anything starts; on one CPU,
+# split has nothing to split and says so.
+out=$("$PVNET" bench --section stream --placement one 2>&1)
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q "'one' is not split or spread" <<<"$out"; then
+	echo "FAIL: --placement one: exit $rc, $out"
+	exit 1
+fi
+TMPDIR=$TMP/tmp timeout -s KILL 60 taskset -c "$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')" \
+	"$PVNET" bench --section stream --duration 0.1 --frame-size 64 --tx-mode map --placement split \
+	--json "$TMP/one.json" --pvnetd "$PVNETD" >/dev/null 2>"$TMP/one.err" ||
+	{ cat "$TMP/one.err"; echo "FAIL: pvnet bench --placement split on one CPU"; exit 1; }
+grep -q "needs two CPUs; spread" "$TMP/one.err" ||
+	{ cat "$TMP/one.err"; echo "FAIL: no note that split needs two CPUs"; exit 1; }
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert "error" not in r and r["placement"] == "spread" and r["guest_cpus"] is None, r
+print("ok: --placement refused when unknown, spread on one CPU")
+' "$TMP/one.json" || exit 1
 
 # The other API, every payload byte checked, two queues (flows) and more than pvnetd's
 # default of 8 (the bench's pvnetd must allow them), one mode.
 TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.2 \
-	--frame-size 1514,4097 --queues 2,9 --tx-mode map --api copy --verify full --json "$TMP/copy.json" --pvnetd "$PVNETD" ||
+	--frame-size 1514,4097 --queues 2,9 --tx-mode map --api copy --verify full --placement spread \
+	--json "$TMP/copy.json" --pvnetd "$PVNETD" ||
 	{ echo "FAIL: pvnet bench --api copy --verify full"; exit 1; }
 python3 -c '
 import json, sys
@@ -84,7 +123,8 @@ for r in res:
     assert r["api"] == "copy" and r["verify"] == "full", r
     assert r["queues_negotiated"] == r["queues"], r
     assert r["rx_frames"] > 0 and r["corrupt"] == 0 and r["out_of_order"] == 0, r
-print("ok: copying API, full verification, 2 and 9 queues")
+    assert r["placement"] == "spread" and r["pvnetd_cpus"] is None and r["guest_cpus"] is None, r
+print("ok: copying API, full verification, 2 and 9 queues, placement spread")
 ' "$TMP/copy.json" || exit 1
 
 # Steering and migration: one short run per policy, 2 queues, senders hopping CPUs.
@@ -102,6 +142,8 @@ assert [r["steering"] for r in res] == ["hash", "xps-safe"], [r["steering"] for 
 for r in res:
     assert "error" not in r, r["error"]
     assert r["migrate"] is True and r["queues"] == 2, r
+    # Migrating senders keep every CPU to hop between, whatever the placement.
+    assert r["placement"] == "spread" and r["guest_cpus"] is None, r
     assert r["rx_frames"] > 0 and r["corrupt"] == 0, r
     assert r["out_of_order"] == 0, "%s reordered: %r" % (r["steering"], r)
     assert r["run_totals"]["corrupt"] == 0 and r["run_totals"]["out_of_order"] == 0, r

@@ -187,9 +187,30 @@ static int cmd(struct bench *b, struct child *ch, const char *who, uint32_t op, 
 	return call(b, ch, who, &c, r, CMD_TIMEOUT_MS, err, errlen);
 }
 
+/*
+ * Where the run's processes run, as recorded in its result: pvnetd's
+ * affinity as the kernel reports it (ours or one given with -d), and the
+ * frontends' as spawn() sets it.
+ */
+static void place(const struct bench *b, const struct bench_pvnetd *pd, bool pin,
+		  struct bench_result *r)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	r->placement = bench_placement_name(pin ? BENCH_PLACE_SPLIT : BENCH_PLACE_SPREAD);
+	r->pvnetd_cpus[0] = r->guest_cpus[0] = '\0';
+	if (pin)
+		snprintf(r->guest_cpus, sizeof(r->guest_cpus), "%s", b->guest_cpus_s);
+	/* A pvnetd that may use every CPU of the machine is not pinned. */
+	if (pd && pd->cpu_pid > 0 && sched_getaffinity(pd->cpu_pid, sizeof(set), &set) == 0 &&
+	    CPU_COUNT(&set) < n)
+		bench_cpus_format(&set, r->pvnetd_cpus, sizeof(r->pvnetd_cpus));
+}
+
 /* Fork one frontend process; it answers READY on its own. */
 static int spawn(struct bench *b, const struct bench_pvnetd *pd, struct child *ch, bool sender,
-		 unsigned int queues, uint32_t size, int steering, bool migrate)
+		 unsigned int queues, uint32_t size, int steering, bool migrate, bool pin)
 {
 	struct bench_guest_cfg cfg = {
 	    .run_dir = pd->run_dir,
@@ -226,6 +247,9 @@ static int spawn(struct bench *b, const struct bench_pvnetd *pd, struct child *c
 		if (dup2(sv[1], 3) < 0)
 			_exit(1);
 		close_range(4, ~0u, 0);
+		/* --placement split: the frontends on their CPUs (place()). */
+		if (pin && sched_setaffinity(0, sizeof(b->guest_cpus), &b->guest_cpus) < 0)
+			_exit(1);
 		_exit(bench_guest_main(&cfg));
 	}
 	close(sv[1]);
@@ -383,6 +407,7 @@ void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, u
 	struct child A = {.fd = -1}, B = {.fd = -1};
 	const char *inferred;
 	char why[32];
+	bool pin;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -402,9 +427,12 @@ void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, u
 			 pd && pd->failed[0] ? ": " : "", pd ? pd->failed : "");
 		return;
 	}
-	rc = spawn(b, pd, &A, true, queues, size, steering, migrate);
+	/* Migrating senders need CPUs to hop between: they and their receiver keep ours. */
+	pin = b->split && !migrate;
+	place(b, pd, pin, r);
+	rc = spawn(b, pd, &A, true, queues, size, steering, migrate, pin);
 	if (!rc)
-		rc = spawn(b, pd, &B, false, queues, size, BENCH_STEER_QUEUE, false);
+		rc = spawn(b, pd, &B, false, queues, size, BENCH_STEER_QUEUE, false, pin);
 	if (rc) {
 		snprintf(r->error, sizeof(r->error), "fork: %s", strerror(-rc));
 		goto out;

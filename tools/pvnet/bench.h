@@ -4,6 +4,7 @@
 #define PVNET_TOOLS_BENCH_H
 
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -207,6 +208,9 @@ struct bench_result {
 	bool learn_seen;
 	int steering;
 	bool migrate;
+	const char *placement; /* "split" or "spread" (bench_place.h) */
+	char pvnetd_cpus[64];  /* pvnetd's CPUs as it ran ("0"), "" if not pinned */
+	char guest_cpus[64];   /* the frontends' CPUs ("1"), "" if not pinned */
 	char error[256];
 };
 
@@ -564,7 +568,8 @@ void bench_pvnetd_find(const char *opt, char *path, size_t len);
 void bench_pvnetd_stop(struct bench_pvnetd *p);
 bool bench_pvnetd_exited(struct bench_pvnetd *p, char *why, size_t len);
 int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpdir,
-		       const char *mode, const sigset_t *child_mask, int sfd);
+		       const char *mode, const cpu_set_t *cpus, const sigset_t *child_mask,
+		       int sfd);
 json_t *bench_machine_json(void);
 void bench_command_line(char *buf, size_t len);
 

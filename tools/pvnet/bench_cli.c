@@ -77,6 +77,10 @@ static void usage(FILE *f)
 	    "      --verify MODE     sampled (default: headers, 4 KiB stamps, tail) or full\n"
 	    "      --migrate         stream: sender threads hop to the next CPU every %u ms\n"
 	    "                        (the steering section always migrates)\n"
+	    "      --placement P     split (default with 2+ CPUs): pvnetd on the first half\n"
+	    "                        of the CPUs, the frontend domains on the rest, as a Xen\n"
+	    "                        host pins dom0 (migrating senders use every CPU);\n"
+	    "                        spread: no affinity, the scheduler places everything\n"
 	    "  -h, --help            this text\n"
 	    "\n"
 	    "Exit status: 0 all runs passed, 1 a run failed, 2 usage, 3 the vifs never\n"
@@ -142,7 +146,8 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 		O_TCPDUR,
 		O_PEERS,
 		O_PEERDUR,
-		O_PLOT
+		O_PLOT,
+		O_PLACE
 	};
 	static const struct option opts[] = {
 	    {"run-dir", required_argument, NULL, 'd'},
@@ -163,6 +168,7 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 	    {"peers", no_argument, NULL, O_PEERS},
 	    {"peer-duration", required_argument, NULL, O_PEERDUR},
 	    {"plot", required_argument, NULL, O_PLOT},
+	    {"placement", required_argument, NULL, O_PLACE},
 	    {"help", no_argument, NULL, 'h'},
 	    {0},
 	};
@@ -272,6 +278,14 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 			break;
 		case O_PLOT:
 			b->plot_dir = optarg;
+			break;
+		case O_PLACE:
+			if (bench_parse_placement(optarg, &b->placement) < 0) {
+				snprintf(err, sizeof(err),
+					 "--placement: '%s' is not split or spread", optarg);
+				goto bad;
+			}
+			b->placement_given = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -407,6 +421,32 @@ static int make_tmpdir(struct bench *b)
 	return 0;
 }
 
+/*
+ * --placement: split unless asked otherwise (or with -d, where pvnetd is not
+ * ours to place: there split pins the frontends only, and only if asked),
+ * over the CPUs this process may use; with fewer than two, spread.
+ */
+static void placement_decide(struct bench *b)
+{
+	cpu_set_t allowed;
+
+	if (!b->placement_given)
+		b->placement = b->ext_run_dir ? BENCH_PLACE_SPREAD : BENCH_PLACE_SPLIT;
+	b->split = false;
+	if (b->placement != BENCH_PLACE_SPLIT)
+		return;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 ||
+	    bench_placement_split(&allowed, &b->pd_cpus, &b->guest_cpus) < 0) {
+		if (b->placement_given)
+			fprintf(stderr, "pvnet bench: --placement split needs two CPUs; spread\n");
+		b->placement = BENCH_PLACE_SPREAD;
+		return;
+	}
+	b->split = true;
+	bench_cpus_format(&b->pd_cpus, b->pd_cpus_s, sizeof(b->pd_cpus_s));
+	bench_cpus_format(&b->guest_cpus, b->guest_cpus_s, sizeof(b->guest_cpus_s));
+}
+
 /* Start our pvnetds (one per mode, all first: they sleep while another one works). */
 static int start_pvnetds(struct bench *b)
 {
@@ -414,7 +454,7 @@ static int start_pvnetds(struct bench *b)
 	needed_modes(b);
 	for (unsigned int m = 0; m < b->npd; m++) {
 		int rc = bench_pvnetd_start(&b->pd[m], b->pvnetd_path, b->tmpdir, b->pd_mode[m],
-					    &b->oldmask, b->sfd);
+					    b->split ? &b->pd_cpus : NULL, &b->oldmask, b->sfd);
 
 		if (rc == -EINTR) {
 			bench_check_signal(b);
@@ -473,6 +513,7 @@ int bench_main(int argc, char **argv, const char *run_dir)
 	b.results = json_array();
 	machine = bench_machine_json();
 
+	placement_decide(&b);
 	if (make_tmpdir(&b) < 0) {
 		rc = 1;
 		goto out;
@@ -511,6 +552,9 @@ int bench_main(int argc, char **argv, const char *run_dir)
 		       json_string_value(json_object_get(machine, "kernel")), b.duration, b.warmup);
 		if (b.repeat > 1)
 			printf(", median (min-max) of %u runs", b.repeat);
+		if (b.split)
+			printf("; pvnetd on CPU %s, the frontends on CPU %s", b.pd_cpus_s,
+			       b.guest_cpus_s);
 		printf("\n");
 		fflush(stdout);
 		bench_sections_run(&b, secs);

@@ -314,6 +314,7 @@ static void log_last_line(const char *path, char *out, size_t len)
  * @exe: the pvnetd to run (a path, or a name searched in PATH)
  * @tmpdir: the bench's private directory (run directory and log go there)
  * @mode: "copy", "map" or "persistent" (pvnetd --tx-mode)
+ * @cpus: the CPUs pvnetd may run on (--placement split), or NULL for any
  * @child_mask: the signal mask pvnetd starts with (ours blocks SIGINT/SIGTERM)
  * @sfd: our signalfd: start-up is abandoned when it becomes readable
  *
@@ -324,7 +325,7 @@ static void log_last_line(const char *path, char *out, size_t len)
  * Return: 0; -EINTR (signal); -ECHILD (pvnetd exited); -ETIMEDOUT; -errno
  */
 int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpdir,
-		       const char *mode, const sigset_t *child_mask, int sfd)
+		       const char *mode, const cpu_set_t *cpus, const sigset_t *child_mask, int sfd)
 {
 	char sock[PATH_MAX + 16], maxq[16];
 	pid_t parent = getpid();
@@ -354,6 +355,11 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close_range(3, ~0u, 0);
+		/* --placement split: pvnetd and every thread it starts on its own CPUs. */
+		if (cpus && sched_setaffinity(0, sizeof(*cpus), cpus) < 0) {
+			fprintf(stderr, "cannot pin pvnetd to its CPUs: %s\n", strerror(errno));
+			_exit(125);
+		}
 		execlp(exe, "pvnetd", "--run-dir", p->run_dir, "--tx-mode", mode, "--max-queues",
 		       maxq, "--log-level", "warn", (char *)NULL);
 		fprintf(stderr, "cannot run %s: %s\n", exe, strerror(errno));

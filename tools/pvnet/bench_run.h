@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "bench.h"
+#include "bench_place.h"
 
 /* Warm-up before the timed window: rings, caches and the switch's table settle. */
 #define BENCH_WARMUP_S 0.2
@@ -47,6 +48,8 @@ struct bench {
 	bool migrate;
 	bool stream;	       /* --section stream: the plain sweep */
 	bool sel[BENCH_SEC_N]; /* sections to run */
+	enum bench_placement placement;
+	bool placement_given;
 	/* state */
 	int sfd;
 	sigset_t oldmask;
@@ -62,6 +65,10 @@ struct bench {
 	bool never_connected;
 	unsigned int runs_ok, runs_failed;
 	json_t *results;
+	/* --placement split: the CPUs of our pvnetds and of the frontends (bench_cli.c) */
+	bool split;
+	cpu_set_t pd_cpus, guest_cpus;
+	char pd_cpus_s[64], guest_cpus_s[64];
 };
 
 /* bench.c: the conductor of one run */

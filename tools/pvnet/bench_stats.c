@@ -340,6 +340,11 @@ json_t *bench_result2json(const struct bench_result *r)
 	json_object_set_new(o, "learn_frame_seen", json_boolean(r->learn_seen));
 	json_object_set_new(o, "steering", json_string(bench_steering_name(r->steering)));
 	json_object_set_new(o, "migrate", json_boolean(r->migrate));
+	json_object_set_new(o, "placement", r->placement ? json_string(r->placement) : json_null());
+	json_object_set_new(o, "pvnetd_cpus",
+			    r->pvnetd_cpus[0] ? json_string(r->pvnetd_cpus) : json_null());
+	json_object_set_new(o, "guest_cpus",
+			    r->guest_cpus[0] ? json_string(r->guest_cpus) : json_null());
 	if (r->error[0])
 		json_object_set_new(o, "error", json_string(r->error));
 	return o;
