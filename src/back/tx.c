@@ -63,6 +63,7 @@
 #include <string.h>
 
 #include "back/internal.h"
+#include "common/prefetch.h"
 
 /* Per-packet plan of one poll. */
 struct tx_plan {
@@ -531,6 +532,13 @@ bool back_tx_poll(struct back_queue *q)
 	avail = prod - q->tx.req_cons;
 	if (avail == 0)
 		return false;
+	/*
+	 * The requests to read, and the slots from the oldest unanswered one
+	 * on, where this round's responses go (in steady state the same
+	 * lines): the guest wrote or read them last, on its CPU.
+	 */
+	prefetch_ring(q->tx.sring->ring, sizeof(q->tx.sring->ring[0]), RING_SIZE(&q->tx),
+		      q->tx.rsp_prod_pvt, prod - q->tx.rsp_prod_pvt, true);
 	for (i = 0; i < avail; i++)
 		RING_COPY_REQUEST(&q->tx, q->tx.req_cons + i, &q->snap[i]);
 

@@ -4,6 +4,8 @@
 #define PVNET_COMMON_PREFETCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /*
  * Frames cross CPUs: the sender writes a line on one, netback copies it on
@@ -42,6 +44,44 @@ static inline void prefetch_write(const void *p)
 	}
 #endif
 	__builtin_prefetch(p, 1);
+}
+
+/* The line size prefetch_ring() steps by (x86-64, and most others). */
+#define PREFETCH_LINE 64u
+
+/**
+ * prefetch_ring() - prefetch the cache lines of slots [first, first + n) of a ring
+ * @ring: the ring's first slot (a shared ring's sring->ring)
+ * @slot_size: bytes per slot
+ * @size: slots in the ring, a power of two
+ * @first: the first slot's index (free running: taken modulo @size)
+ * @n: how many slots (no more than @size are fetched)
+ * @write: the slots will be written (responses over requests): fetch them owned
+ *
+ * The slots a batch reads were written on the peer's CPU, and the ones it
+ * answers in were read there: a line of them is a miss served by another
+ * core.  Asking for all of a batch's lines first puts those misses in
+ * flight together.
+ */
+static inline void prefetch_ring(const void *ring, size_t slot_size, unsigned int size,
+				 unsigned int first, unsigned int n, bool write)
+{
+	if (n > size)
+		n = size;
+	while (n) {
+		unsigned int i = first & (size - 1), run = size - i < n ? size - i : n;
+		uintptr_t p = (uintptr_t)ring + (uintptr_t)i * slot_size;
+		uintptr_t end = p + (uintptr_t)run * slot_size;
+
+		for (p &= ~(uintptr_t)(PREFETCH_LINE - 1); p < end; p += PREFETCH_LINE) {
+			if (write)
+				prefetch_write((const void *)p);
+			else
+				prefetch_read((const void *)p);
+		}
+		first += run;
+		n -= run;
+	}
 }
 
 #endif /* PVNET_COMMON_PREFETCH_H */

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/prefetch.h"
 #include "front/front.h"
 
 /*
@@ -278,8 +279,12 @@ void front_queue_teardown(struct front_queue *q)
 void front_queue_rx_refill(struct front_queue *q)
 {
 	const RING_IDX mask = PVNET_RING_SIZE - 1;
+	unsigned int room = RING_FREE_REQUESTS(&q->rx);
 	int notify;
 
+	/* The backend answered in these slots, on its CPU: fetch them owned. */
+	prefetch_ring(q->rx.sring->ring, sizeof(q->rx.sring->ring[0]), PVNET_RING_SIZE,
+		      q->rx.req_prod_pvt, q->rx_nfree < room ? q->rx_nfree : room, true);
 	while (q->rx_nfree && RING_FREE_REQUESTS(&q->rx)) {
 		RING_IDX idx = q->rx.req_prod_pvt;
 		uint16_t b = q->rx_free[--q->rx_nfree];
@@ -322,6 +327,8 @@ int front_queue_tx_reap(struct front_queue *q)
 				 q->index, prod, q->tx.req_prod_pvt);
 		return -EIO;
 	}
+	prefetch_ring(q->tx.sring->ring, sizeof(q->tx.sring->ring[0]), PVNET_RING_SIZE, cons,
+		      prod - cons, false);
 	for (; cons != prod; cons++) {
 		netif_tx_response_t rsp;
 

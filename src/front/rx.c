@@ -207,6 +207,9 @@ static int rx_avail(struct front_queue *q, RING_IDX *prod)
 				 q->index, *prod, q->rx_pushed);
 		return -EIO;
 	}
+	/* Written by the backend on its CPU: the burst's misses together. */
+	prefetch_ring(q->rx.sring->ring, sizeof(q->rx.sring->ring[0]), PVNET_RING_SIZE, cons,
+		      *prod - cons, false);
 	return (int)(*prod - cons);
 }
 

@@ -128,6 +128,18 @@ int front_tx_pkt2slots(const struct front_tx_frag *frags, unsigned int nfrags, u
 	return (int)n;
 }
 
+/*
+ * The slots a burst of @n frames writes its first requests into: the
+ * backend wrote its responses there, on its CPU.  Fetch them owned now.
+ */
+static void tx_prefetch_slots(struct front_queue *q, unsigned int n)
+{
+	unsigned int room = RING_FREE_REQUESTS(&q->tx);
+
+	prefetch_ring(q->tx.sring->ring, sizeof(q->tx.sring->ring[0]), PVNET_RING_SIZE,
+		      q->tx.req_prod_pvt, n < room ? n : room, true);
+}
+
 /* Copy the slots onto the ring and mark their ids in flight; @flow: xps-safe entry + 1, or 0. */
 static void put_slots(struct front_queue *q, const union front_tx_slot *slots, unsigned int n,
 		      const struct front_tx_frag *frags, unsigned int nfrags, uint32_t len,
@@ -207,6 +219,7 @@ int front_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt
 	if (rc < 0)
 		return rc;
 	pushed = q->tx.req_prod_pvt;
+	tx_prefetch_slots(q, n);
 	for (i = 0; i < n; i++) {
 		const struct pvnet_pkt *p = &pkts[i];
 		unsigned int nf;
@@ -342,6 +355,7 @@ int front_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf 
 	if (rc < 0)
 		return rc;
 	pushed = q->tx.req_prod_pvt;
+	tx_prefetch_slots(q, n);
 	for (i = 0; i < n; i++) {
 		struct pvnet_buf *h = bufs[i];
 		int nf = buf2frags(q, h, frags, &len);
