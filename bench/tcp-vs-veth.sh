@@ -8,6 +8,7 @@
 #        tcp section runs this script so, with BUILD_DIR "-").
 #        ROUNDS=N (1..10, default 1) runs the five cases N times, with the ratios of each
 #        round (the machine's speed drifts: compare only figures of one round).
+#        PLACEMENT=split (the default with 2+ CPUs) or spread: see below.
 #
 # Reports per case: receiver throughput (Gbit/s), CPU service demand (netperf's definition:
 # CPU microseconds per KB received; CPU = every CPU's busy time from /proc/stat around the
@@ -23,6 +24,12 @@
 # design costs and tapfwd/veth what the TAP interface costs on this machine.  Skipped with a
 # comment when the binary is not built.  Everything it creates
 # (namespaces, processes, the run directory) is removed on exit.
+#
+# Placement (PLACEMENT): split puts the user-space datapath of the pvnet and tapfwd cases
+# (pvnetd and both `pvnet attach`, or tapfwd) on the first half of the CPUs this script may
+# use and both iperf3 processes on the rest, as a datapath is given cores of its own apart
+# from the applications (a Xen host's dom0 CPUs, a DPDK application's lcores); spread pins
+# nothing.  The veth cases have no datapath process to place and run unpinned either way.
 set -u
 BUILD=${1:-build}
 T=${2:-10}
@@ -37,6 +44,22 @@ command -v "$PVNETD" >/dev/null && command -v "$PVNET" >/dev/null ||
 [ "$T" -ge 1 ] && [ "$T" -le 10 ] || { echo "SECONDS must be 1..10" >&2; exit 1; }
 ROUNDS=${ROUNDS:-1}
 [ "$ROUNDS" -ge 1 ] && [ "$ROUNDS" -le 10 ] || { echo "ROUNDS must be 1..10" >&2; exit 1; }
+PLACEMENT=${PLACEMENT:-split}
+case $PLACEMENT in split | spread) ;; *) echo "PLACEMENT must be split or spread" >&2; exit 1 ;; esac
+# The CPUs we may use, one per word (taskset prints a list such as 0-3,6).
+cpus=()
+for r in $(taskset -pc $$ | sed 's/.*: //; s/,/ /g'); do
+	for ((c = ${r%-*}; c <= ${r#*-}; c++)); do cpus+=("$c"); done
+done
+DP_PIN=() APP_PIN=() PLACED="spread: nothing pinned"
+if [ "$PLACEMENT" = split ] && [ ${#cpus[@]} -ge 2 ]; then
+	half=$((${#cpus[@]} / 2))
+	dp=$(IFS=,; echo "${cpus[*]:0:half}") app=$(IFS=,; echo "${cpus[*]:half}")
+	DP_PIN=(taskset -c "$dp") APP_PIN=(taskset -c "$app")
+	PLACED="split: pvnetd, pvnet attach and tapfwd on CPU $dp, their iperf3 on CPU $app"
+elif [ "$PLACEMENT" = split ]; then
+	PLACED="spread: one CPU, nothing to split"
+fi
 
 TMP=$(mktemp -d)
 RUN=$TMP/run
@@ -66,12 +89,12 @@ ip -n "vth-a$S" link set veth0 up
 ip -n "vth-b$S" link set veth1 up
 
 start_pvnet() { # QUEUES
-	"$PVNETD" --run-dir "$RUN" --tx-mode "$MODE" --log-level warn 2>"$TMP/pvnetd.log" &
+	"${DP_PIN[@]}" "$PVNETD" --run-dir "$RUN" --tx-mode "$MODE" --log-level warn 2>"$TMP/pvnetd.log" &
 	PVNETD_PID=$!
 	PIDS+=("$PVNETD_PID")
 	for ((i = 0; i < 100; i++)); do [ -e "$RUN/pvnetd.sock" ] && break; sleep 0.05; done
 	for side in a b; do
-		"$PVNET" -d "$RUN" attach --netns "pvn-$side$S" --ifname eth0 --queues "$1" \
+		"${DP_PIN[@]}" "$PVNET" -d "$RUN" attach --netns "pvn-$side$S" --ifname eth0 --queues "$1" \
 			>"$TMP/attach-$side.log" 2>&1 &
 		PIDS+=($!)
 		eval "AP_$side=$!"
@@ -87,7 +110,7 @@ start_pvnet() { # QUEUES
 	ip netns exec "pvn-a$S" ping -c 1 -W 2 10.91.0.2 >/dev/null
 }
 start_tapfwd() {
-	"$TAPFWD" "tfa$S" "tfb$S" >"$TMP/tapfwd.log" 2>&1 &
+	"${DP_PIN[@]}" "$TAPFWD" "tfa$S" "tfb$S" >"$TMP/tapfwd.log" 2>&1 &
 	TAPFWD_PID=$!
 	PIDS+=("$TAPFWD_PID")
 	for ((i = 0; i < 100; i++)); do grep -q '^ready' "$TMP/tapfwd.log" && break; sleep 0.05; done
@@ -115,17 +138,20 @@ busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 ofo() { ip netns exec "$1" awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "TCPOFOQueue") c = i; h = 1 } else print $c }' /proc/net/netstat; }
 
 # run NAME CLIENT_NS SERVER_NS ADDR PARALLEL [ADAPTER_PIDS...]
+# (iperf3 on the applications' CPUs when there is a datapath process: ADAPTER_PIDS given)
 run() {
 	local name=$1 cns=$2 sns=$3 addr=$4 par=$5 j0 j1 o0 o1 a0=0 a1=0 port=$((5301 + RANDOM % 500))
+	local pin=()
 	shift 5
-	timeout $((T + 20)) ip netns exec "$sns" iperf3 -s -1 -p $port >/dev/null 2>&1 &
+	[ $# -gt 0 ] && pin=("${APP_PIN[@]}")
+	timeout $((T + 20)) ip netns exec "$sns" "${pin[@]}" iperf3 -s -1 -p $port >/dev/null 2>&1 &
 	local spid=$!
 	sleep 0.3
 	o0=$(ofo "$sns")
 	j0=$(busy_jiffies)
 	[ $# -gt 0 ] && a0=$(proc_ticks "$@")
 	# In the background and waited for, so that a signal's trap runs at once.
-	timeout $((T + 15)) ip netns exec "$cns" iperf3 -c "$addr" -p $port -t "$T" -P "$par" -J \
+	timeout $((T + 15)) ip netns exec "$cns" "${pin[@]}" iperf3 -c "$addr" -p $port -t "$T" -P "$par" -J \
 		>"$TMP/$name.json" 2>&1 &
 	wait $!
 	j1=$(busy_jiffies)
@@ -152,6 +178,7 @@ run() {
 echo "# $(nproc) CPUs, $(uname -r), $T s per case, pvnetd --tx-mode $MODE," \
 	"TCP congestion control $(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo '?')"
 echo "# namespaces: ${NS[*]}"
+echo "# placement: $PLACED"
 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' case Gbit/s SD_us/KB snd_cpu% rcv_cpu% retrans TCPOFOQueue \
 	adapters_ms/GB
 for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do

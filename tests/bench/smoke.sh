@@ -241,6 +241,9 @@ assert len(s["namespaces"]) == 6, s["namespaces"]
 have = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
 left = [n for n in s["namespaces"] if n in have]
 assert not left, "namespaces left behind: %r" % left
+# Where the script ran the datapath: split over the CPUs it had, or spread on one.
+want = "split: " if len(os.sched_getaffinity(0)) >= 2 else "spread: "
+assert (s["placement"] or "").startswith(want), s["placement"]
 for c in s["runs"]:
     for k in ("case", "path", "streams", "gbit_s", "service_demand_us_per_kb", "tcp_ofo_queue",
               "retransmits"):

@@ -397,12 +397,16 @@ static void test_section_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(o, "skipped")), "not root");
 	assert_int_equal(json_array_size(json_object_get(o, "runs")), 0);
 	assert_int_equal(json_array_size(json_object_get(o, "namespaces")), 0);
+	assert_true(json_is_null(json_object_get(o, "placement")));
 	json_decref(o);
 	/* The namespaces the tcp script created, for whoever checks they are gone. */
 	s.skipped[0] = '\0';
 	snprintf(s.netns, sizeof(s.netns), "vth-a7 vth-b7 pvn-a7 pvn-b7");
+	snprintf(s.placement, sizeof(s.placement), "split: pvnetd on CPU 0, their iperf3 on CPU 1");
 	bench_section_verdict(&s);
 	o = bench_section2json(&s);
+	assert_string_equal(json_string_value(json_object_get(o, "placement")),
+			    "split: pvnetd on CPU 0, their iperf3 on CPU 1");
 	assert_int_equal(json_array_size(json_object_get(o, "namespaces")), 4);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "namespaces"), 3)),
 			    "pvn-b7");

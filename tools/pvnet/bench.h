@@ -393,6 +393,7 @@ struct bench_peer_row {
  * @peers: the peers section's rows (one per frame size), @npeers of them; pvnet's own
  *	figures for them are @pts
  * @netns: tcp: the network namespaces it created (and removed), space-separated
+ * @placement: tcp: where its script ran the datapath and iperf3 ("split: ...", "spread: ...")
  * @note: a remark printed under the table (e.g. a tx mode pvnetd rejected)
  * @verdict: one line against the field report
  */
@@ -407,6 +408,7 @@ struct bench_section {
 	struct bench_peer_row peers[BENCH_MAX_LIST];
 	unsigned int npeers;
 	char netns[128];
+	char placement[128];
 	char note[512];
 	char verdict[512];
 };

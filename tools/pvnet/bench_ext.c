@@ -263,6 +263,8 @@ void bench_tcp_run(struct bench *b, struct bench_section *s)
 			s->ntcp++;
 		else if (!strncmp(line, "# namespaces: ", 14))
 			say(s->netns, sizeof(s->netns), "%s", line + 14);
+		else if (!strncmp(line, "# placement: ", 13))
+			say(s->placement, sizeof(s->placement), "%s", line + 13);
 		else if (!strncmp(line, "# queues negotiated", 19))
 			say(s->note, sizeof(s->note), "pvnet attach, %s (4-stream case)", line + 2);
 		else if (!strncmp(line, "# ", 2) && strstr(line, " failed: ")) {

@@ -83,6 +83,8 @@ json_t *bench_section2json(const struct bench_section *s)
 		for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
 			json_array_append_new(ns, json_string(t));
 		json_object_set_new(o, "namespaces", ns);
+		json_object_set_new(o, "placement",
+				    s->placement[0] ? json_string(s->placement) : json_null());
 	}
 	if (s->id == BENCH_SEC_PEERS) {
 		json_t *pv = json_array();
