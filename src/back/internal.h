@@ -334,7 +334,7 @@ struct back_queue {
 	uint32_t rx_gen_seen;	   /* the worker's */
 	uint64_t rx_blocked_since; /* when the head began to wait (0: it does not), under rx_lock */
 	struct back_hold_pool hold;
-	struct back_rx_sw *sw; /* software offloads' scratch (rx.c), made on first use */
+	struct back_rx_sw *sw; /* software offloads' scratch (rx_deliver.c), made on first use */
 	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
 	uint16_t rx_copy_slot[BACK_RX_COPY_OPS];
 	netif_rx_response_t rx_rsp[BACK_RX_RING_SIZE];

@@ -9,7 +9,7 @@
  *
  *   1. completions: TX packets whose last consumer finished (tx.c);
  *   2. TX: the guest's new requests, one batch (tx.c);
- *   3. RX: frames queued for the guest, into the buffers it posted (rx.c).
+ *   3. RX: frames queued for the guest, into the buffers it posted (rx.c, rx_deliver.c).
  *
  *   4. queue 0 only: the control ring, at most 32 requests (ctrl.c).
  *
