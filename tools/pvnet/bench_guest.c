@@ -20,7 +20,7 @@
 #define XEN_NETIF_DEFINE_TOEPLITZ 1 /* rss_setup() hashes as the backend will */
 #include <xen/io/netif.h>
 
-#include "bench.h"
+#include "bench_guest.h"
 
 /*
  * Theory of Operation
@@ -63,73 +63,12 @@
  * set by the parent before calling us) and by SIGALRM after lifetime_s.
  */
 
-/* Frames per burst: enough to amortise a ring push; the ring has 256 slots. */
-#define BURST 32u
-/* Most fragments of a received frame: 65535 bytes in 4 KiB pages, plus slack for offsets. */
-#define MAX_IOV 24u
-/* Idle wait of a data thread: short enough to see stop quickly when the ring is dead. */
-#define IDLE_POLL_MS 50
-/*
- * Before sleeping, a worker looks at its rings for this long, as pvnetd's
- * workers do (pvnetd --poll-us, same default): a stream that pauses for a
- * few microseconds then costs no event channel notification either way.
- */
-#define BENCH_POLL_US 200
 /* How long the sender waits for the receiver's learning broadcast. */
 #define LEARN_WAIT_MS 2000
-/* Wait of a steered sender on a full queue: others may consume its event, so poll briefly. */
-#define STEER_WAIT_MS 1
 
 _Static_assert(BENCH_STEER_HASH == PVNET_STEER_HASH && BENCH_STEER_XPS == PVNET_STEER_XPS &&
 		   BENCH_STEER_XPS_SAFE == PVNET_STEER_XPS_SAFE,
 	       "bench.h steering numbers are enum pvnet_steering's");
-
-struct guest;
-
-struct worker {
-	struct guest *g;
-	unsigned int q;
-	pthread_t th;
-	bool created;	/* the thread ran: its snap is meaningful */
-	bool started;	/* the thread is joinable */
-	bool stats_due; /* steered: joined, final lacks the queue counters */
-	/* Owned by the thread. */
-	struct bench_counts c;
-	uint64_t seq;
-	struct bench_flow flows[BENCH_MAX_FLOWS];
-	unsigned int snap_seen;
-	/* --migrate: index into guest.cpus of the CPU now, and when to move on. */
-	unsigned int cpu_i;
-	uint64_t hop_ns;
-	/*
-	 * Published by the thread: snap for main once snap_ack equals the
-	 * generation main asked for (acquire), final once done is set (acquire).
-	 * snap is written only for a new generation, which main asks for only
-	 * after it has read the previous one; final is written once.
-	 */
-	struct bench_counts snap, final;
-	char error[160];
-	_Atomic unsigned int snap_ack;
-	_Atomic bool done;
-};
-
-struct guest {
-	const struct bench_guest_cfg *cfg;
-	struct pvnet_domain *dom;
-	struct pvnet_vif *vif;
-	unsigned int nq;
-	unsigned int nflows;
-	uint8_t mac[6], peer[6];
-	bool steered; /* sender with a --steering policy: pvnet_send_flow() */
-	/* --migrate: the online CPUs of the process's affinity mask. */
-	unsigned int ncpus;
-	int cpus[CPU_SETSIZE];
-	struct bench_tmpl tmpl[BENCH_MAX_FLOWS];
-	int wake_fd;
-	_Atomic bool stop;
-	_Atomic unsigned int snap_gen;
-	struct worker w[PVNET_MAX_QUEUES];
-};
 
 static uint64_t rusage_us(void)
 {
@@ -139,378 +78,6 @@ static uint64_t rusage_us(void)
 		return 0;
 	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Copy the queue's netfront counters into @c (called on the queue's thread). */
-static void queue_stats(struct guest *g, unsigned int q, struct bench_counts *c)
-{
-	struct pvnet_stat st[32];
-	int n = pvnet_queue_stats(g->vif, q, st, 32);
-
-	for (int i = 0; i < n && i < 32; i++) {
-		if (!strcmp(st[i].name, "tx_notify"))
-			c->front_tx_notify = st[i].value;
-		else if (!strcmp(st[i].name, "rx_notify"))
-			c->front_rx_notify = st[i].value;
-		else if (!strcmp(st[i].name, "tx_errors"))
-			c->front_tx_errors = st[i].value;
-		else if (!strcmp(st[i].name, "rx_errors"))
-			c->front_rx_errors = st[i].value;
-		else if (!strcmp(st[i].name, "tx_ring_full"))
-			c->front_tx_ring_full = st[i].value;
-	}
-}
-
-/* Top of every loop iteration: answer a pending snapshot request. */
-static void worker_snap(struct worker *w)
-{
-	unsigned int gen = atomic_load_explicit(&w->g->snap_gen, memory_order_acquire);
-
-	if (gen == w->snap_seen)
-		return;
-	w->snap = w->c;
-	if (!w->g->steered)
-		queue_stats(w->g, w->q, &w->snap);
-	w->snap_seen = gen;
-	atomic_store_explicit(&w->snap_ack, gen, memory_order_release);
-}
-
-/* The thread ends: publish its last counters in final, then done (release). */
-static void worker_end(struct worker *w)
-{
-	w->final = w->c;
-	if (!w->g->steered)
-		queue_stats(w->g, w->q, &w->final); /* steered: after every join, stop_workers() */
-	atomic_store_explicit(&w->done, true, memory_order_release);
-}
-
-static void worker_fail(struct worker *w, const char *what, int rc)
-{
-	snprintf(w->error, sizeof(w->error), "queue %u: %s: %s%s%s", w->q, what, strerror(-rc),
-		 pvnet_vif_error(w->g->vif) ? ": " : "",
-		 pvnet_vif_error(w->g->vif) ? pvnet_vif_error(w->g->vif) : "");
-}
-
-/* Wait until the queue may have work, a snapshot is asked for, or IDLE_POLL_MS passed. */
-static void worker_wait(struct worker *w)
-{
-	struct pollfd pf[2] = {
-	    {.fd = pvnet_queue_fd(w->g->vif, w->q), .events = POLLIN},
-	    {.fd = w->g->wake_fd, .events = POLLIN},
-	};
-
-	if (pvnet_queue_wait(w->g->vif, w->q, BENCH_POLL_US, 0) > 0)
-		return;
-	poll(pf, 2, IDLE_POLL_MS);
-}
-
-static bool stopping(struct worker *w)
-{
-	return atomic_load_explicit(&w->g->stop, memory_order_acquire);
-}
-
-/* --migrate: move the calling thread to its next CPU when its time has come. */
-static void maybe_migrate(struct worker *w)
-{
-	struct guest *g = w->g;
-	uint64_t now;
-	cpu_set_t set;
-
-	if (!g->cfg->migrate || g->ncpus < 2)
-		return;
-	now = mono_ns();
-	if (w->hop_ns && now < w->hop_ns)
-		return;
-	w->cpu_i = w->hop_ns ? (w->cpu_i + 1) % g->ncpus : w->q % g->ncpus;
-	w->hop_ns = now + BENCH_MIGRATE_US * 1000ull;
-	CPU_ZERO(&set);
-	CPU_SET(g->cpus[w->cpu_i], &set);
-	sched_setaffinity(0, sizeof(set), &set); /* a CPU gone offline: stay, try the next */
-}
-
-/* Point @iov at the pages of a TX chain, filling each page from its start. */
-static unsigned int chain_iov(struct pvnet_buf *h, uint32_t frame, struct iovec *iov)
-{
-	unsigned int n = 0;
-
-	for (struct pvnet_buf *b = h; b; b = b->next) {
-		uint32_t l = frame > PVNET_PAGE_SIZE ? PVNET_PAGE_SIZE : frame;
-
-		b->data = b->page;
-		b->len = l;
-		frame -= l;
-		iov[n++] = (struct iovec){.iov_base = b->data, .iov_len = l};
-	}
-	return n;
-}
-
-/*
- * Send one frame through pvnet_send(): used when the free TX buffers are
- * fewer than one frame needs.  pvnet_tx_alloc() arms the TX-completion
- * wakeup only when it finds none at all; a multi-page frame can find some
- * but too few, which arms nothing, and a sender sleeping then would wait
- * for its poll timeout.  pvnet_send() either sends or stops the queue and
- * arms it.  Return 1 if it went, 0 if the queue is stopped (wait on its
- * fd), or -errno.
- */
-static int send_one_copy(struct worker *w, uint8_t *frame)
-{
-	struct guest *g = w->g;
-	uint32_t len = g->cfg->frame_size;
-	struct iovec iov = {.iov_base = frame, .iov_len = len};
-	struct pvnet_pkt pkt = {.data = frame, .len = len};
-	int rc;
-
-	bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq, len, g->cfg->verify);
-	rc = pvnet_send(g->vif, w->q, &pkt, 1);
-	if (rc == 1) {
-		w->seq++;
-		w->c.frames++;
-		w->c.bytes += len;
-		w->c.tx_copy_fallback++;
-	}
-	return rc;
-}
-
-static void *sender_zerocopy(void *arg)
-{
-	struct worker *w = arg;
-	struct guest *g = w->g;
-	uint32_t len = g->cfg->frame_size;
-	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
-	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
-	struct pvnet_buf *held[BURST], *pages[BURST * PVNET_MAX_FRAGS];
-	struct iovec iov[PVNET_MAX_FRAGS];
-	unsigned int nheld = 0;
-	uint8_t *frame = malloc(len);
-	int rc = 0;
-
-	if (!frame) {
-		worker_fail(w, "sender buffer", -ENOMEM);
-		goto out;
-	}
-	while (!stopping(w)) {
-		worker_snap(w);
-		maybe_migrate(w);
-		if (nheld < burst) {
-			int got = pvnet_tx_alloc(g->vif, w->q, pages, (burst - nheld) * per);
-			unsigned int whole;
-
-			if (got < 0) {
-				rc = got;
-				worker_fail(w, "pvnet_tx_alloc", rc);
-				break;
-			}
-			whole = (unsigned int)got / per;
-			if ((unsigned int)got > whole * per)
-				pvnet_tx_free(g->vif, w->q, pages + whole * per,
-					      (unsigned int)got - whole * per);
-			for (unsigned int f = 0; f < whole; f++) {
-				struct pvnet_buf **p = pages + f * per;
-				unsigned int n;
-
-				for (unsigned int i = 0; i + 1 < per; i++)
-					p[i]->next = p[i + 1];
-				n = chain_iov(p[0], len, iov);
-				bench_frame_fill(iov, n, &g->tmpl[w->q], (uint16_t)w->q, w->seq++,
-						 len, g->cfg->verify);
-				held[nheld++] = p[0];
-			}
-		}
-		if (!nheld) {
-			/* Not one frame's buffers free: one copying send, which arms the wakeup. */
-			rc = send_one_copy(w, frame);
-			if (rc < 0) {
-				worker_fail(w, "pvnet_send", rc);
-				break;
-			}
-			if (rc == 0)
-				worker_wait(w);
-			continue;
-		}
-		rc = pvnet_tx_submit(g->vif, w->q, held, nheld);
-		if (rc < 0) {
-			worker_fail(w, "pvnet_tx_submit", rc);
-			break;
-		}
-		w->c.frames += (unsigned int)rc;
-		w->c.bytes += (uint64_t)rc * len;
-		if ((unsigned int)rc < nheld) {
-			memmove(held, held + rc, (nheld - (unsigned int)rc) * sizeof(held[0]));
-			nheld -= (unsigned int)rc;
-			worker_wait(w); /* the ring is full: submit armed the wakeup */
-		} else {
-			nheld = 0;
-		}
-	}
-	if (nheld)
-		pvnet_tx_free(g->vif, w->q, held, nheld);
-out:
-	free(frame);
-	worker_end(w);
-	return NULL;
-}
-
-/*
- * Copying sender: flow q through pvnet_send() on queue q, or, when the vif
- * is steered, through pvnet_send_flow() on whatever queue the policy picks.
- * On a full queue a steered sender waits briefly on the fd of the queue the
- * next frame would take (another thread may consume that queue's event).
- */
-static void *sender_copy(void *arg)
-{
-	struct worker *w = arg;
-	struct guest *g = w->g;
-	uint32_t len = g->cfg->frame_size;
-	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
-	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
-	struct pvnet_pkt pkts[BURST];
-	unsigned int nheld = 0;
-	uint8_t *frames = malloc((size_t)burst * len);
-
-	if (!frames) {
-		worker_fail(w, "sender buffer", -ENOMEM);
-		goto out;
-	}
-	while (!stopping(w)) {
-		int rc;
-
-		worker_snap(w);
-		maybe_migrate(w);
-		/* Frames keep their slot in @frames until sent: refill only the free tail. */
-		for (; nheld < burst; nheld++) {
-			uint8_t *f = frames + (size_t)((w->seq) % burst) * len;
-			struct iovec iov = {.iov_base = f, .iov_len = len};
-
-			bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq++, len,
-					 g->cfg->verify);
-			pkts[nheld] = (struct pvnet_pkt){.data = f, .len = len};
-		}
-		rc = g->steered ? pvnet_send_flow(g->vif, pkts, nheld)
-				: pvnet_send(g->vif, w->q, pkts, nheld);
-		if (rc < 0) {
-			worker_fail(w, g->steered ? "pvnet_send_flow" : "pvnet_send", rc);
-			break;
-		}
-		w->c.frames += (unsigned int)rc;
-		w->c.bytes += (uint64_t)rc * len;
-		memmove(pkts, pkts + rc, (nheld - (unsigned int)rc) * sizeof(pkts[0]));
-		nheld -= (unsigned int)rc;
-		if (nheld && !g->steered) {
-			worker_wait(w); /* stopped: pvnet_send armed the wakeup */
-		} else if (nheld) {
-			int q = pvnet_vif_pick_queue(g->vif, pkts[0].data, pkts[0].len);
-			struct pollfd pf[2] = {
-			    {.fd = q < 0 ? -1 : pvnet_queue_fd(g->vif, (unsigned int)q),
-			     .events = POLLIN},
-			    {.fd = g->wake_fd, .events = POLLIN},
-			};
-
-			poll(pf, 2, STEER_WAIT_MS);
-		}
-	}
-out:
-	free(frames);
-	worker_end(w);
-	return NULL;
-}
-
-/* Account one received frame. */
-static void rx_account(struct worker *w, const struct iovec *iov, unsigned int niov, uint32_t len)
-{
-	struct guest *g = w->g;
-	uint64_t seq, skipped;
-	uint16_t flow;
-
-	w->c.frames++;
-	w->c.bytes += len;
-	if (bench_frame_check(iov, niov, g->cfg->frame_size, g->tmpl, g->nflows, g->cfg->verify,
-			      &flow, &seq) < 0) {
-		w->c.corrupt++;
-		return;
-	}
-	switch (bench_seq_check(&w->flows[flow], seq, &skipped)) {
-	case BENCH_SEQ_OUT_OF_ORDER:
-		w->c.out_of_order++;
-		break;
-	case BENCH_SEQ_GAP:
-		w->c.gaps += skipped;
-		break;
-	case BENCH_SEQ_IN_ORDER:
-		break;
-	}
-}
-
-static void *receiver(void *arg)
-{
-	struct worker *w = arg;
-	struct guest *g = w->g;
-	/* The copying call: room for a burst of whole frames, at least one 64 KiB frame. */
-	size_t buflen = (size_t)BURST * g->cfg->frame_size < PVNET_MAX_FRAME
-			    ? PVNET_MAX_FRAME
-			    : (size_t)BURST * g->cfg->frame_size;
-	uint8_t *buf = g->cfg->zerocopy ? NULL : malloc(buflen);
-	struct pvnet_buf *bufs[BURST];
-	struct pvnet_pkt pkts[BURST];
-	struct iovec iov[MAX_IOV];
-
-	if (!g->cfg->zerocopy && !buf) {
-		worker_fail(w, "receive buffer", -ENOMEM);
-		goto out;
-	}
-	while (!stopping(w)) {
-		int n;
-
-		worker_snap(w);
-		if (g->cfg->zerocopy)
-			n = pvnet_rx_burst(g->vif, w->q, bufs, BURST);
-		else
-			n = pvnet_recv(g->vif, w->q, pkts, BURST, buf, buflen);
-		if (n < 0) {
-			worker_fail(w, g->cfg->zerocopy ? "pvnet_rx_burst" : "pvnet_recv", n);
-			break;
-		}
-		for (int i = 0; i < n; i++) {
-			unsigned int niov = 0;
-			uint32_t len = 0;
-
-			if (!g->cfg->zerocopy) {
-				iov[0] = (struct iovec){.iov_base = (void *)pkts[i].data,
-							.iov_len = pkts[i].len};
-				rx_account(w, iov, 1, pkts[i].len);
-				continue;
-			}
-			for (struct pvnet_buf *b = bufs[i]; b; b = b->next) {
-				if (niov == MAX_IOV) {
-					niov = 0; /* more fragments than a frame can have */
-					break;
-				}
-				iov[niov++] =
-				    (struct iovec){.iov_base = b->data, .iov_len = b->len};
-				len += b->len;
-			}
-			if (niov)
-				rx_account(w, iov, niov, bufs[i]->pkt_len);
-			else
-				rx_account(w, iov, 0, 0); /* counted as corrupt */
-		}
-		if (g->cfg->zerocopy && n > 0)
-			pvnet_rx_release(g->vif, w->q, bufs, (unsigned int)n);
-		if (n == 0)
-			worker_wait(w);
-	}
-out:
-	free(buf);
-	worker_end(w);
-	return NULL;
 }
 
 /* Collect every thread's snapshot (or last counters) into @c. */
@@ -523,7 +90,7 @@ static int snapshot(struct guest *g, struct bench_counts *c, char *err, size_t e
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
-	t0 = mono_ns();
+	t0 = bench_guest_mono_ns();
 	atomic_store_explicit(&g->snap_gen, gen, memory_order_release);
 	if (write(g->wake_fd, &one, sizeof(one)) < 0)
 		return -errno;
@@ -563,7 +130,7 @@ static int snapshot(struct guest *g, struct bench_counts *c, char *err, size_t e
 	if (read(g->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		rc = rc ? rc : -errno;
 	c->cpu_us = rusage_us();
-	c->t_ns = t0 + (mono_ns() - t0) / 2;
+	c->t_ns = t0 + (bench_guest_mono_ns() - t0) / 2;
 	return rc;
 }
 
@@ -583,7 +150,7 @@ static void stop_workers(struct guest *g)
 	/* Steered: every sender is joined, so the queue counters are still now. */
 	for (unsigned int q = 0; q < g->nq; q++)
 		if (g->w[q].stats_due) {
-			queue_stats(g, q, &g->w[q].final);
+			bench_guest_queue_stats(g, q, &g->w[q].final);
 			g->w[q].stats_due = false;
 		}
 }
@@ -638,10 +205,10 @@ static int rss_setup(struct guest *g, char *err, size_t errlen)
 
 static int start_workers(struct guest *g, const struct bench_cmd *cmd, char *err, size_t errlen)
 {
-	void *(*fn)(void *) = !g->cfg->sender	 ? receiver
-			      : g->steered	 ? sender_copy /* pvnet_send_flow() copies */
-			      : g->cfg->zerocopy ? sender_zerocopy
-						 : sender_copy;
+	void *(*fn)(void *) = !g->cfg->sender ? bench_guest_receiver
+			      : g->steered ? bench_guest_sender_copy /* pvnet_send_flow() copies */
+			      : g->cfg->zerocopy ? bench_guest_sender_zerocopy
+						 : bench_guest_sender_copy;
 
 	g->nflows = g->cfg->sender ? g->nq : cmd->nflows;
 	if (g->nflows < 1 || g->nflows > BENCH_MAX_FLOWS) {
