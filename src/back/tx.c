@@ -533,12 +533,12 @@ bool back_tx_poll(struct back_queue *q)
 	if (avail == 0)
 		return false;
 	/*
-	 * The requests to read, and the slots from the oldest unanswered one
-	 * on, where this round's responses go (in steady state the same
-	 * lines): the guest wrote or read them last, on its CPU.
+	 * The new requests, written by the guest on its CPU, owned: their
+	 * slots take the responses later (answered at once in steady state;
+	 * a held frame's slots stay ours, the guest does not touch them).
 	 */
 	prefetch_ring(q->tx.sring->ring, sizeof(q->tx.sring->ring[0]), RING_SIZE(&q->tx),
-		      q->tx.rsp_prod_pvt, prod - q->tx.rsp_prod_pvt, true);
+		      q->tx.req_cons, avail, true);
 	for (i = 0; i < avail; i++)
 		RING_COPY_REQUEST(&q->tx, q->tx.req_cons + i, &q->snap[i]);
 

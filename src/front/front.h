@@ -157,8 +157,9 @@ struct front_queue {
 	unsigned int rx_nfree;
 	unsigned int rx_granted;
 	uint16_t rx_slot[PVNET_RING_SIZE]; /* buffer posted at each ring slot */
-	RING_IDX rx_pushed; /* our own last req_prod: the backend may scribble on it */
-	bool tx_stopped;    /* a send found no room: TX completions are armed */
+	RING_IDX rx_pushed;	/* our own last req_prod: the backend may scribble on it */
+	RING_IDX rx_prefetched; /* RX responses up to here were prefetched (rx.c, rx_avail) */
+	bool tx_stopped;	/* a send found no room: TX completions are armed */
 	/*
 	 * What may be pending on the wait fd(s), so that going idle reads an
 	 * eventfd only when an event can be there (queue.c, front_queue_idle):

@@ -207,9 +207,17 @@ static int rx_avail(struct front_queue *q, RING_IDX *prod)
 				 q->index, *prod, q->rx_pushed);
 		return -EIO;
 	}
-	/* Written by the backend on its CPU: the burst's misses together. */
-	prefetch_ring(q->rx.sring->ring, sizeof(q->rx.sring->ring[0]), PVNET_RING_SIZE, cons,
-		      *prod - cons, false);
+	/*
+	 * Written by the backend on its CPU: the burst's misses together.
+	 * Each line once: a call that takes a frame at a time would otherwise
+	 * fetch every waiting response again (a mark outside [cons, prod] is
+	 * stale, from a reconnect or a wrap, and starts over at cons).
+	 */
+	if ((RING_IDX)(q->rx_prefetched - cons) > (RING_IDX)(*prod - cons))
+		q->rx_prefetched = cons;
+	prefetch_ring(q->rx.sring->ring, sizeof(q->rx.sring->ring[0]), PVNET_RING_SIZE,
+		      q->rx_prefetched, *prod - q->rx_prefetched, false);
+	q->rx_prefetched = *prod;
 	return (int)(*prod - cons);
 }
 

@@ -196,7 +196,7 @@ static void place(const struct bench *b, const struct bench_pvnetd *pd, bool pin
 		  struct bench_result *r)
 {
 	cpu_set_t set;
-	long n = sysconf(_SC_NPROCESSORS_CONF);
+	long n = sysconf(_SC_NPROCESSORS_ONLN); /* an affinity mask holds online CPUs only */
 
 	r->placement = bench_placement_name(pin ? BENCH_PLACE_SPLIT : BENCH_PLACE_SPREAD);
 	r->pvnetd_cpus[0] = r->guest_cpus[0] = '\0';
