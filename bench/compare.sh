@@ -22,11 +22,22 @@
 # three busy threads); and on one CPU (`taskset -c ONE_CPU`: pvnetd and both
 # frontends share it).
 #
+# The host moves this machine's vCPUs, and how far apart it puts the two
+# decides how fast anything that passes data between them runs: memif
+# 9000 B, for one, by 8x (docs/benchmarks.md, "Where the host puts the
+# vCPUs").  So bench/cpurtt samples the cache-line round trip between the
+# first two CPUs every 200 ms throughout, each run records its time window,
+# and each run is classed near (every sample in its window below RTT_FAR_NS),
+# far (every sample at or above it) or mixed.  The summary adds the ratios
+# of runs made in the same class: the median of pvnet's near runs over the
+# median of memif's near runs, and so for far.
+#
 # Usage: bench/compare.sh BUILD_DIR [OUT_DIR]
 #   BUILD_DIR: a meson build directory with tools/pvnet/pvnet and tools/pvnetd/pvnetd
 #   OUT_DIR:   where the JSON files go (default: a new /tmp/pvnet-compare.XXXXXX)
 # Environment: ROUNDS (3), PVNET_DURATION (2 s), MEMIF_DURATION (4 s),
-#   ONE_CPU (the CPU of the one-CPU runs; default the last one online)
+#   ONE_CPU (the CPU of the one-CPU runs; default the last one online),
+#   RTT_FAR_NS (150: the round trip from which two CPUs count as far apart)
 set -u -o pipefail
 BUILD=${1:?usage: compare.sh BUILD_DIR [OUT_DIR]}
 OUT=${2:-$(mktemp -d /tmp/pvnet-compare.XXXXXX)}
@@ -35,44 +46,92 @@ ROUNDS=${ROUNDS:-3}
 PVNET_DURATION=${PVNET_DURATION:-2}
 MEMIF_DURATION=${MEMIF_DURATION:-4}
 ONE_CPU=${ONE_CPU:-$(($(nproc) - 1))}
+RTT_FAR_NS=${RTT_FAR_NS:-150}
 mkdir -p "$OUT"
+: >"$OUT/windows.txt"
 
-memif() { # memif SIZE FILE
-	"$HERE/memif-peer.sh" --frame-size "$1" --duration "$MEMIF_DURATION" --json "$2" | tail -n +2
+# The placement sampler, bounded by its own --duration too; ended with the script.
+RTT_PID=
+if [ "$(nproc)" -ge 2 ]; then
+	"$BUILD/bench/cpurtt" --interval-ms 200 --duration 7200 >"$OUT/cpurtt.txt" &
+	RTT_PID=$!
+else
+	: >"$OUT/cpurtt.txt"
+fi
+trap '[ -n "$RTT_PID" ] && kill "$RTT_PID" 2>/dev/null' EXIT
+
+# window NAME CMD...: run CMD, recording "NAME START END" (realtime seconds) for the classes.
+window() {
+	local name=$1 start rc
+	shift
+	start=$(date +%s.%N)
+	"$@"
+	rc=$?
+	echo "$name $start $(date +%s.%N)" >>"$OUT/windows.txt"
+	return $rc
 }
-pvnet() { # pvnet SIZE FILE [split|spread|one]
-	local place=${3:-split} pin=()
+
+memif() { # memif SIZE NAME: $OUT/NAME.json
+	window "$2" "$HERE/memif-peer.sh" --frame-size "$1" --duration "$MEMIF_DURATION" \
+		--json "$OUT/$2.json" | tail -n +2
+}
+pvnet() { # pvnet SIZE NAME [split|spread|one]: $OUT/NAME-copy.json and $OUT/NAME-map.json
+	local place=${3:-split} pin=() mode
 
 	[ "$place" = one ] && pin=(taskset -c "$ONE_CPU") && place=spread
-	"${pin[@]}" "$BUILD/tools/pvnet/pvnet" bench --section stream --frame-size "$1" --queues 1 \
-		--tx-mode copy,map --placement "$place" --duration "$PVNET_DURATION" \
-		--pvnetd "$BUILD/tools/pvnetd/pvnetd" --json "$2" | tail -n +2
+	# One mode per call, so that each run has a window of its own.
+	for mode in copy map; do
+		window "$2-$mode" "${pin[@]}" "$BUILD/tools/pvnet/pvnet" bench --section stream \
+			--frame-size "$1" --queues 1 --tx-mode "$mode" --placement "$place" \
+			--duration "$PVNET_DURATION" --pvnetd "$BUILD/tools/pvnetd/pvnetd" \
+			--json "$OUT/$2-$mode.json" | tail -n +2 || return 1
+	done
 }
 
 for r in $(seq 1 "$ROUNDS"); do
 	echo "== round $r =="
 	for s in 64 9000; do
-		memif "$s" "$OUT/r$r-memif-$s-a.json" || exit 1
-		pvnet "$s" "$OUT/r$r-pvnet-$s.json" || exit 1
-		pvnet "$s" "$OUT/r$r-pvnets-$s.json" spread || exit 1
-		pvnet "$s" "$OUT/r$r-pvnet1-$s.json" one || exit 1
-		memif "$s" "$OUT/r$r-memif-$s-b.json" || exit 1
+		memif "$s" "r$r-memif-$s-a" || exit 1
+		pvnet "$s" "r$r-pvnet-$s" || exit 1
+		pvnet "$s" "r$r-pvnets-$s" spread || exit 1
+		pvnet "$s" "r$r-pvnet1-$s" one || exit 1
+		memif "$s" "r$r-memif-$s-b" || exit 1
 	done
-	pvnet 1514 "$OUT/r$r-pvnet-1514.json" || exit 1
-	pvnet 65535 "$OUT/r$r-pvnet-65535.json" || exit 1
-	pvnet 65535 "$OUT/r$r-pvnets-65535.json" spread || exit 1
-	pvnet 65535 "$OUT/r$r-pvnet1-65535.json" one || exit 1
+	pvnet 1514 "r$r-pvnet-1514" || exit 1
+	pvnet 65535 "r$r-pvnet-65535" || exit 1
+	pvnet 65535 "r$r-pvnets-65535" spread || exit 1
+	pvnet 65535 "r$r-pvnet1-65535" one || exit 1
 done
+[ -n "$RTT_PID" ] && kill "$RTT_PID" 2>/dev/null
+RTT_PID=
 
-python3 - "$OUT" "$ROUNDS" <<'EOF'
+python3 - "$OUT" "$ROUNDS" "$RTT_FAR_NS" <<'EOF'
 import json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, far_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+samples = []
+for line in open("%s/cpurtt.txt" % out):
+    t, rtt = line.split()
+    samples.append((float(t), int(rtt)))
+windows = {}
+for line in open("%s/windows.txt" % out):
+    name, start, end = line.split()
+    windows[name] = (float(start), float(end))
+
+def host(name):
+    """(class, median round trip ns) of a run's window: near, far, mixed or '-' (no samples)."""
+    start, end = windows[name]
+    rtts = [rtt for t, rtt in samples if start <= t <= end]
+    if not rtts:
+        return "-", None
+    cls = "near" if max(rtts) < far_ns else "far" if min(rtts) >= far_ns else "mixed"
+    return cls, statistics.median(rtts)
 
 def load(name):
     return json.load(open("%s/%s.json" % (out, name)))
 
 def pv(r, size, mode, key, run="pvnet"):
-    for x in load("r%d-%s-%d" % (r, run, size))["results"]:
+    for x in load("r%d-%s-%d-%s" % (r, run, size, mode))["results"]:
         if x["tx_mode"] == mode:
             if "error" in x:
                 sys.exit("round %d, %d B, %s%s: the run failed: %s" % (
@@ -100,29 +159,64 @@ for run, where in (("pvnet", ""), ("pvnets", "spread, "), ("pvnet1", "one CPU, "
         pv(r, 9000, "map", "gbit_s", run) / mf(r, 9000, "gbit_s") for r in rs]
     ratios[where + "65535 B: map Gbit/s / copy Gbit/s (>= 1.3)"] = [
         pv(r, 65535, "map", "gbit_s", run) / pv(r, 65535, "copy", "gbit_s", run) for r in rs]
+def host_s(name):
+    cls, rtt = host(name)
+    return cls if rtt is None else "%s %.0f" % (cls, rtt)
+
 print("\nper round: pvnet copy/map; memif before/after (their mean is the reference);")
-print("others s: CPU-seconds other processes used during pvnet's map window")
-print("%5s %6s %6s %9s %9s %17s %7s %9s %10s %8s" % ("round", "frame", "place", "copy", "map",
-      "memif before/after", "unit", "us/KB map", "ntf/1k map", "others s"))
+print("others s: CPU-seconds other processes used during pvnet's map window;")
+print("host: the class of the map run's window and of the memif runs', with the median")
+print("round trip between the CPUs in ns (near below %d ns, far from it)" % far_ns)
+print("%5s %6s %6s %9s %9s %17s %7s %9s %10s %8s %9s %19s" % (
+      "round", "frame", "place", "copy", "map", "memif before/after", "unit", "us/KB map",
+      "ntf/1k map", "others s", "host map", "host memif"))
 # Unknown figures (JSON null) print as "-", never as a made-up 0.
 for r in range(1, rounds + 1):
     for size, run in ((64, "pvnet"), (64, "pvnets"), (64, "pvnet1"), (1514, "pvnet"),
                       (9000, "pvnet"), (9000, "pvnets"), (9000, "pvnet1"), (65535, "pvnet"),
                       (65535, "pvnets"), (65535, "pvnet1")):
         unit = "mpps" if size == 64 else "gbit_s"
-        m = ("%8.3f/%8.3f" % tuple(mf_ab(r, size, unit)) if size in (64, 9000)
-             else "%17s" % "-")
+        peer = size in (64, 9000)
+        m = "%8.3f/%8.3f" % tuple(mf_ab(r, size, unit)) if peer else "%17s" % "-"
+        hm = ("%s/%s" % tuple(host_s("r%d-memif-%d-%s" % (r, size, ab)) for ab in "ab")
+              if peer else "-")
         others = pv(r, size, "map", "machine_cpu_s", run)["others"]
-        print("%5d %6d %6s %9.3f %9.3f %s %7s %9s %10s %8s" % (
+        print("%5d %6d %6s %9.3f %9.3f %s %7s %9s %10s %8s %9s %19s" % (
             r, size, {"pvnet": "split", "pvnets": "spread", "pvnet1": "one"}[run],
             pv(r, size, "copy", unit, run),
             pv(r, size, "map", unit, run), m, "Mpps" if unit == "mpps" else "Gbit/s",
             num(pv(r, size, "map", "cpu_us_per_kb", run), "%.4f"),
             num(pv(r, size, "map", "notifications_per_1000", run), "%.2f"),
-            num(others, "%.2f")))
+            num(others, "%.2f"), host_s("r%d-%s-%d-map" % (r, run, size)), hm))
 print("\nratios per round, and the median:")
 for name, v in ratios.items():
     print("  %-60s %s  median %.3f" % (name, " ".join("%.3f" % x for x in v),
                                        statistics.median(v)))
+
+# The same ratios from runs of one host class only: medians over every round.
+def pooled(cls, num_runs, den_runs):
+    n = [v for name, v in num_runs if host(name)[0] == cls]
+    d = [v for name, v in den_runs if host(name)[0] == cls]
+    if not n or not d:
+        return "no runs of both sides (%d/%d)" % (len(n), len(d))
+    return "%.3f  (%d/%d runs)" % (statistics.median(n) / statistics.median(d), len(n), len(d))
+
+rs = range(1, rounds + 1)
+print("\nratios from runs in one host class (median over the class's runs / median over the")
+print("class's runs of the reference; counts of each side):")
+for run, where in (("pvnet", ""), ("pvnets", "spread, "), ("pvnet1", "one CPU, ")):
+    for size, unit, goal in ((64, "mpps", "0.5"), (9000, "gbit_s", "1.0")):
+        num_runs = [("r%d-%s-%d-map" % (r, run, size), pv(r, size, "map", unit, run)) for r in rs]
+        den_runs = [("r%d-memif-%d-%s" % (r, size, ab),
+                     load("r%d-memif-%d-%s" % (r, size, ab))["results"][0][unit])
+                    for r in rs for ab in "ab"]
+        for cls in ("near", "far"):
+            print("  %-60s %s" % ("%s%d B, %s: pvnet map / memif (>= %s)" % (
+                where, size, cls, goal), pooled(cls, num_runs, den_runs)))
+    maps = [("r%d-%s-65535-map" % (r, run), pv(r, 65535, "map", "gbit_s", run)) for r in rs]
+    copies = [("r%d-%s-65535-copy" % (r, run), pv(r, 65535, "copy", "gbit_s", run)) for r in rs]
+    for cls in ("near", "far"):
+        print("  %-60s %s" % ("%s65535 B, %s: map / copy (>= 1.3)" % (where, cls),
+                              pooled(cls, maps, copies)))
 print("JSON files in " + out)
 EOF

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/* cpurtt.c - how far apart the host has put two of this machine's CPUs, sampled over time */
+
+/*
+ * On a virtual machine the two vCPUs are threads of the host, and the host
+ * moves them: sometimes onto cores that share a cache (a cache line goes
+ * from one vCPU to the other in tens of nanoseconds), sometimes onto cores
+ * of different dies (hundreds).  Anything that passes data between CPUs,
+ * pvnet and its peers alike, changes speed with it, so bench/compare.sh
+ * runs this beside its runs and sorts each run by the placement it ran in.
+ *
+ * A sample: two threads, one pinned on each CPU, pass one cache line back
+ * and forth, BLOCKS blocks of ROUND_TRIPS round trips; the sample is the
+ * lowest block mean, so that a block in which the scheduler preempted one
+ * of them does not count.  Between samples both threads sleep: the cost is
+ * about 50 us of each CPU per sample.
+ *
+ * Output, one line per sample: the realtime clock in seconds and the
+ * round trip in nanoseconds, e.g. "1796168002.036781 61".
+ *
+ * usage: cpurtt [--cpus A,B] [--interval-ms MS] [--count N] [--duration S]
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BLOCKS	    8u
+#define ROUND_TRIPS 32u
+
+struct probe {
+	/* Odd: the initiator's turn has been taken, the responder answers with the next even value. */
+	_Alignas(64) _Atomic uint64_t line;
+	_Alignas(64) pthread_barrier_t start;
+	atomic_bool stop;
+	int cpu_b;
+	int err;
+};
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *responder(void *arg)
+{
+	struct probe *p = arg;
+
+	p->err = pin(p->cpu_b);
+	pthread_barrier_wait(&p->start);
+	if (p->err)
+		return NULL;
+	for (;;) {
+		uint64_t v = 1;
+
+		pthread_barrier_wait(&p->start);
+		if (atomic_load(&p->stop))
+			return NULL;
+		for (unsigned int i = 0; i < BLOCKS * ROUND_TRIPS; i++, v += 2) {
+			while (atomic_load_explicit(&p->line, memory_order_acquire) != v)
+				;
+			atomic_store_explicit(&p->line, v + 1, memory_order_release);
+		}
+	}
+}
+
+/* One sample: the lowest block mean of a round trip, in ns. */
+static uint64_t sample(struct probe *p)
+{
+	uint64_t best = UINT64_MAX, v = 0;
+
+	atomic_store(&p->line, 0);
+	pthread_barrier_wait(&p->start);
+	for (unsigned int b = 0; b < BLOCKS; b++) {
+		uint64_t t0 = now_ns(CLOCK_MONOTONIC), t;
+
+		for (unsigned int i = 0; i < ROUND_TRIPS; i++, v += 2) {
+			atomic_store_explicit(&p->line, v + 1, memory_order_release);
+			while (atomic_load_explicit(&p->line, memory_order_acquire) != v + 2)
+				;
+		}
+		t = (now_ns(CLOCK_MONOTONIC) - t0) / ROUND_TRIPS;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cpurtt [--cpus A,B] [--interval-ms MS] [--count N] [--duration S]\n"
+		   "  Samples the cache-line round trip between CPUs A and B (default 0,1)\n"
+		   "  every MS milliseconds (1..10000, default 200), N times (default: no\n"
+		   "  limit) or for S seconds (1..86400, default 3600), whichever ends first.\n"
+		   "  Prints \"UNIX_TIME ROUND_TRIP_NS\" per sample.\n");
+}
+
+/* A whole number in [lo, hi] from @s, or -1 with a message naming @what. */
+static long number(const char *s, const char *what, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "cpurtt: %s: '%s' is not a whole number in %ld..%ld\n", what, s, lo,
+			hi);
+		return -1;
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"cpus", required_argument, NULL, 'c'},  {"interval-ms", required_argument, NULL, 'i'},
+	    {"count", required_argument, NULL, 'n'}, {"duration", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
+	};
+	long cpu_a = 0, cpu_b = 1, interval_ms = 200, count = -1, duration = 3600;
+	struct probe *p;
+	pthread_t th;
+	uint64_t end;
+	int o, rc;
+
+	while ((o = getopt_long(argc, argv, "c:i:n:t:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': {
+			char *comma = strchr(optarg, ',');
+
+			if (!comma) {
+				fprintf(stderr, "cpurtt: --cpus: '%s' is not A,B\n", optarg);
+				return 2;
+			}
+			*comma = '\0';
+			cpu_a = number(optarg, "--cpus", 0, CPU_SETSIZE - 1);
+			cpu_b = number(comma + 1, "--cpus", 0, CPU_SETSIZE - 1);
+			if (cpu_a < 0 || cpu_b < 0)
+				return 2;
+			if (cpu_a == cpu_b) {
+				fprintf(stderr, "cpurtt: --cpus: two different CPUs are needed\n");
+				return 2;
+			}
+			break;
+		}
+		case 'i':
+			if ((interval_ms = number(optarg, "--interval-ms", 1, 10000)) < 0)
+				return 2;
+			break;
+		case 'n':
+			if ((count = number(optarg, "--count", 1, LONG_MAX)) < 0)
+				return 2;
+			break;
+		case 't':
+			if ((duration = number(optarg, "--duration", 1, 86400)) < 0)
+				return 2;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cpurtt: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	p = aligned_alloc(64, sizeof(*p));
+	if (!p) {
+		fprintf(stderr, "cpurtt: out of memory\n");
+		return 1;
+	}
+	memset(p, 0, sizeof(*p));
+	p->cpu_b = (int)cpu_b;
+	pthread_barrier_init(&p->start, NULL, 2);
+	rc = pin((int)cpu_a);
+	if (rc) {
+		fprintf(stderr, "cpurtt: CPU %ld: %s\n", cpu_a, strerror(rc));
+		return 1;
+	}
+	rc = pthread_create(&th, NULL, responder, p);
+	if (rc) {
+		fprintf(stderr, "cpurtt: pthread_create: %s\n", strerror(rc));
+		return 1;
+	}
+	pthread_barrier_wait(&p->start);
+	if (p->err) {
+		fprintf(stderr, "cpurtt: CPU %ld: %s\n", cpu_b, strerror(p->err));
+		pthread_join(th, NULL);
+		return 1;
+	}
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	end = now_ns(CLOCK_MONOTONIC) + (uint64_t)duration * 1000000000u;
+	for (long n = 0; count < 0 || n < count; n++) {
+		uint64_t rtt = sample(p), wall = now_ns(CLOCK_REALTIME);
+		struct timespec gap = {.tv_sec = interval_ms / 1000,
+				       .tv_nsec = (interval_ms % 1000) * 1000000};
+
+		printf("%llu.%06llu %llu\n", (unsigned long long)(wall / 1000000000u),
+		       (unsigned long long)(wall % 1000000000u / 1000u), (unsigned long long)rtt);
+		if (now_ns(CLOCK_MONOTONIC) >= end)
+			break;
+		nanosleep(&gap, NULL);
+	}
+	atomic_store(&p->stop, true);
+	pthread_barrier_wait(&p->start);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&p->start);
+	free(p);
+	return 0;
+}
