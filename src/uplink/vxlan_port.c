@@ -31,10 +31,11 @@
  *                     all-zeroes FDB entry lists several), from the
  *                     source port of the frame's flow: the port keeps up
  *                     to UPLINK_VXLAN_SRCPORTS_MAX sending sockets, each
- *                     bound to its own source port, and a frame goes out
- *                     of socket flow_hash % n (RFC 7348's recommendation,
- *                     Linux's default), so that the network between the
- *                     VTEPs can spread flows and keeps each in order.  One
+ *                     bound to its own source port (vxlan_sock.h), and a
+ *                     frame goes out of socket flow_hash % n (RFC 7348's
+ *                     recommendation, Linux's default), so that the
+ *                     network between the VTEPs can spread flows and
+ *                     keeps each in order.  One
  *                     sendmmsg() per socket used per call (or per
  *                     UPLINK_VXLAN_MSGS datagrams).  A frame with offloads
  *                     the wire does not have is made whole first, in a
@@ -73,6 +74,7 @@
 #include "uplink/tap.h"
 #include "uplink/vxlan_fdb.h"
 #include "uplink/vxlan_port.h"
+#include "uplink/vxlan_sock.h"
 
 /* Datagrams read per wakeup and handed to one sw_forward(): the switch's batch. */
 #define UPLINK_VXLAN_BATCH SW_BATCH_MAX
@@ -95,9 +97,6 @@
 
 /* Pieces of one datagram: VXLAN header, header copy, the frame's fragments. */
 #define UPLINK_VXLAN_IOV (SW_PKT_MAX_FRAGS + 2)
-
-/* Socket buffers asked for (bursts of 64 KiB frames); the kernel may give less. */
-#define UPLINK_VXLAN_SOCKBUF (4u * 1024u * 1024u)
 
 /* Pause after a receive error other than EAGAIN, and how long destroy waits for frames. */
 #define UPLINK_VXLAN_RETRY_MS 1000
@@ -122,11 +121,8 @@ struct uplink_vxlan_port {
 	struct sw *sw;
 	struct sw_port *sp;
 	struct uplink_vxlan_spec spec;
-	uint8_t vxh[UPLINK_VXLAN_HLEN]; /* our header, the same on every datagram */
-	int fd; /* bound to dstport: receives, and sends if a source port is dstport */
-	int src_fd[UPLINK_VXLAN_SRCPORTS_MAX]; /* the sending sockets (may be @fd) */
-	uint16_t src_port[UPLINK_VXLAN_SRCPORTS_MAX];
-	unsigned int nsrc;
+	uint8_t vxh[UPLINK_VXLAN_HLEN];	 /* our header, the same on every datagram */
+	struct uplink_vxlan_socks socks; /* receives on socks.fd, sends from socks.src_fd */
 	struct uplink_reader reader;
 	struct uplink_pool pool;
 	struct xmit_scratch *scratch[UPLINK_VXLAN_SCRATCH];
@@ -250,7 +246,7 @@ static void *reader_thread(void *arg)
 			uplink_pool_fed(&p->pool);
 			continue;
 		}
-		r = recvmmsg(p->fd, msgs, nb, MSG_DONTWAIT, NULL);
+		r = recvmmsg(p->socks.fd, msgs, nb, MSG_DONTWAIT, NULL);
 		e = r < 0 ? errno : 0;
 		now = r > 0 && p->fdb ? now_s() : 0;
 		for (unsigned int i = 0; i < nb; i++) {
@@ -273,7 +269,7 @@ static void *reader_thread(void *arg)
 			continue;
 		}
 		/* Fewer than asked, or none: poll() returns at once if more came meanwhile. */
-		pfd[1] = (struct pollfd){.fd = p->fd, .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = p->socks.fd, .events = POLLIN};
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
 	}
@@ -307,8 +303,8 @@ static void send_all(struct uplink_vxlan_port *p, int fd, struct mmsghdr *msgs, 
 /* Send the datagrams queued in @s, one sendmmsg() per socket, then put the frames they came from. */
 static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
 {
-	if (p->nsrc == 1) {
-		send_all(p, p->src_fd[0], s->msgs, s->nmsgs);
+	if (p->socks.nsrc == 1) {
+		send_all(p, p->socks.src_fd[0], s->msgs, s->nmsgs);
 	} else if (s->nmsgs) {
 		/* A stable counting sort: each socket's datagrams keep their order. */
 		unsigned int start[UPLINK_VXLAN_SRCPORTS_MAX + 1] = {0};
@@ -316,15 +312,15 @@ static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
 
 		for (unsigned int i = 0; i < s->nmsgs; i++)
 			start[s->src[i] + 1]++;
-		for (unsigned int k = 0; k < p->nsrc; k++) {
+		for (unsigned int k = 0; k < p->socks.nsrc; k++) {
 			start[k + 1] += start[k];
 			at[k] = start[k];
 		}
 		for (unsigned int i = 0; i < s->nmsgs; i++)
 			s->sorted[at[s->src[i]]++] = s->msgs[i];
-		for (unsigned int k = 0; k < p->nsrc; k++)
+		for (unsigned int k = 0; k < p->socks.nsrc; k++)
 			if (start[k + 1] > start[k])
-				send_all(p, p->src_fd[k], s->sorted + start[k],
+				send_all(p, p->socks.src_fd[k], s->sorted + start[k],
 					 start[k + 1] - start[k]);
 	}
 	for (unsigned int i = 0; i < s->nheld; i++)
@@ -497,7 +493,9 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 		if (s->nmsgs == UPLINK_VXLAN_MSGS || s->nheld == UPLINK_VXLAN_MSGS)
 			xmit_flush(p, s);
 		to = xmit_to(p, pkt, now);
-		src = p->nsrc > 1 ? uplink_vxlan_flow_hash(pkt->hdr, pkt->hdr_len) % p->nsrc : 0;
+		src = p->socks.nsrc > 1
+			  ? uplink_vxlan_flow_hash(pkt->hdr, pkt->hdr_len) % p->socks.nsrc
+			  : 0;
 		if (pkt->gso_type != SW_GSO_NONE || (pkt->flags & SW_PKT_CSUM_BLANK)) {
 			if (!xmit_offloaded(p, s, pkt, to, src)) {
 				sw_pkt_put(pkt);
@@ -534,126 +532,6 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 
 static const struct sw_port_ops vxlan_port_ops = {.xmit = vxlan_xmit};
 
-/* Ask for big socket buffers: beyond rmem_max/wmem_max as root (FORCE), else what is allowed. */
-static void sockbuf(int fd)
-{
-	int v = (int)UPLINK_VXLAN_SOCKBUF;
-
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
-}
-
-/* A UDP socket of the tunnel's family, nonblocking, bound to @addr (its port included). */
-static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_storage *addr)
-{
-	int fd = socket(sp->remote[0].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
-	    one = 1;
-
-	if (fd < 0)
-		return -errno;
-	if ((sp->remote[0].ss_family == AF_INET6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
-	    bind(fd, (const struct sockaddr *)addr, sp->local_len) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
-}
-
-static uint16_t bound_port(int fd)
-{
-	struct sockaddr_storage a;
-	socklen_t len = sizeof(a);
-
-	if (getsockname(fd, (struct sockaddr *)&a, &len) < 0)
-		return 0;
-	return ntohs(a.ss_family == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
-					    : ((struct sockaddr_in6 *)&a)->sin6_port);
-}
-
-/*
- * The sending sockets: UPLINK_VXLAN_SRCPORTS_MAX on ports the kernel picks,
- * or one per share of the srcport range (as many as the range has ports,
- * up to the maximum), each on the first port of its share it can bind;
- * dstport is the receiving socket's.
- */
-static int open_src_sockets(struct uplink_vxlan_port *p)
-{
-	const struct uplink_vxlan_spec *sp = &p->spec;
-	uint32_t lo = sp->srcport_min, span = lo ? (uint32_t)sp->srcport_max - lo + 1 : 0;
-	unsigned int n = UPLINK_VXLAN_SRCPORTS_MAX;
-
-	if (span && span < n)
-		n = span;
-	for (unsigned int i = 0; i < n; i++) {
-		uint32_t first = lo + (uint32_t)((uint64_t)span * i / n),
-			 end = lo + (uint32_t)((uint64_t)span * (i + 1) / n);
-		struct sockaddr_storage a = sp->local;
-		int fd = -EADDRINUSE;
-
-		for (uint32_t port = first; fd == -EADDRINUSE && (!span || port < end); port++) {
-			if (span && port == sp->dstport) {
-				fd = p->fd;
-				break;
-			}
-			if (a.ss_family == AF_INET)
-				((struct sockaddr_in *)&a)->sin_port = htons((uint16_t)port);
-			else
-				((struct sockaddr_in6 *)&a)->sin6_port = htons((uint16_t)port);
-			fd = udp_socket(sp, &a);
-			if (!span)
-				break;
-		}
-		if (fd < 0) {
-			err("uplink %s: source ports %u-%u: %s", sp->name, first, end - 1,
-			    fd == -EADDRINUSE ? "every one is in use" : strerror(-fd));
-			return fd;
-		}
-		if (fd != p->fd) {
-			int v = (int)UPLINK_VXLAN_SOCKBUF, small = 1;
-
-			/* Send-only: little room for what may come to its port. */
-			if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
-				(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
-			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-		}
-		p->src_fd[p->nsrc] = fd;
-		p->src_port[p->nsrc++] = bound_port(fd);
-	}
-	return 0;
-}
-
-static int port_open_socket(struct uplink_vxlan_port *p)
-{
-	const struct uplink_vxlan_spec *sp = &p->spec;
-	int saved = -1, rc = 0;
-
-	if (*sp->netns) {
-		rc = uplink_netns_enter(sp->netns, NULL, &saved);
-		if (rc < 0) {
-			err("uplink %s: namespace %s: %s", sp->name, sp->netns, strerror(-rc));
-			return rc;
-		}
-	}
-	/* Made in the namespace: they stay there whatever thread uses them. */
-	rc = udp_socket(sp, &sp->local);
-	if (rc >= 0) {
-		p->fd = rc;
-		rc = 0;
-		sockbuf(p->fd);
-		rc = open_src_sockets(p);
-	} else {
-		err("uplink %s: UDP port %u: %s", sp->name, sp->dstport, strerror(-rc));
-	}
-	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
-		rc = -errno;
-	return rc;
-}
-
 int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec,
 			     struct uplink_vxlan_port **out)
 {
@@ -668,7 +546,7 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 	p->sw = sw;
 	p->spec = *spec;
 	p->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT;
-	p->fd = p->reader.stop_fd = -1;
+	p->socks.fd = p->reader.stop_fd = -1;
 	p->pool.fd = -1;
 	uplink_vxlan_hdr(p->vxh, spec->vni);
 	rc = uplink_pool_init(&p->pool, UPLINK_VXLAN_POOL, UPLINK_VXLAN_SLOT,
@@ -691,7 +569,7 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 	rc = uplink_reader_init(&p->reader);
 	if (rc < 0)
 		goto fail;
-	rc = port_open_socket(p);
+	rc = uplink_vxlan_socks_open(&p->spec, &p->socks);
 	if (rc < 0)
 		goto fail;
 	rc = sw_port_add(sw, spec->name, &vxlan_port_ops, p, &p->sp);
@@ -716,15 +594,16 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 			  addr, sizeof(addr));
 		snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? " " : "", addr);
 	}
-	for (unsigned int i = 0; i < p->nsrc; i++) {
+	for (unsigned int i = 0; i < p->socks.nsrc; i++) {
 		size_t off = strlen(srcs);
 
-		snprintf(srcs + off, sizeof(srcs) - off, "%s%u", i ? " " : "", p->src_port[i]);
+		snprintf(srcs + off, sizeof(srcs) - off, "%s%u", i ? " " : "",
+			 p->socks.src_port[i]);
 	}
 	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, mtu %u, source port%s %s",
 	     spec->name, *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni,
-	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, spec->mtu, p->nsrc > 1 ? "s" : "",
-	     srcs);
+	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, spec->mtu,
+	     p->socks.nsrc > 1 ? "s" : "", srcs);
 	*out = p;
 	return 0;
 fail:
@@ -808,11 +687,7 @@ void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p)
 			pthread_mutex_destroy(&p->scratch[i]->lock);
 		free(p->scratch[i]);
 	}
-	for (unsigned int i = 0; i < p->nsrc; i++)
-		if (p->src_fd[i] != p->fd)
-			close(p->src_fd[i]);
-	if (p->fd >= 0)
-		close(p->fd);
+	uplink_vxlan_socks_close(&p->socks);
 	free(p->fdb);
 	/* Frames still out keep the pool, and the port it lives in, alive. */
 	if (uplink_pool_fini(&p->pool, p->spec.name, UPLINK_VXLAN_DRAIN_MS))

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/* vxlan_sock.c - the VXLAN uplink's UDP sockets (vxlan_sock.h) */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "uplink/tap.h"
+#include "uplink/vxlan_sock.h"
+
+/* Socket buffers asked for (bursts of 64 KiB frames); the kernel may give less. */
+#define UPLINK_VXLAN_SOCKBUF (4u * 1024u * 1024u)
+
+/* Ask for big socket buffers: beyond rmem_max/wmem_max as root (FORCE), else what is allowed. */
+static void sockbuf(int fd)
+{
+	int v = (int)UPLINK_VXLAN_SOCKBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+/* A UDP socket of the tunnel's family, nonblocking, bound to @addr (its port included). */
+static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_storage *addr)
+{
+	int fd = socket(sp->remote[0].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
+	    one = 1;
+
+	if (fd < 0)
+		return -errno;
+	if ((sp->remote[0].ss_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(fd, (const struct sockaddr *)addr, sp->local_len) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static uint16_t bound_port(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+		return 0;
+	return ntohs(a.ss_family == AF_INET ? ((struct sockaddr_in *)&a)->sin_port
+					    : ((struct sockaddr_in6 *)&a)->sin6_port);
+}
+
+/*
+ * The sending sockets: UPLINK_VXLAN_SRCPORTS_MAX on ports the kernel picks,
+ * or one per share of the srcport range (as many as the range has ports,
+ * up to the maximum), each on the first port of its share it can bind;
+ * dstport is the receiving socket's.
+ */
+static int open_src_sockets(const struct uplink_vxlan_spec *sp, struct uplink_vxlan_socks *s)
+{
+	uint32_t lo = sp->srcport_min, span = lo ? (uint32_t)sp->srcport_max - lo + 1 : 0;
+	unsigned int n = UPLINK_VXLAN_SRCPORTS_MAX;
+
+	if (span && span < n)
+		n = span;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t first = lo + (uint32_t)((uint64_t)span * i / n),
+			 end = lo + (uint32_t)((uint64_t)span * (i + 1) / n);
+		struct sockaddr_storage a = sp->local;
+		int fd = -EADDRINUSE;
+
+		for (uint32_t port = first; fd == -EADDRINUSE && (!span || port < end); port++) {
+			if (span && port == sp->dstport) {
+				fd = s->fd;
+				break;
+			}
+			if (a.ss_family == AF_INET)
+				((struct sockaddr_in *)&a)->sin_port = htons((uint16_t)port);
+			else
+				((struct sockaddr_in6 *)&a)->sin6_port = htons((uint16_t)port);
+			fd = udp_socket(sp, &a);
+			if (!span)
+				break;
+		}
+		if (fd < 0) {
+			err("uplink %s: source ports %u-%u: %s", sp->name, first, end - 1,
+			    fd == -EADDRINUSE ? "every one is in use" : strerror(-fd));
+			return fd;
+		}
+		if (fd != s->fd) {
+			int v = (int)UPLINK_VXLAN_SOCKBUF, small = 1;
+
+			/* Send-only: little room for what may come to its port. */
+			if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof(v)) < 0)
+				(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		}
+		s->src_fd[s->nsrc] = fd;
+		s->src_port[s->nsrc++] = bound_port(fd);
+	}
+	return 0;
+}
+
+int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vxlan_socks *s)
+{
+	int saved = -1, rc = 0;
+
+	s->fd = -1;
+	s->nsrc = 0;
+	if (*sp->netns) {
+		rc = uplink_netns_enter(sp->netns, NULL, &saved);
+		if (rc < 0) {
+			err("uplink %s: namespace %s: %s", sp->name, sp->netns, strerror(-rc));
+			return rc;
+		}
+	}
+	/* Made in the namespace: they stay there whatever thread uses them. */
+	rc = udp_socket(sp, &sp->local);
+	if (rc >= 0) {
+		s->fd = rc;
+		sockbuf(s->fd);
+		rc = open_src_sockets(sp, s);
+	} else {
+		err("uplink %s: UDP port %u: %s", sp->name, sp->dstport, strerror(-rc));
+	}
+	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+void uplink_vxlan_socks_close(struct uplink_vxlan_socks *s)
+{
+	for (unsigned int i = 0; i < s->nsrc; i++)
+		if (s->src_fd[i] != s->fd)
+			close(s->src_fd[i]);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	s->nsrc = 0;
+}
