@@ -28,9 +28,10 @@
 # vCPUs").  So bench/cpurtt samples the cache-line round trip between the
 # first two CPUs every 200 ms throughout, each run records its time window,
 # and each run is classed near (every sample in its window below RTT_FAR_NS),
-# far (every sample at or above it) or mixed.  The summary adds the ratios
-# of runs made in the same class: the median of pvnet's near runs over the
-# median of memif's near runs, and so for far.
+# far (every sample at or above it) or mixed; memif's per-second figures
+# are classed each by its own interval (memif-peer.sh's "intervals").  The
+# summary adds the ratios of figures of one class: the median of pvnet's
+# near runs over the median of memif's near figures, and so for far.
 #
 # Usage: bench/compare.sh BUILD_DIR [OUT_DIR]
 #   BUILD_DIR: a meson build directory with tools/pvnet/pvnet and tools/pvnetd/pvnetd
@@ -118,14 +119,16 @@ for line in open("%s/windows.txt" % out):
     name, start, end = line.split()
     windows[name] = (float(start), float(end))
 
-def host(name):
-    """(class, median round trip ns) of a run's window: near, far, mixed or '-' (no samples)."""
-    start, end = windows[name]
+def klass(start, end):
+    """(class, median round trip ns) of a time window: near, far, mixed or '-' (no samples)."""
     rtts = [rtt for t, rtt in samples if start <= t <= end]
     if not rtts:
         return "-", None
     cls = "near" if max(rtts) < far_ns else "far" if min(rtts) >= far_ns else "mixed"
     return cls, statistics.median(rtts)
+
+def host(name):
+    return klass(*windows[name])
 
 def load(name):
     return json.load(open("%s/%s.json" % (out, name)))
@@ -193,28 +196,41 @@ for name, v in ratios.items():
     print("  %-60s %s  median %.3f" % (name, " ".join("%.3f" % x for x in v),
                                        statistics.median(v)))
 
-# The same ratios from runs of one host class only: medians over every round.
-def pooled(cls, num_runs, den_runs):
-    n = [v for name, v in num_runs if host(name)[0] == cls]
-    d = [v for name, v in den_runs if host(name)[0] == cls]
+# The same ratios from runs of one host class only: medians over every round.  A pvnet
+# run is classed by its window; memif's figures each by their own interval.
+def pooled(cls, nums, dens):
+    n = [v for c, v in nums if c == cls]
+    d = [v for c, v in dens if c == cls]
     if not n or not d:
-        return "no runs of both sides (%d/%d)" % (len(n), len(d))
-    return "%.3f  (%d/%d runs)" % (statistics.median(n) / statistics.median(d), len(n), len(d))
+        return "no figures of both sides (%d/%d)" % (len(n), len(d))
+    return "%.3f  (%d/%d)" % (statistics.median(n) / statistics.median(d), len(n), len(d))
+
+def memif_intervals(size, unit):
+    out_ = []
+    for r in range(1, rounds + 1):
+        for ab in "ab":
+            for start, end, mpps in load("r%d-memif-%d-%s" % (r, size, ab))["results"][0].get(
+                    "intervals", []):
+                v = mpps if unit == "mpps" else mpps * size * 8 / 1e3
+                out_.append((klass(start, end)[0], v))
+    return out_
 
 rs = range(1, rounds + 1)
-print("\nratios from runs in one host class (median over the class's runs / median over the")
-print("class's runs of the reference; counts of each side):")
+print("\nratios from figures of one host class: the median of pvnet's runs of the class over")
+print("the median of the reference's (memif: each per-second figure classed by its own")
+print("interval); in brackets how many figures each side had:")
 for run, where in (("pvnet", ""), ("pvnets", "spread, "), ("pvnet1", "one CPU, ")):
     for size, unit, goal in ((64, "mpps", "0.5"), (9000, "gbit_s", "1.0")):
-        num_runs = [("r%d-%s-%d-map" % (r, run, size), pv(r, size, "map", unit, run)) for r in rs]
-        den_runs = [("r%d-memif-%d-%s" % (r, size, ab),
-                     load("r%d-memif-%d-%s" % (r, size, ab))["results"][0][unit])
-                    for r in rs for ab in "ab"]
+        nums = [(host("r%d-%s-%d-map" % (r, run, size))[0], pv(r, size, "map", unit, run))
+                for r in rs]
+        dens = memif_intervals(size, unit)
         for cls in ("near", "far"):
             print("  %-60s %s" % ("%s%d B, %s: pvnet map / memif (>= %s)" % (
-                where, size, cls, goal), pooled(cls, num_runs, den_runs)))
-    maps = [("r%d-%s-65535-map" % (r, run), pv(r, 65535, "map", "gbit_s", run)) for r in rs]
-    copies = [("r%d-%s-65535-copy" % (r, run), pv(r, 65535, "copy", "gbit_s", run)) for r in rs]
+                where, size, cls, goal), pooled(cls, nums, dens)))
+    maps = [(host("r%d-%s-65535-map" % (r, run))[0], pv(r, 65535, "map", "gbit_s", run))
+            for r in rs]
+    copies = [(host("r%d-%s-65535-copy" % (r, run))[0], pv(r, 65535, "copy", "gbit_s", run))
+              for r in rs]
     for cls in ("near", "far"):
         print("  %-60s %s" % ("%s65535 B, %s: map / copy (>= 1.3)" % (where, cls),
                               pooled(cls, maps, copies)))

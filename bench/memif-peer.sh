@@ -28,6 +28,12 @@
 # MEMIF_RAW=1 in the environment prints every second's Rx-pps on stderr (the spread
 # of the samples behind the median).
 #
+# Each line of the server's output is stamped with the realtime clock as it
+# arrives, so that each Rx-pps figure has its interval (from the figure
+# before to its own): the JSON lists them as "intervals" ([start, end,
+# mpps], realtime seconds), which bench/compare.sh sets beside its samples
+# of where the host put the two CPUs (bench/cpurtt).
+#
 # Usage: bench/memif-peer.sh [--frame-size LIST] [--duration SECS] [--json FILE] [--same-core]
 set -u
 
@@ -93,7 +99,16 @@ segs() {
 	echo "$out$len"
 }
 
-# One size: sets RESULT to "MPPS GBIT_S SAMPLES", or fails with the reason on stderr.
+# stamp: each line of stdin, prefixed with the realtime clock (seconds, microseconds).
+stamp() {
+	local line
+	while IFS= read -r line; do
+		printf '%s %s\n' "$EPOCHREALTIME" "$line"
+	done
+}
+
+# One size: sets RESULT to "MPPS GBIT_S SAMPLES INTERVALS" (INTERVALS: START:END:MPPS,...),
+# or fails with the reason on stderr.
 # Runs in this shell (not in $(...)), so that the traps see SRV_PID and CLI_PID.
 run_size() {
 	local len=$1 sock="$TMP/memif-$1.sock" srv_lcore=(--main-lcore 1)
@@ -102,11 +117,17 @@ run_size() {
 	local app=(--auto-start --stats-period 1 --total-num-mbufs=16384)
 	[ "$SAME_CORE" = 1 ] && srv_lcore=()
 
+	local out stamp_pid
+	# The server's output goes through stamp(); only the server holds the pipe, so
+	# stamp() ends when the server does.
+	exec {out}> >(stamp >"$TMP/srv-$len.log")
+	stamp_pid=$!
 	# Hard bounds: the server lives DURATION + 6 s, the client DURATION + 3 s.
 	timeout -s KILL $((DURATION + 6)) "$TESTPMD" "${common[@]}" "${srv_lcore[@]}" \
 		--file-prefix "memif-srv-$$" --vdev "net_memif0,role=server,socket=$sock" \
-		-- --forward-mode=rxonly "${app[@]}" >"$TMP/srv-$len.log" 2>&1 </dev/null &
+		-- --forward-mode=rxonly "${app[@]}" >&"$out" 2>&1 </dev/null &
 	SRV_PID=$!
+	exec {out}>&-
 	# memif's socket is in the abstract namespace by default: wait for forwarding instead.
 	for _ in $(seq 1 100); do
 		grep -q "forwards packets on" "$TMP/srv-$len.log" 2>/dev/null && break
@@ -116,6 +137,7 @@ run_size() {
 		echo "memif server did not start forwarding within 10 s; its log:" >&2
 		tail -5 "$TMP/srv-$len.log" >&2
 		stop_all
+		wait "$stamp_pid" 2>/dev/null
 		return 1
 	fi
 	timeout -s KILL $((DURATION + 3)) "$TESTPMD" "${common[@]}" \
@@ -127,16 +149,23 @@ run_size() {
 	sleep $((DURATION + 2)) &
 	wait $!
 	stop_all
-	# Rx-pps per second, ANSI screen clears removed; skip zeros and the first partial second.
-	[ -n "${MEMIF_RAW:-}" ] && sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" | awk '/Rx-pps:/ { printf "%s ", $2 } END { print "" }' >&2
-	RESULT=$(sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" |
-		awk '/Rx-pps:/ && $2 > 0 { print $2 }' | tail -n +2 | sort -n |
-		awk -v len="$len" '{ v[n++] = $1 }
+	wait "$stamp_pid" 2>/dev/null
+	# Rx-pps per second, ANSI screen clears removed, as "START END PPS" (START: the stamp
+	# of the figure before, or of the server's first line); skip zeros and the first
+	# partial second.
+	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" |
+		awk 'NR == 1 { prev = $1 } $2 == "Rx-pps:" { print prev, $1, $3; prev = $1 }' \
+			>"$TMP/srv-$len.pps"
+	[ -n "${MEMIF_RAW:-}" ] && awk '{ printf "%s ", $3 } END { print "" }' "$TMP/srv-$len.pps" >&2
+	awk '$3 > 0' "$TMP/srv-$len.pps" | tail -n +2 >"$TMP/srv-$len.used"
+	RESULT="$(sort -n -k 3 "$TMP/srv-$len.used" |
+		awk -v len="$len" '{ v[n++] = $3 }
 		END {
 			if (n < 1) { exit 1 }
 			med = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
 			printf "%.3f %.3f %d\n", med / 1e6, med * len * 8 / 1e9, n
-		}') && return 0
+		}') $(awk '{ printf "%s%s:%s:%s", (NR > 1 ? "," : ""), $1, $2, $3 / 1e6 }' \
+			"$TMP/srv-$len.used")" && return 0
 	echo "no traffic measured at $len bytes; server log tail:" >&2
 	tail -5 "$TMP/srv-$len.log" >&2
 	echo "client log tail:" >&2
@@ -155,9 +184,9 @@ for len in "${size_list[@]}"; do
 		exit 2
 	fi
 	if run_size "$len"; then
-		read -r mpps gbit n <<<"$RESULT"
+		read -r mpps gbit n intervals <<<"$RESULT"
 		printf "%6s %8s %8s %7s\n" "$len" "$mpps" "$gbit" "$n"
-		results+=("$len $mpps $gbit $n")
+		results+=("$len $mpps $gbit $n $intervals")
 	else
 		printf "%6s failed\n" "$len"
 		rc=1
@@ -165,13 +194,14 @@ for len in "${size_list[@]}"; do
 done
 
 if [ -n "$JSON" ]; then
-	# Written by Python's json module from "size mpps gbit seconds" words, not by hand.
+	# Written by Python's json module from "size mpps gbit seconds intervals" words, not by hand.
 	python3 -c 'import json, sys
 res = []
 for r in sys.argv[4:]:
-    size, mpps, gbit, n = r.split()
+    size, mpps, gbit, n, iv = r.split()
     res.append({"frame_size": int(size), "mpps": float(mpps), "gbit_s": float(gbit),
-                "samples": int(n)})
+                "samples": int(n),
+                "intervals": [[float(x) for x in i.split(":")] for i in iv.split(",")]})
 doc = {"peer": "memif", "command": sys.argv[2], "same_core": sys.argv[3] == "1",
        "results": res}
 json.dump(doc, open(sys.argv[1], "w"), indent=2)' "$JSON" "$COMMAND" "$SAME_CORE" "${results[@]}" || rc=1
