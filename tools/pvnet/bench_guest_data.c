@@ -167,7 +167,7 @@ void *bench_guest_sender_zerocopy(void *arg)
 	struct guest *g = w->g;
 	uint32_t len = g->cfg->frame_size;
 	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
-	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
+	unsigned int burst = bench_burst(per);
 	struct pvnet_buf *held[BURST], *pages[BURST * PVNET_MAX_FRAGS];
 	struct iovec iov[PVNET_MAX_FRAGS];
 	unsigned int nheld = 0;
@@ -252,7 +252,7 @@ void *bench_guest_sender_copy(void *arg)
 	struct guest *g = w->g;
 	uint32_t len = g->cfg->frame_size;
 	unsigned int per = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE;
-	unsigned int burst = BURST * per > PVNET_RING_SIZE ? PVNET_RING_SIZE / per : BURST;
+	unsigned int burst = bench_burst(per);
 	struct pvnet_pkt pkts[BURST];
 	unsigned int nheld = 0;
 	uint8_t *frames = malloc((size_t)burst * len);
