@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "bench_guest.h"
+#include "common/prefetch.h"
 
 /*
  * One thread per queue (bench_guest.c starts them): senders fill their TX
@@ -194,6 +195,16 @@ void *bench_guest_sender_zerocopy(void *arg)
 			if ((unsigned int)got > whole * per)
 				pvnet_tx_free(g->vif, w->q, pages + whole * per,
 					      (unsigned int)got - whole * per);
+			/*
+			 * Each page's last line gets a stamp (bench_frame_fill()), and the
+			 * worker last read it on its own CPU: fetch them owned, all at once,
+			 * before the fills (pvnet_tx_alloc() fetched each page's first).
+			 * 24 alternating pairs at 9000 B: median +5-9 %, 17 pairs ahead.
+			 */
+			if (per > 1)
+				for (unsigned int i = 0; i < whole * per; i++)
+					prefetch_write((const uint8_t *)pages[i]->page +
+						       PVNET_PAGE_SIZE - PREFETCH_LINE);
 			for (unsigned int f = 0; f < whole; f++) {
 				struct pvnet_buf **p = pages + f * per;
 				unsigned int n;
