@@ -56,13 +56,16 @@ struct back_mpsc_cell {
  * @cells: @mask + 1 cells
  * @mask: capacity - 1 (capacity is a power of two)
  * @tail: next position producers claim (shared, own cache line)
- * @head: next position the consumer reads (consumer only)
+ * @head: next position the consumer reads: written by one consumer at a
+ *	time (the queue's worker or a forwarding thread, under the queue's
+ *	rx_lock), read without the lock by the worker's has-input check, a
+ *	hint that back_mpsc_peek() makes safe (a stale head finds no item)
  */
 struct back_mpsc {
 	struct back_mpsc_cell *cells;
 	uint64_t mask;
 	_Alignas(64) _Atomic uint64_t tail;
-	_Alignas(64) uint64_t head;
+	_Alignas(64) _Atomic uint64_t head;
 };
 
 /* Create a ring of @cap items (a power of two); 0 or -ENOMEM/-EINVAL. */
@@ -77,7 +80,7 @@ static inline int back_mpsc_init(struct back_mpsc *q, uint32_t cap)
 		atomic_init(&q->cells[i].seq, i);
 	q->mask = cap - 1;
 	atomic_init(&q->tail, 0);
-	q->head = 0;
+	atomic_init(&q->head, 0);
 	return 0;
 }
 
@@ -113,10 +116,16 @@ static inline bool back_mpsc_push(struct back_mpsc *q, const struct back_mpsc_it
 	}
 }
 
+/* The consumer's next position. */
+static inline uint64_t back_mpsc_head(const struct back_mpsc *q)
+{
+	return atomic_load_explicit(&q->head, memory_order_relaxed);
+}
+
 /* Consumer: the item @i positions after the head, or NULL if not published. */
 static inline struct back_mpsc_item *back_mpsc_peek(struct back_mpsc *q, uint64_t i)
 {
-	uint64_t pos = q->head + i;
+	uint64_t pos = back_mpsc_head(q) + i;
 	struct back_mpsc_cell *c = &q->cells[pos & q->mask];
 
 	if (i > q->mask || atomic_load_explicit(&c->seq, memory_order_seq_cst) != pos + 1)
@@ -127,10 +136,11 @@ static inline struct back_mpsc_item *back_mpsc_peek(struct back_mpsc *q, uint64_
 /* Consumer: release the head item (after back_mpsc_peek(q, 0) returned it). */
 static inline void back_mpsc_pop(struct back_mpsc *q)
 {
-	struct back_mpsc_cell *c = &q->cells[q->head & q->mask];
+	uint64_t head = back_mpsc_head(q);
+	struct back_mpsc_cell *c = &q->cells[head & q->mask];
 
-	atomic_store_explicit(&c->seq, q->head + q->mask + 1, memory_order_release);
-	q->head++;
+	atomic_store_explicit(&c->seq, head + q->mask + 1, memory_order_release);
+	atomic_store_explicit(&q->head, head + 1, memory_order_relaxed);
 }
 
 #endif /* PVNET_BACK_MPSC_H */

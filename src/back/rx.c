@@ -17,6 +17,11 @@
  * mapped sender's pages are released at once.  What the guest's buffers
  * cannot take yet is queued as below, and from then on the queue is not
  * empty, so later frames follow it there.  One lock per queue and call.
+ * A caller that finds frames queued first delivers them itself, as the
+ * worker would, if the guest has posted buffers for them since
+ * (drain_queued()), and then its own: so a receiver that fell behind for a
+ * moment does not hand its queue's every later frame to the worker, which
+ * would take turns with the forwarding thread and copy each once more.
  *
  * Otherwise xmit() charges the frame's bytes to the queue's byte bound
  * (XSA-392: a guest that stops consuming cannot make pvnetd hold more than
@@ -65,10 +70,12 @@
  *     other threads push between them (several TX workers feeding one RX
  *     queue interleave, never overtake);
  *   - direct delivery happens only while the ring is empty, tail included
- *     (no position claimed, published or not): then no earlier frame of
- *     this source waits anywhere, it delivers in input order, and what it
- *     cannot deliver goes onto the ring before rx_lock is released, ahead
- *     of anything this source sends later;
+ *     (no position claimed, published or not), either found so or made so
+ *     by the caller delivering the ring's items from its head under
+ *     rx_lock, as the worker does: then no earlier frame of this source
+ *     waits anywhere, it delivers in input order, and what it cannot
+ *     deliver goes onto the ring before rx_lock is released, ahead of
+ *     anything this source sends later;
  *   - the ring is consumed only from its head, in order; a frame that
  *     does not fit the guest's posted buffers blocks the head (nothing
  *     behind it is delivered first); a full ring or byte bound refuses
@@ -166,6 +173,64 @@ static void hold_free(struct back_queue *q, struct back_rx_held *held)
 }
 
 /*
+ * With rx_lock held: deliver what is queued on @rxq, in order, as the
+ * worker would (steps 3 and 4), at most RX_DRAIN_BATCHES batches; true if
+ * every published item went.  direct_begin() calls it when xmit() finds
+ * frames queued ahead of its own: the guest may have posted buffers since
+ * they were queued, and then the thread that is forwarding anyway delivers
+ * them, and its own frames behind them, instead of queueing more and
+ * waking the queue's worker, which would take turns on a CPU with the
+ * forwarding thread and hand each frame over once more.  Expiry, copy-out
+ * and stall detection (steps 1 and 2) stay the worker's; a frame that does
+ * not fit arms req_event as in the worker's round, and the caller queues
+ * its own frames behind it and wakes the worker.
+ */
+#define RX_DRAIN_BATCHES 8u
+
+/*
+ * With rx_lock held: one batch from the head of @rxq into the guest's
+ * buffers (back_rx_deliver()), popped and uncharged.  *@n receives how many
+ * were looked at (0: nothing queued); returns how many went.
+ */
+static unsigned int deliver_head(struct back_queue *q, bool direct, unsigned int *n)
+{
+	struct back_mpsc_item *items[BACK_BATCH], *it;
+	uint32_t lens[BACK_BATCH], bytes = 0;
+	unsigned int k = 0, done;
+
+	while (k < BACK_BATCH && (it = back_mpsc_peek(&q->rxq, k)) != NULL)
+		items[k++] = it;
+	*n = k;
+	if (k == 0)
+		return 0;
+	for (unsigned int i = 0; i < k; i++)
+		lens[i] = back_rx_item_len(items[i]);
+	done = back_rx_deliver(q, items, k, direct);
+	for (unsigned int i = 0; i < done; i++) {
+		bytes += lens[i];
+		back_mpsc_pop(&q->rxq);
+	}
+	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
+	return done;
+}
+
+static bool drain_queued(struct back_queue *q)
+{
+	for (unsigned int b = 0; b < RX_DRAIN_BATCHES; b++) {
+		unsigned int n, done = deliver_head(q, true, &n);
+
+		if (n == 0)
+			return true;
+		/* The guest took frames: a wait of the head starts again (stall detection). */
+		if (done)
+			q->rx_blocked_since = 0;
+		if (done < n)
+			return false;
+	}
+	return back_mpsc_peek(&q->rxq, 0) == NULL;
+}
+
+/*
  * Direct delivery: may the calling thread deliver into @q's ring itself?
  * Only with rx_lock held and nothing queued on @rxq, not even a position a
  * producer has claimed but not yet published: then no frame from any
@@ -185,7 +250,9 @@ static bool direct_begin(struct back_queue *q, bool may_wait)
 		pthread_mutex_lock(&q->rx_lock);
 	else if (pthread_mutex_trylock(&q->rx_lock) != 0)
 		return false;
-	if (atomic_load_explicit(&q->rxq.tail, memory_order_seq_cst) == q->rxq.head)
+	if (atomic_load_explicit(&q->rxq.tail, memory_order_seq_cst) == back_mpsc_head(&q->rxq) ||
+	    (drain_queued(q) &&
+	     atomic_load_explicit(&q->rxq.tail, memory_order_seq_cst) == back_mpsc_head(&q->rxq)))
 		return true;
 	pthread_mutex_unlock(&q->rx_lock);
 	return false;
@@ -497,9 +564,9 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	}
 	if (it)
 		*due_ns = it->u64 + timeout;
-	if (q->rx_scan < q->rxq.head)
-		q->rx_scan = q->rxq.head;
-	while ((it = back_mpsc_peek(&q->rxq, q->rx_scan - q->rxq.head)) != NULL) {
+	if (q->rx_scan < back_mpsc_head(&q->rxq))
+		q->rx_scan = back_mpsc_head(&q->rxq);
+	while ((it = back_mpsc_peek(&q->rxq, q->rx_scan - back_mpsc_head(&q->rxq))) != NULL) {
 		struct sw_pkt *pkt = it->ptr;
 
 		if (pkt && pkt->done == back_tx_done) {
@@ -566,10 +633,7 @@ static bool rx_unstall(struct back_queue *q)
 
 bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 {
-	struct back_mpsc_item *items[BACK_BATCH], *it;
-	uint32_t lens[BACK_BATCH];
 	unsigned int n = 0, done = 0;
-	uint32_t bytes = 0;
 	uint64_t due;
 	bool did;
 
@@ -594,16 +658,7 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 		pthread_mutex_unlock(&q->rx_lock);
 		return did;
 	}
-	while (n < BACK_BATCH && (it = back_mpsc_peek(&q->rxq, n)) != NULL)
-		items[n++] = it;
-	for (unsigned int i = 0; i < n; i++)
-		lens[i] = back_rx_item_len(items[i]);
-	done = back_rx_deliver(q, items, n, false);
-	for (unsigned int i = 0; i < done; i++) {
-		bytes += lens[i];
-		back_mpsc_pop(&q->rxq);
-	}
-	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
+	done = deliver_head(q, false, &n);
 	if (!atomic_load_explicit(&q->rx_blocked, memory_order_relaxed)) {
 		q->rx_blocked_since = 0;
 	} else if (done || !q->rx_blocked_since) {

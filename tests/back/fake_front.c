@@ -366,20 +366,37 @@ void ff_rx_post_gref(struct ff *f, unsigned int qi, grant_ref_t gref)
 	ff_rx_post_req(f, qi, (uint16_t)(f->q[qi].rx.req_prod_pvt & (FF_RING - 1)), gref);
 }
 
-unsigned int ff_rx_post(struct ff *f, unsigned int qi, unsigned int n)
+/* Write @n RX requests at req_prod_pvt (bounded by free slots); returns how many. */
+static unsigned int rx_write(struct ff_queue *q, unsigned int n)
 {
-	struct ff_queue *q = &f->q[qi];
-	unsigned int room = RING_FREE_REQUESTS(&q->rx), i;
+	unsigned int room = RING_FREE_REQUESTS(&q->rx);
 
 	if (n > room)
 		n = room;
-	for (i = 0; i < n; i++) {
+	for (unsigned int i = 0; i < n; i++) {
 		RING_IDX idx = q->rx.req_prod_pvt++;
 		netif_rx_request_t *r = RING_GET_REQUEST(&q->rx, idx);
 
 		r->id = (uint16_t)(idx & (FF_RING - 1));
 		r->gref = q->rx_gref[idx & (FF_RING - 1)];
 	}
+	return n;
+}
+
+unsigned int ff_rx_post_quiet(struct ff *f, unsigned int qi, unsigned int n)
+{
+	struct ff_queue *q = &f->q[qi];
+
+	n = rx_write(q, n);
+	__atomic_store_n(&q->rx.sring->req_prod, q->rx.req_prod_pvt, __ATOMIC_SEQ_CST);
+	return n;
+}
+
+unsigned int ff_rx_post(struct ff *f, unsigned int qi, unsigned int n)
+{
+	struct ff_queue *q = &f->q[qi];
+
+	n = rx_write(q, n);
 	if (n)
 		push(f, &q->rx.sring->req_prod, q->rx.req_prod_pvt, &q->rx.sring->req_event,
 		     q->port_rx);

@@ -140,6 +140,8 @@ uint8_t *ff_tx_page(struct ff *f, unsigned int qi, RING_IDX idx);
 
 /* Post @n RX buffers (bounded by free slots) and push; returns posted. */
 unsigned int ff_rx_post(struct ff *f, unsigned int qi, unsigned int n);
+/* The same, published without the event the backend may have asked for. */
+unsigned int ff_rx_post_quiet(struct ff *f, unsigned int qi, unsigned int n);
 /* Post with a specific gref for the next request (hostile RX). */
 void ff_rx_post_gref(struct ff *f, unsigned int qi, grant_ref_t gref);
 /* Post one request with @id and @gref as they are, and push. */
