@@ -150,6 +150,22 @@ for r in res:
 print("ok: steering hash and xps-safe with migrating senders: zero out of order")
 ' "$TMP/steer.json" || exit 1
 
+# Without --repeat, vcpus and tx_mode run each point BENCH_COMPARE_REPEAT (3) times,
+# interleaved, and the other sections once.
+TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section sizes,vcpus,tx_mode --duration 0.2 \
+	--warmup 0.1 --frame-size 64 --queues 1,2 --tx-mode copy,map --json "$TMP/rep.json" \
+	--pvnetd "$PVNETD" >"$TMP/rep.txt" 2>&1 ||
+	{ cat "$TMP/rep.txt"; echo "FAIL: pvnet bench --section sizes,vcpus,tx_mode"; exit 1; }
+python3 -c '
+import json, sys
+sec = json.load(open(sys.argv[1]))["sections"]
+for name, want in (("vcpus", 3), ("tx_mode", 3), ("sizes", 1)):
+    assert sec[name]["runs"], name
+    for p in sec[name]["runs"]:
+        assert p["repeats"] == want and len(p["results"]) == want, (name, p)
+print("ok: vcpus and tx_mode repeat each point 3 times by default, sizes once")
+' "$TMP/rep.json" || exit 1
+
 # An older pvnetd: rejects --tx-mode persistent as pvnetd before issue 7 did.
 PVNETD_OLD=$TMP/pvnetd-old
 cat >"$PVNETD_OLD" <<EOF2

@@ -264,6 +264,14 @@ void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned
  * median and min..max of every figure, and a one-line verdict against the
  * field report it answers (shared/seeds).
  */
+/*
+ * Rounds of the vcpus and tx_mode sections without --repeat: their
+ * verdicts compare their points with each other, and one 1 s run of a
+ * point can fall to half when the host moves a vCPU (docs/benchmarks.md,
+ * "Where the host puts the vCPUs"); the median of three interleaved
+ * rounds does not.
+ */
+#define BENCH_COMPARE_REPEAT 3u
 /* Most repetitions of one point (--repeat). */
 #define BENCH_MAX_REPEAT 15u
 
@@ -400,6 +408,7 @@ struct bench_peer_row {
 struct bench_section {
 	enum bench_sec id;
 	bool selected;
+	unsigned int repeat; /* rounds of its points: --repeat, or the section's default */
 	char skipped[256];
 	struct bench_point *pts;
 	unsigned int npts;

@@ -40,7 +40,7 @@ static void usage(FILE *f)
 	    f,
 	    "Usage: pvnet bench [OPTIONS]\n"
 	    "The main job: the field reports' experiments (shared/seeds), each with pvnet's\n"
-	    "answer and a one-line verdict, about a minute on 2 CPUs.  Frames stream from one\n"
+	    "answer and a one-line verdict, about 80 s on 2 CPUs.  Frames stream from one\n"
 	    "frontend domain (A) to another (B) through a pvnetd the bench starts itself.\n"
 	    "\n"
 	    "Sections (--section LIST; default sizes,vcpus,tx_mode,steering,tcp):\n"
@@ -64,7 +64,9 @@ static void usage(FILE *f)
 	    "  -t, --duration SECS   timed window per run (default %.0f; stream %.0f)\n"
 	    "      --warmup SECS     warm-up before each window (default %.1f)\n"
 	    "  -r, --repeat N        run every point N times, rounds interleaved; tables\n"
-	    "                        and JSON give the median and min-max (1..%u)\n"
+	    "                        and JSON give the median and min-max (1..%u; default\n"
+	    "                        1, and %u for vcpus and tx_mode, whose verdicts\n"
+	    "                        compare their points)\n"
 	    "      --tcp-duration S  iperf3 seconds per tcp case (1..10, default %u)\n"
 	    "      --peers           add the peers section\n"
 	    "      --peer-duration S seconds per peer and frame size (3..30, default %u)\n"
@@ -85,8 +87,8 @@ static void usage(FILE *f)
 	    "\n"
 	    "Exit status: 0 all runs passed, 1 a run failed, 2 usage, 3 the vifs never\n"
 	    "connected, 130 interrupted.\n",
-	    SECTION_DURATION_S, STREAM_DURATION_S, BENCH_WARMUP_S, BENCH_MAX_REPEAT, TCP_SECONDS,
-	    PEER_SECONDS, BENCH_MIGRATE_US / 1000u);
+	    SECTION_DURATION_S, STREAM_DURATION_S, BENCH_WARMUP_S, BENCH_MAX_REPEAT,
+	    BENCH_COMPARE_REPEAT, TCP_SECONDS, PEER_SECONDS, BENCH_MIGRATE_US / 1000u);
 }
 
 static int parse_uint(const char *s, unsigned int lo, unsigned int hi, unsigned int *out)
@@ -262,6 +264,7 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 					 BENCH_MAX_REPEAT);
 				goto bad;
 			}
+			b->repeat_given = true;
 			break;
 		case O_TCPDUR:
 		case O_PEERDUR:

@@ -144,10 +144,10 @@ static int make_points(struct bench *b, struct bench_section *s)
 	return 0;
 }
 
-/* Run every point of @s --repeat times, in rounds. */
+/* Run every point of @s s->repeat times, in rounds. */
 static void run_points(struct bench *b, struct bench_section *s)
 {
-	for (unsigned int rep = 0; rep < b->repeat; rep++)
+	for (unsigned int rep = 0; rep < s->repeat; rep++)
 		for (unsigned int i = 0; i < s->npts; i++) {
 			struct bench_point *p = &s->pts[i];
 			struct bench_result r;
@@ -196,6 +196,10 @@ void bench_sections_run(struct bench *b, struct bench_section *secs)
 	for (unsigned int k = 0; k < BENCH_SEC_N; k++) {
 		secs[k].id = (enum bench_sec)k;
 		secs[k].selected = b->sel[k];
+		secs[k].repeat =
+		    !b->repeat_given && (k == BENCH_SEC_VCPUS || k == BENCH_SEC_TX_MODE)
+			? BENCH_COMPARE_REPEAT
+			: b->repeat;
 	}
 	if (b->ext_run_dir && b->sel[BENCH_SEC_TX_MODE])
 		snprintf(secs[BENCH_SEC_TX_MODE].skipped, sizeof(secs[0].skipped),
@@ -210,7 +214,7 @@ void bench_sections_run(struct bench *b, struct bench_section *secs)
 			snprintf(secs[k].skipped, sizeof(secs[k].skipped), "out of memory");
 			continue;
 		}
-		b->total += secs[k].npts * b->repeat;
+		b->total += secs[k].npts * secs[k].repeat;
 	}
 	for (unsigned int k = 0; k < BENCH_SEC_N; k++) {
 		struct bench_section *s = &secs[k];
@@ -238,7 +242,7 @@ void bench_sections_run(struct bench *b, struct bench_section *secs)
 				snprintf(s->skipped, sizeof(s->skipped), "interrupted");
 		}
 		bench_section_verdict(s);
-		bench_section_print(s, b->repeat, stdout);
+		bench_section_print(s, s->repeat, stdout);
 		fflush(stdout);
 	}
 }
