@@ -173,21 +173,6 @@ static void hold_free(struct back_queue *q, struct back_rx_held *held)
 }
 
 /*
- * With rx_lock held: deliver what is queued on @rxq, in order, as the
- * worker would (steps 3 and 4), at most RX_DRAIN_BATCHES batches; true if
- * every published item went.  direct_begin() calls it when xmit() finds
- * frames queued ahead of its own: the guest may have posted buffers since
- * they were queued, and then the thread that is forwarding anyway delivers
- * them, and its own frames behind them, instead of queueing more and
- * waking the queue's worker, which would take turns on a CPU with the
- * forwarding thread and hand each frame over once more.  Expiry, copy-out
- * and stall detection (steps 1 and 2) stay the worker's; a frame that does
- * not fit arms req_event as in the worker's round, and the caller queues
- * its own frames behind it and wakes the worker.
- */
-#define RX_DRAIN_BATCHES 8u
-
-/*
  * With rx_lock held: one batch from the head of @rxq into the guest's
  * buffers (back_rx_deliver()), popped and uncharged.  *@n receives how many
  * were looked at (0: nothing queued); returns how many went.
@@ -213,6 +198,21 @@ static unsigned int deliver_head(struct back_queue *q, bool direct, unsigned int
 	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	return done;
 }
+
+/*
+ * With rx_lock held: deliver what is queued on @rxq, in order, as the
+ * worker would (steps 3 and 4), at most RX_DRAIN_BATCHES batches; true if
+ * every published item went.  direct_begin() calls it when xmit() finds
+ * frames queued ahead of its own: the guest may have posted buffers since
+ * they were queued, and then the thread that is forwarding anyway delivers
+ * them, and its own frames behind them, instead of queueing more and
+ * waking the queue's worker, which would take turns on a CPU with the
+ * forwarding thread and hand each frame over once more.  Expiry, copy-out
+ * and stall detection (steps 1 and 2) stay the worker's; a frame that does
+ * not fit arms req_event as in the worker's round, and the caller queues
+ * its own frames behind it and wakes the worker.
+ */
+#define RX_DRAIN_BATCHES 8u
 
 static bool drain_queued(struct back_queue *q)
 {
