@@ -214,8 +214,23 @@ static unsigned int deliver_head(struct back_queue *q, bool direct, unsigned int
  */
 #define RX_DRAIN_BATCHES 8u
 
+/*
+ * Has the guest posted what the blocked head frame waits for (rx_wait_for)?
+ * A hint read from the shared ring: back_rx_deliver() takes the requests
+ * it uses from its own checked reading.
+ */
+static bool rx_wait_over(struct back_queue *q)
+{
+	RING_IDX prod = __atomic_load_n(&q->rx.sring->req_prod, __ATOMIC_SEQ_CST);
+
+	return (int32_t)(prod - atomic_load_explicit(&q->rx_wait_for, memory_order_relaxed)) >= 0;
+}
+
 static bool drain_queued(struct back_queue *q)
 {
+	/* Still blocked: the head would not fit; leave the queue as it is. */
+	if (atomic_load_explicit(&q->rx_blocked, memory_order_acquire) && !rx_wait_over(q))
+		return false;
 	for (unsigned int b = 0; b < RX_DRAIN_BATCHES; b++) {
 		unsigned int n, done = deliver_head(q, true, &n);
 
@@ -400,8 +415,6 @@ const struct sw_port_ops back_rx_port_ops = {.xmit = back_rx_xmit};
 
 bool back_rx_has_input(struct back_queue *q)
 {
-	RING_IDX prod;
-
 	/*
 	 * Frames queued since our last round, blocked or not: that round did
 	 * not arm the timers they need (drain timeout, copy-out of a held
@@ -424,8 +437,7 @@ bool back_rx_has_input(struct back_queue *q)
 	 * may have been consumed already (late EOI, or while another thread
 	 * set the block), so the ring is the authority.
 	 */
-	prod = __atomic_load_n(&q->rx.sring->req_prod, __ATOMIC_SEQ_CST);
-	return (int32_t)(prod - atomic_load_explicit(&q->rx_wait_for, memory_order_relaxed)) >= 0;
+	return rx_wait_over(q);
 }
 
 /* The frame's bytes as pieces; returns the count, 0 if malformed. */

@@ -427,11 +427,14 @@ struct bench_section {
  * @title: one line
  * @field: the field report's figure it answers
  * @ratio_of: what its points' ratio divides
+ * @rounds: rounds of its points without --repeat (0: one); BENCH_COMPARE_REPEAT
+ *	for a section whose verdict compares its points with each other
  */
 struct bench_sec_info {
 	const char *title;
 	const char *field;
 	const char *ratio_of;
+	unsigned int rounds;
 };
 extern const struct bench_sec_info bench_sec_info[BENCH_SEC_N];
 

@@ -59,11 +59,11 @@ const struct bench_sec_info bench_sec_info[BENCH_SEC_N] = {
     [BENCH_SEC_VCPUS] = {"vCPU sweep: Q queues, one sender and one receiver thread per queue",
 			 "xennet, 1 -> 4 vCPUs: iperf3 902 -> 103 Mbit/s (0.11x), netio "
 			 "about 0.10x at every size",
-			 "gbit_s / gbit_s of 1 queue"},
+			 "gbit_s / gbit_s of 1 queue", BENCH_COMPARE_REPEAT},
     [BENCH_SEC_TX_MODE] = {"netback TX: grant copy vs grant map (and persistent grants)",
 			   "xen-netback TX grant mapping instead of copy: 6.8 -> 7.9 Gbit/s "
 			   "(1.16x), iperf 2, 10 GbE",
-			   "gbit_s / gbit_s of copy at the same frame size"},
+			   "gbit_s / gbit_s of copy at the same frame size", BENCH_COMPARE_REPEAT},
     [BENCH_SEC_STEERING] = {"TX steering with migrating senders (xps = the field's cpu steering, "
 			    "xps-safe = tracked cpu)",
 			    "XPS on vs off, netperf TCP_STREAM: TCPOFO 1621 vs 174 per run, "

@@ -37,7 +37,7 @@ struct bench {
 	double duration, warmup;
 	unsigned int tcp_seconds, peer_seconds;
 	unsigned int repeat;
-	bool repeat_given; /* --repeat: every section; else BENCH_COMPARE_REPEAT for some */
+	bool repeat_given; /* --repeat: every section; else each its bench_sec_info.rounds */
 	const char *json_path;
 	const char *plot_dir;
 	const char *pvnetd_opt;

@@ -196,10 +196,9 @@ void bench_sections_run(struct bench *b, struct bench_section *secs)
 	for (unsigned int k = 0; k < BENCH_SEC_N; k++) {
 		secs[k].id = (enum bench_sec)k;
 		secs[k].selected = b->sel[k];
-		secs[k].repeat =
-		    !b->repeat_given && (k == BENCH_SEC_VCPUS || k == BENCH_SEC_TX_MODE)
-			? BENCH_COMPARE_REPEAT
-			: b->repeat;
+		secs[k].repeat = b->repeat_given || !bench_sec_info[k].rounds
+				     ? b->repeat
+				     : bench_sec_info[k].rounds;
 	}
 	if (b->ext_run_dir && b->sel[BENCH_SEC_TX_MODE])
 		snprintf(secs[BENCH_SEC_TX_MODE].skipped, sizeof(secs[0].skipped),
