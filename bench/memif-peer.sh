@@ -6,9 +6,12 @@
 # client testpmd (memif role=client, txonly, --txpkts=LEN; frames over 2048
 # bytes as a list of 2048-byte segments), both `-l 0,1 --no-huge -m 256
 # --no-pci`, their own --file-prefix, `--auto-start --stats-period 1`.  The
-# server's per-second Rx-pps lines are read; the first non-zero second
-# (the link coming up mid-second) is discarded and the median of the rest
-# is reported, with Gbit/s = Rx-pps * frame bytes * 8 (Ethernet header
+# server's Rx-pps lines are read: each is testpmd's rate over the time since
+# its line before (with --stats-period 1 they come every ~2 s: the main
+# lcore that prints them shares a CPU with the other process's forwarder).  The link comes up one to three seconds after the client
+# starts, so the duration counts from the first line with traffic; that
+# line (the link coming up mid-period) is discarded and the median of the
+# rest is reported, with Gbit/s = Rx-pps * frame bytes * 8 (Ethernet header
 # included, no FCS: as pvnet bench counts).
 #
 # Differences from the literal command line, and why (see docs/benchmarks.md):
@@ -20,13 +23,14 @@
 #    lcore 1 and share one CPU (about 0.1 Mpps here).  --same-core keeps the
 #    literal flags.
 # The server testpmd sometimes dies of a segmentation fault when it is
-# stopped (SIGTERM, after its last per-second figures; stopping the client
+# stopped (SIGTERM, after its last figures; stopping the client
 # first does not avoid it): bash reports it, and the figures are unaffected.
 # testpmd comes from the Debian package dpdk-dev (the package dpdk has no
 # dpdk-testpmd in Debian 12).
 #
-# MEMIF_RAW=1 in the environment prints every second's Rx-pps on stderr (the spread
-# of the samples behind the median).
+# MEMIF_RAW=1 in the environment prints every Rx-pps line's figure on stderr (the
+# spread of the samples behind the median); MEMIF_KEEP=1 keeps the logs in the
+# temporary directory.
 #
 # Each line of the server's output is stamped with the realtime clock as it
 # arrives, so that each Rx-pps figure has its interval (from the figure
@@ -84,7 +88,12 @@ stop_all() {
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
 	stop_all
-	rm -rf "$TMP" "/var/run/dpdk/memif-srv-$$" "/var/run/dpdk/memif-cli-$$"
+	rm -rf "/var/run/dpdk/memif-srv-$$" "/var/run/dpdk/memif-cli-$$"
+	if [ -n "${MEMIF_KEEP:-}" ]; then
+		echo "memif-peer.sh: logs kept in $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
@@ -107,6 +116,12 @@ stamp() {
 	done
 }
 
+# rx_seen LOG: has the server's stamped log a non-zero Rx-pps yet?
+rx_seen() {
+	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" 2>/dev/null |
+		awk '$2 == "Rx-pps:" && $3 > 0 { seen = 1 } END { exit !seen }'
+}
+
 # One size: sets RESULT to "MPPS GBIT_S SAMPLES INTERVALS" (INTERVALS: START:END:MPPS,...),
 # or fails with the reason on stderr.
 # Runs in this shell (not in $(...)), so that the traps see SRV_PID and CLI_PID.
@@ -122,8 +137,9 @@ run_size() {
 	# stamp() ends when the server does.
 	exec {out}> >(stamp >"$TMP/srv-$len.log")
 	stamp_pid=$!
-	# Hard bounds: the server lives DURATION + 6 s, the client DURATION + 3 s.
-	timeout -s KILL $((DURATION + 6)) "$TESTPMD" "${common[@]}" "${srv_lcore[@]}" \
+	# Hard bounds, beyond the 20 s wait for the link and the duration: the
+	# server lives DURATION + 36 s, the client DURATION + 33 s.
+	timeout -s KILL $((DURATION + 36)) "$TESTPMD" "${common[@]}" "${srv_lcore[@]}" \
 		--file-prefix "memif-srv-$$" --vdev "net_memif0,role=server,socket=$sock" \
 		-- --forward-mode=rxonly "${app[@]}" >&"$out" 2>&1 </dev/null &
 	SRV_PID=$!
@@ -140,17 +156,28 @@ run_size() {
 		wait "$stamp_pid" 2>/dev/null
 		return 1
 	fi
-	timeout -s KILL $((DURATION + 3)) "$TESTPMD" "${common[@]}" \
+	timeout -s KILL $((DURATION + 33)) "$TESTPMD" "${common[@]}" \
 		--file-prefix "memif-cli-$$" --vdev "net_memif0,role=client,socket=$sock" \
 		-- --forward-mode=txonly --txpkts="$(segs "$len")" "${app[@]}" \
 		>"$TMP/cli-$len.log" 2>&1 </dev/null &
 	CLI_PID=$!
+	# The link comes up a second or more after the client starts (EAL set-up):
+	# the duration counts from the first second that forwarded anything, so
+	# that it yields DURATION full seconds after that partial one.
+	local up=0
+	for _ in $(seq 1 200); do
+		if rx_seen "$TMP/srv-$len.log"; then
+			up=1
+			break
+		fi
+		sleep 0.1
+	done
 	# In the background and waited for, so that a signal's trap runs at once.
-	sleep $((DURATION + 2)) &
+	[ "$up" = 1 ] && sleep $((DURATION + 1)) &
 	wait $!
 	stop_all
 	wait "$stamp_pid" 2>/dev/null
-	# Rx-pps per second, ANSI screen clears removed, as "START END PPS" (START: the stamp
+	# Rx-pps lines, ANSI screen clears removed, as "START END PPS" (START: the stamp
 	# of the figure before, or of the server's first line); skip zeros and the first
 	# partial second.
 	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" |

@@ -353,7 +353,8 @@ static bool run_peer(struct bench *b, struct bench_section *s, bool memif, char 
 		char *argv[] = {"bash", script,	  "--frame-size", sizes, "--duration",
 				secs,	"--json", json,		  NULL};
 
-		rc = run_ext(b, argv, NULL, out, errf, b->nsizes * (b->peer_seconds + 15.0) + 30);
+		/* Per size: the server up (10 s at most), the link (20 s), the duration. */
+		rc = run_ext(b, argv, NULL, out, errf, b->nsizes * (b->peer_seconds + 35.0) + 30);
 	}
 	if (rc == -EINTR)
 		return false;
