@@ -415,6 +415,9 @@ struct back_frontend {
  * @mcast_log: its changes are logged, but a guest may not flood the log
  * @fatal_log: so are fatal errors: a guest that fails its connect again
  *	and again (rewriting its state) gets a line per burst, not per try
+ * @warn_log: the rate limit of the packet-level warnings about this
+ *	guest (back_queue_warn()), from any queue, under @warn_lock; it
+ *	outlives reconnects, so a guest cannot reset it by reconnecting
  * @mcast_lock: serialises the TX workers that change @mcast
  * @mcast: the frontend's multicast filter (mcast.c), read by xmit()
  */
@@ -454,6 +457,8 @@ struct back_vif {
 	bool watching_mcast;
 	struct log_ratelimit mcast_log;
 	struct log_ratelimit fatal_log;
+	struct log_ratelimit warn_log;
+	pthread_mutex_t warn_lock;
 	pthread_mutex_t mcast_lock;
 	_Atomic uint64_t mcast[BACK_MCAST_MAX];
 };
@@ -586,6 +591,19 @@ void back_worker_wake(struct back_queue *q);
  * thread, which disconnects the vif.  Never touches the store.
  */
 void back_queue_fatal(struct back_queue *q, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/**
+ * back_queue_warn() - log a packet-level warning about a queue's guest (any thread)
+ * @q: the queue
+ * @fmt: printf format, after the "vifD.N qQ: " it is given
+ *
+ * Rate-limited per vif (@warn_log), not per pvnetd: a guest that sends
+ * garbage at full speed uses up its own budget only, and another guest's
+ * warnings still reach the log.  Takes the vif's @warn_lock, and only when
+ * there is something to warn about: never on a good packet's path.
+ */
+void back_queue_warn(struct back_queue *q, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /**

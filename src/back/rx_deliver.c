@@ -70,9 +70,6 @@ enum rx_sw {
 	RX_SW_BAD,  /* needs one of those but is not a frame we can do it for */
 };
 
-static struct log_ratelimit rx_rl = LOG_RATELIMIT_INIT;
-static pthread_mutex_t rx_rl_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* Slots a frame needs on the guest's RX ring (extras included), or 0 if it cannot be delivered. */
 static unsigned int rx_slots_needed(const struct back_vif *vif, uint32_t len, uint8_t gso_type,
 				    uint8_t hash_type)
@@ -415,11 +412,7 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
 		} else if (bad) {
 			back_stat_add(&q->stats->rx_bad_gref, 1);
 			back_stat_add(&q->stats->rx_dropped, 1);
-			pthread_mutex_lock(&rx_rl_lock);
-			log_ratelimited(&rx_rl, LOG_WARN,
-					"vif%u.%u q%u: grant copy into RX buffer failed",
-					q->vif->domid, q->vif->devid, q->id);
-			pthread_mutex_unlock(&rx_rl_lock);
+			back_queue_warn(q, "grant copy into RX buffer failed");
 		} else {
 			back_stat_add(&q->stats->rx_bytes, e->len);
 			delivered += e->npkts;

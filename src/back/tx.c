@@ -75,17 +75,6 @@ struct tx_plan {
 	uint16_t hdr_take[BACK_TX_MAX_DATA]; /* header bytes go, and how many (0: none) */
 };
 
-static struct log_ratelimit tx_rl = LOG_RATELIMIT_INIT;
-static pthread_mutex_t tx_rl_lock = PTHREAD_MUTEX_INITIALIZER;
-
-#define tx_log(q, fmt, ...)                                                                        \
-	do {                                                                                       \
-		pthread_mutex_lock(&tx_rl_lock);                                                   \
-		log_ratelimited(&tx_rl, LOG_WARN, "vif%u.%u q%u: " fmt, (q)->vif->domid,           \
-				(q)->vif->devid, (q)->id, __VA_ARGS__);                            \
-		pthread_mutex_unlock(&tx_rl_lock);                                                 \
-	} while (0)
-
 int back_tx_init(struct back_queue *q)
 {
 	int rc;
@@ -375,7 +364,7 @@ static void tx_count_drop(struct back_queue *q, const struct back_tx_parse *pp)
 	back_stat_add(&q->stats->tx_dropped, 1);
 	if (pp->drop > BACK_TX_DROP_NONE && pp->drop <= BACK_TX_DROP_RUNT)
 		back_stat_add((_Atomic uint64_t *)((char *)q->stats + off[pp->drop]), 1);
-	tx_log(q, "dropping packet: %s", pp->reason);
+	back_queue_warn(q, "dropping packet: %s", pp->reason);
 }
 
 /*
@@ -491,7 +480,7 @@ static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *
 	tx_rsp_pkt(q, p->ids, p->nids, p->nextras, NETIF_RSP_ERROR);
 	back_stat_add(&q->stats->tx_bad_gref, 1);
 	back_stat_add(&q->stats->tx_dropped, 1);
-	tx_log(q, "dropping packet: grant %s failed", pl->nmap ? "map/copy" : "copy");
+	back_queue_warn(q, "dropping packet: grant %s failed", pl->nmap ? "map/copy" : "copy");
 	pending_put(q, p);
 	return -EIO;
 }

@@ -254,6 +254,9 @@ int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t
 	vif->ctrl.fd = -1;
 	vif->mcast_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	vif->fatal_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	vif->warn_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	log_ratelimit_name(&vif->warn_log, "vif%u.%u", domid, devid);
+	pthread_mutex_init(&vif->warn_lock, NULL);
 	pthread_mutex_init(&vif->mcast_lock, NULL);
 	snprintf(vif->fe_path, sizeof(vif->fe_path), "/local/domain/%u/device/vif/%u", domid,
 		 devid);
@@ -280,6 +283,7 @@ fail_unwatch:
 fail_rm:
 	store_rm(b->store, vif->fe_path);
 	store_rm(b->store, vif->be_path);
+	pthread_mutex_destroy(&vif->warn_lock);
 	pthread_mutex_destroy(&vif->mcast_lock);
 	free(vif);
 	return rc;
@@ -305,8 +309,29 @@ void back_vif_destroy(struct back_vif *vif)
 		}
 	}
 	free(vif->error);
+	pthread_mutex_destroy(&vif->warn_lock);
 	pthread_mutex_destroy(&vif->mcast_lock);
 	free(vif);
+}
+
+void back_queue_warn(struct back_queue *q, const char *fmt, ...)
+{
+	struct back_vif *vif = q->vif;
+	char msg[256];
+	va_list ap;
+	bool ok;
+
+	if (!log_enabled(LOG_WARN))
+		return;
+	pthread_mutex_lock(&vif->warn_lock);
+	ok = log_ratelimit_ok(&vif->warn_log);
+	pthread_mutex_unlock(&vif->warn_lock);
+	if (!ok)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_msg(LOG_WARN, "vif%u.%u q%u: %s", vif->domid, vif->devid, q->id, msg);
 }
 
 void back_vif_fatal(struct back_vif *vif, const char *fmt, ...)

@@ -73,7 +73,9 @@ bool log_ratelimit_ok(struct log_ratelimit *rl)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (now - rl->window_start >= rl->interval_ns) {
-		if (rl->suppressed)
+		if (rl->suppressed && rl->name[0])
+			log_msg(LOG_WARN, "%s: %u messages suppressed", rl->name, rl->suppressed);
+		else if (rl->suppressed)
 			log_msg(LOG_WARN, "%u messages suppressed", rl->suppressed);
 		rl->window_start = now;
 		rl->printed = 0;
@@ -85,6 +87,15 @@ bool log_ratelimit_ok(struct log_ratelimit *rl)
 	}
 	rl->suppressed++;
 	return false;
+}
+
+void log_ratelimit_name(struct log_ratelimit *rl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rl->name, sizeof(rl->name), fmt, ap);
+	va_end(ap);
 }
 
 void die(const char *fmt, ...)

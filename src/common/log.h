@@ -42,9 +42,13 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
  * @window_start: start of the current window (CLOCK_MONOTONIC ns)
  * @printed: messages printed in the current window
  * @suppressed: messages dropped since the last one printed
+ * @name: what the messages are about, named in the count of those
+ *	suppressed (log_ratelimit_name(); empty: unnamed)
  *
  * A guest that sends garbage must not be able to flood the log, as in
  * Linux's net_ratelimit().  Not thread safe: one per thread or per object.
+ * One per guest-facing object (a vif's queue, a store connection), so that
+ * one guest using up its budget cannot hide another guest's messages.
  */
 struct log_ratelimit {
 	uint64_t interval_ns;
@@ -52,6 +56,7 @@ struct log_ratelimit {
 	uint64_t window_start;
 	uint32_t printed;
 	uint32_t suppressed;
+	char name[32];
 };
 
 #define LOG_RATELIMIT_INIT                                                                         \
@@ -66,6 +71,14 @@ struct log_ratelimit {
  * Return: true if the caller should print; false if it is suppressed
  */
 bool log_ratelimit_ok(struct log_ratelimit *rl);
+
+/**
+ * log_ratelimit_name() - name what @rl's messages are about
+ * @rl: the rate limit state
+ * @fmt: printf format of the name (cut to fit)
+ */
+void log_ratelimit_name(struct log_ratelimit *rl, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #define err(...)   log_msg(LOG_ERR, __VA_ARGS__)
 #define warn(...)  log_msg(LOG_WARN, __VA_ARGS__)

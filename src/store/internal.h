@@ -11,6 +11,7 @@
 #include <uthash.h>
 #include <xen/io/xs_wire.h>
 
+#include "common/log.h"
 #include "store/store.h"
 
 /*
@@ -63,6 +64,12 @@ struct store_domain {
 	unsigned int watches; /* watches held by its connections */
 	unsigned int txns;    /* transactions open on its connections */
 	unsigned int conns;   /* connections open */
+	/*
+	 * Warnings about what its connections send or fail to read: the
+	 * domain's own budget (named "store: domain N"), so that one guest's
+	 * flood hides no other guest's lines, and kept over reconnects.
+	 */
+	struct log_ratelimit log;
 	UT_hash_handle hh;
 };
 

@@ -75,6 +75,8 @@ struct store_domain *store_domain_get(struct store *s, domid_t domid)
 	if (!d)
 		return NULL;
 	d->domid = domid;
+	d->log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	log_ratelimit_name(&d->log, "store: domain %u", domid);
 	HASH_ADD(hh, s->domains, domid, sizeof(d->domid), d);
 	return d;
 }

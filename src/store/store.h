@@ -17,6 +17,10 @@
  * netback) uses the in-process calls below, which act as domain 0 outside
  * any transaction.  Everything - sockets, callbacks, in-process calls - runs
  * on one thread, pvnetd's loop thread; nothing here is thread safe.
+ *
+ * What a guest's connection does wrong (an oversized message, replies or
+ * events it does not read) is logged at most 10 lines per 5 s per domain,
+ * over all its connections: one guest's flood hides no other's lines.
  */
 
 struct loop;

@@ -28,7 +28,15 @@
  * @out_max is disconnected (-ENOBUFS).
  */
 
-static struct log_ratelimit drop_rl = LOG_RATELIMIT_INIT;
+/* The rate limit of warnings about @c's domain (store_domain's @log). */
+static struct log_ratelimit *conn_log(struct store_conn *c)
+{
+	static struct log_ratelimit nomem_rl = LOG_RATELIMIT_INIT;
+	struct store_domain *d = store_domain_get(c->s, c->domid);
+
+	/* Its record made at connect: only out of memory finds none. */
+	return d ? &d->log : &nomem_rl;
+}
 
 /**
  * store_errno_name() - the string xenstored sends in XS_ERROR for @err
@@ -146,7 +154,7 @@ int store_conn_queue(struct store_conn *c, uint32_t type, uint32_t req_id, uint3
 	if (is_event && store_conn_pending(c) + total > c->s->cfg.out_max) {
 		c->dropped++;
 		log_ratelimited(
-		    &drop_rl, LOG_WARN,
+		    conn_log(c), LOG_WARN,
 		    "store: domain %u is not reading: watch event dropped (%llu so far)", c->domid,
 		    (unsigned long long)c->dropped);
 		return -ENOBUFS;
@@ -264,7 +272,7 @@ int store_conn_feed(struct store_conn *c, const void *buf, size_t len, bool back
 				break;
 			memcpy(&c->hdr, c->hdr_raw, sizeof(c->hdr));
 			if (c->hdr.len > XENSTORE_PAYLOAD_MAX) {
-				log_ratelimited(&drop_rl, LOG_WARN,
+				log_ratelimited(conn_log(c), LOG_WARN,
 						"store: domain %u sent a %u-byte message: closing",
 						c->domid, c->hdr.len);
 				store_conn_kill(c);
@@ -290,7 +298,7 @@ int store_conn_feed(struct store_conn *c, const void *buf, size_t len, bool back
 			return -EPIPE;
 		}
 		if (store_conn_pending(c) > 2 * c->s->cfg.out_max) {
-			log_ratelimited(&drop_rl, LOG_WARN,
+			log_ratelimited(conn_log(c), LOG_WARN,
 					"store: domain %u does not read its replies: closing",
 					c->domid);
 			store_conn_kill(c);

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "../common/log_capture.h"
 #include "fx.h"
 
 static void basic(enum back_tx_mode mode)
@@ -586,6 +587,49 @@ static void test_hostile_rx_gref(void **state)
 	fx_free(x);
 }
 
+/* @n one-slot packets from @f whose grant reference is out of range. */
+static void send_bad_grefs(struct ff *f, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		netif_tx_request_t r = {.gref = 999999, .id = (uint16_t)i, .size = 60};
+
+		ff_tx_raw(f, 0, &r, 1);
+	}
+	ff_tx_push(f, 0);
+}
+
+/*
+ * Packet-level warnings are rate-limited per vif, not per pvnetd: A
+ * sending bad packets at full speed uses up its own budget (10 lines), and
+ * C's one bad packet after it is still logged.  Read back from stderr,
+ * redirected to a file.
+ */
+static void test_warnings_limited_per_vif(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	char a_line[64], c_line[64], *text;
+	struct log_capture cap;
+
+	(void)state;
+	snprintf(a_line, sizeof(a_line), "vif%u.0 q0: dropping packet", x->a.domid);
+	snprintf(c_line, sizeof(c_line), "vif%u.0 q0: dropping packet", x->c.domid);
+	log_capture_start(&cap);
+	log_set_level(LOG_WARN);
+	send_bad_grefs(&x->a, 40);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 40, WAIT_MS));
+	send_bad_grefs(&x->c, 1);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->c) == 1, WAIT_MS));
+	log_set_level(LOG_ERR);
+	text = log_capture_end(&cap);
+
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_gref"), 40);
+	assert_int_equal(back_vif_stat(x->vc, 0, "tx_bad_gref"), 1);
+	assert_int_equal(log_count(text, a_line), 10);
+	assert_int_equal(log_count(text, c_line), 1);
+	free(text);
+	fx_free(x);
+}
+
 /* The guest rewrites a request and the header after they were read. */
 static void test_hostile_rewrite(void **state)
 {
@@ -763,6 +807,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_tx_gref_copy),
 	    cmocka_unit_test(test_hostile_tx_gref_persistent),
 	    cmocka_unit_test(test_hostile_rx_gref),
+	    cmocka_unit_test(test_warnings_limited_per_vif),
 	    cmocka_unit_test(test_hostile_rewrite),
 	    cmocka_unit_test(test_event_storm),
 	    cmocka_unit_test(test_disconnect_in_flight),

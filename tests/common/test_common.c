@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "log_capture.h"
 #include "common/ctlmsg.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -242,23 +243,53 @@ static void test_ratelimit_burst(void **state)
 }
 
 /*
+ * When a window ends, the count of the messages suppressed in it is
+ * printed with the limit's name (which guest they were about), once.
+ */
+static void test_ratelimit_names_suppressed(void **state)
+{
+	struct log_ratelimit rl = {.interval_ns = 1000000ULL, .burst = 1};
+	const char *count = "vif7.0: 2 messages suppressed\n", *line;
+	struct log_capture cap;
+	char *text;
+
+	(void)state;
+	log_ratelimit_name(&rl, "vif%u.%u", 7u, 0u);
+	log_capture_start(&cap);
+	log_set_level(LOG_INFO);
+	for (int i = 0; i < 3; i++)
+		log_ratelimited(&rl, LOG_WARN, "bad packet %d", i);
+	usleep(5000); /* the 1 ms window is over */
+	log_ratelimited(&rl, LOG_WARN, "bad packet %d", 3);
+	log_ratelimited(&rl, LOG_WARN, "bad packet %d", 4);
+	text = log_capture_end(&cap);
+
+	assert_int_equal(log_count(text, "bad packet 0\n"), 1);
+	assert_int_equal(log_count(text, "bad packet 1"), 0);
+	assert_int_equal(log_count(text, "bad packet 2"), 0);
+	assert_int_equal(log_count(text, "suppressed"), 1);
+	line = strstr(text, count);
+	assert_non_null(line);
+	assert_non_null(strstr(line + strlen(count), "bad packet 3\n"));
+	assert_int_equal(log_count(text, "bad packet 4"), 0);
+	free(text);
+}
+
+/*
  * Messages of a level not printed take nothing from a rate limit (a peer
  * driving debug lines must not use up an error's budget), and a line cut
  * at the buffer's end still ends with its newline (the next line is not
- * glued on).  Both read back from stderr, redirected to a file.
+ * glued on).  Both read back from stderr (log_capture).
  */
 static void test_log_levels_and_long_lines(void **state)
 {
 	struct log_ratelimit rl = {.interval_ns = 60ULL * 1000000000ULL, .burst = 3};
-	char path[] = "/tmp/pvnet-log-XXXXXX", *buf, *nl;
+	struct log_capture cap;
 	static char big[1500];
-	int fd = mkstemp(path), saved = dup(2);
-	ssize_t n;
+	char *buf, *nl;
 
 	(void)state;
-	assert_true(fd >= 0 && saved >= 0);
-	fflush(stderr);
-	assert_true(dup2(fd, 2) == 2);
+	log_capture_start(&cap);
 	log_set_level(LOG_INFO);
 	for (int i = 0; i < 10; i++)
 		log_ratelimited(&rl, LOG_DEBUG, "debug %d", i);
@@ -268,14 +299,8 @@ static void test_log_levels_and_long_lines(void **state)
 	memset(big, 'A', sizeof(big) - 1);
 	err("%s", big);
 	err("second line");
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	buf = log_capture_end(&cap);
 
-	buf = calloc(1, 8192);
-	assert_non_null(buf);
-	n = pread(fd, buf, 8191, 0);
-	assert_true(n > 0);
 	assert_non_null(strstr(buf, "the error\n"));
 	assert_null(strstr(buf, "debug"));
 	nl = strstr(buf, "AAAA");
@@ -285,8 +310,6 @@ static void test_log_levels_and_long_lines(void **state)
 	assert_non_null(strstr(nl + 1, "second line\n"));
 	assert_null(strstr(nl + 1, "AAAA")); /* the long line ended where it was cut */
 	free(buf);
-	close(fd);
-	unlink(path);
 }
 
 /*
@@ -349,6 +372,7 @@ int main(void)
 	    cmocka_unit_test(test_loop_delete_during_dispatch),
 	    cmocka_unit_test(test_loop_timeout_and_mod),
 	    cmocka_unit_test(test_ratelimit_burst),
+	    cmocka_unit_test(test_ratelimit_names_suppressed),
 	    cmocka_unit_test(test_log_levels_and_long_lines),
 	    cmocka_unit_test(test_loop_accept_out_of_fds),
 	};

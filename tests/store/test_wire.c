@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../common/log_capture.h"
 #include "common/loop.h"
 #include "helpers.h"
 #include "store/internal.h"
@@ -82,6 +83,36 @@ static void test_oversized_closes(void **state)
 		TC_ERR(tc_reply(tc), "EINVAL");
 	}
 	tc_close(tc);
+}
+
+/*
+ * Warnings about a domain's connections are rate-limited per domain: domain
+ * 5 closed for oversized messages again and again (a new connection each
+ * time) gets its 10 lines, and domain 6's one offence after that is still
+ * logged.  Read back from stderr, redirected to a file.
+ */
+static void test_warnings_limited_per_domain(void **state)
+{
+	struct xsd_sockmsg h = {.type = XS_READ, .len = XENSTORE_PAYLOAD_MAX + 1};
+	struct log_capture cap;
+	struct tclient *tc;
+	char *text;
+
+	assert_int_equal(store_domain_introduce(*state, 6), 0);
+	log_capture_start(&cap);
+	for (int i = 0; i < 30; i++) {
+		tc = tc_open(*state, 5);
+		assert_int_equal(store_conn_input(tc->c, &h, sizeof(h)), -EPROTO);
+		tc_close(tc);
+	}
+	tc = tc_open(*state, 6);
+	assert_int_equal(store_conn_input(tc->c, &h, sizeof(h)), -EPROTO);
+	tc_close(tc);
+	text = log_capture_end(&cap);
+
+	assert_int_equal(log_count(text, "store: domain 5 sent a"), 10);
+	assert_int_equal(log_count(text, "store: domain 6 sent a"), 1);
+	free(text);
 }
 
 static void test_malformed(void **state)
@@ -469,6 +500,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_split_and_batched, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_oversized_closes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_warnings_limited_per_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_directory_too_big, setup, teardown),
 	    cmocka_unit_test(test_output_bound),
