@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* log.c - levelled logging to stderr, with a rate limit for peer-caused events */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,18 +10,19 @@
 
 #include "common/log.h"
 
-static enum log_level log_threshold = LOG_INFO;
+/* Read by every thread that logs; set at start-up, and by tests while threads run. */
+static _Atomic int log_threshold = LOG_INFO;
 
 static const char *const log_names[] = {"err", "warn", "info", "debug"};
 
 void log_set_level(enum log_level level)
 {
-	log_threshold = level;
+	atomic_store_explicit(&log_threshold, (int)level, memory_order_relaxed);
 }
 
 bool log_enabled(enum log_level level)
 {
-	return level <= log_threshold;
+	return (int)level <= atomic_load_explicit(&log_threshold, memory_order_relaxed);
 }
 
 int log_level_parse(const char *s)
@@ -58,7 +60,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (level > log_threshold)
+	if (!log_enabled(level))
 		return;
 	va_start(ap, fmt);
 	log_vmsg(level, fmt, ap);

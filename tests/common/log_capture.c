@@ -41,6 +41,8 @@ char *log_capture_end(struct log_capture *c)
 	n = pread(c->fd, text, (size_t)st.st_size, 0);
 	assert_true(n == st.st_size);
 	close(c->fd);
+	/* Passed on, so that nothing is lost from the test's log (a sanitizer's report). */
+	fputs(text, stderr);
 	return text;
 }
 

@@ -18,7 +18,8 @@ void log_capture_start(struct log_capture *c);
 
 /*
  * Put stderr back and return what was written meanwhile, NUL-terminated
- * (free() it).  Asserts on failure.
+ * (free() it); it is also written to stderr, so that the test's log keeps
+ * it (a sanitizer's report, say).  Asserts on failure.
  */
 char *log_capture_end(struct log_capture *c);
 
