@@ -90,10 +90,98 @@ void back_hash_reset(struct back_hash *h)
 	crypto_shorthash_keygen(h->flow_key);
 }
 
+/*
+ * Toeplitz by tables (struct back_toeplitz_tab): each thread keeps the
+ * tables of the last few keys it hashed with.  A snapshot whose key has
+ * none uses the bit-by-bit hash, and a build (about a microsecond) happens
+ * only once TOEPLITZ_BUILD_FRAMES frames have been hashed bit by bit since
+ * the last one: a guest rewriting its key all the time, or a thread
+ * sending to more guests than it caches, costs at most about as much again
+ * as the bit-by-bit hash, never a build per batch.
+ */
+#define TOEPLITZ_CACHED	      4
+#define TOEPLITZ_BUILD_FRAMES 64
+
+struct toeplitz_cache {
+	struct back_toeplitz_tab tab[TOEPLITZ_CACHED];
+	unsigned int used, next;
+	uint32_t credit; /* frames hashed bit by bit since the last build */
+};
+
+static _Thread_local struct toeplitz_cache tls_toeplitz = {.credit = TOEPLITZ_BUILD_FRAMES};
+
+/* Bits @j..@j + 31 of @key, bit 0 being its first byte's top bit; zeros past its end. */
+static uint32_t key_window(const uint8_t *key, unsigned int j)
+{
+	uint64_t w = 0;
+
+	for (unsigned int k = 0; k < 5; k++) {
+		unsigned int b = j / 8 + k;
+
+		w = w << 8 | (b < BACK_HASH_KEY_MAX ? key[b] : 0);
+	}
+	return (uint32_t)(w >> (8 - j % 8));
+}
+
+/**
+ * back_toeplitz_tab_build() - the tables of @key
+ * @t: receives them
+ * @key: BACK_HASH_KEY_MAX bytes (zero-padded, as the snapshot's)
+ *
+ * Input bit j (bit 0: the first byte's top bit) adds key bits j..j+31 to
+ * the hash when set; nibble n of the input holds bits 4n..4n+3.
+ */
+void back_toeplitz_tab_build(struct back_toeplitz_tab *t, const uint8_t *key)
+{
+	memcpy(t->key, key, BACK_HASH_KEY_MAX);
+	for (unsigned int n = 0; n < 2 * BACK_HASH_INPUT_MAX; n++) {
+		uint32_t w[4];
+
+		for (unsigned int b = 0; b < 4; b++)
+			w[b] = key_window(key, 4 * n + b);
+		t->nib[n][0] = 0;
+		/* A nibble's lowest set bit k is input bit 4n + 3 - k. */
+		for (unsigned int v = 1; v < 16; v++)
+			t->nib[n][v] = t->nib[n][v & (v - 1)] ^ w[3 - __builtin_ctz(v)];
+	}
+}
+
+/* The Toeplitz hash of @len (<= BACK_HASH_INPUT_MAX) bytes by @t's tables. */
+uint32_t back_toeplitz_tab_hash(const struct back_toeplitz_tab *t, const uint8_t *in,
+				unsigned int len)
+{
+	uint32_t h = 0;
+
+	for (unsigned int i = 0; i < len; i++)
+		h ^= t->nib[2 * i][in[i] >> 4] ^ t->nib[2 * i + 1][in[i] & 15];
+	return h;
+}
+
+/* This thread's tables of @key, built now if the budget allows; or NULL. */
+static const struct back_toeplitz_tab *toeplitz_tables(const uint8_t *key)
+{
+	struct toeplitz_cache *c = &tls_toeplitz;
+	struct back_toeplitz_tab *t;
+
+	for (unsigned int i = 0; i < c->used; i++)
+		if (!memcmp(c->tab[i].key, key, BACK_HASH_KEY_MAX))
+			return &c->tab[i];
+	if (c->credit < TOEPLITZ_BUILD_FRAMES)
+		return NULL;
+	t = &c->tab[c->next];
+	back_toeplitz_tab_build(t, key);
+	c->next = (c->next + 1) % TOEPLITZ_CACHED;
+	if (c->used < TOEPLITZ_CACHED)
+		c->used++;
+	c->credit = 0;
+	return t;
+}
+
 /**
  * back_hash_snapshot() - a consistent copy of algorithm, flags, size and key
  * @h: the configuration
- * @s: receives the copy
+ * @s: receives the copy, and with Toeplitz this thread's tables of the key
+ *	if it has them (valid until the thread's next snapshot)
  *
  * Any thread.  Retries while a writer is inside (bounded: after
  * SNAPSHOT_RETRIES the last values read are used, each one valid by itself).
@@ -114,8 +202,9 @@ void back_hash_snapshot(const struct back_hash *h, struct back_hash_snap *s)
 			memcpy(s->key + 8 * i, &w, 8);
 		}
 		if (!(s1 & 1) && atomic_load_explicit(&m->seq, memory_order_relaxed) == s1)
-			return;
+			break;
 	}
+	s->tab = s->alg == XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ ? toeplitz_tables(s->key) : NULL;
 }
 
 /**
@@ -266,8 +355,12 @@ void back_hash_select(const struct back_hash *h, const struct back_hash_snap *s,
 		return;
 	}
 	r->type = back_hash_input(hdr, hdr_len, s->flags, in, &len);
-	if (r->type != BACK_HASH_TYPE_NONE)
+	if (r->type != BACK_HASH_TYPE_NONE && s->tab && len <= BACK_HASH_INPUT_MAX) {
+		r->hash = back_toeplitz_tab_hash(s->tab, in, len);
+	} else if (r->type != BACK_HASH_TYPE_NONE) {
 		r->hash = back_hash_toeplitz(s->key, BACK_HASH_KEY_MAX, in, len);
+		tls_toeplitz.credit++;
+	}
 	if (s->size == 0 || s->size > BACK_HASH_MAPPING_MAX)
 		r->queue = r->hash % nq;
 	else

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* test_hash.c - RX steering rules: Toeplitz RSS vectors, hash types, mapping table (XSA-270) */
+/* test_hash.c - RX steering rules: Toeplitz RSS vectors and tables, hash types, mapping table (XSA-270) */
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,6 +113,149 @@ static void test_toeplitz_vectors(void **state)
 		assert_int_equal(back_hash_toeplitz(rss_key, 40, in, 32), v6[i].l3);
 		assert_int_equal(back_hash_toeplitz(rss_key, 40, in, 36), v6[i].l4);
 	}
+}
+
+/* A pseudo-random byte stream, the same on every run. */
+static uint8_t next_byte(uint32_t *x)
+{
+	*x = *x * 1103515245u + 12345u;
+	return (uint8_t)(*x >> 16);
+}
+
+/*
+ * The tables give Xen's reference value for every key and input: 300
+ * random keys (some with a zero tail, as shorter keys are padded), every
+ * input length 0..36, plus the RSS vectors.
+ */
+static void test_toeplitz_tables_exact(void **state)
+{
+	static struct back_toeplitz_tab t;
+	uint8_t key[BACK_HASH_KEY_MAX], in[BACK_HASH_INPUT_MAX];
+	uint32_t x = 1;
+
+	(void)state;
+	for (int k = 0; k < 300; k++) {
+		unsigned int keylen = k % 3 ? BACK_HASH_KEY_MAX : next_byte(&x) % BACK_HASH_KEY_MAX;
+
+		memset(key, 0, sizeof(key));
+		for (unsigned int i = 0; i < keylen; i++)
+			key[i] = next_byte(&x);
+		back_toeplitz_tab_build(&t, key);
+		assert_memory_equal(t.key, key, sizeof(key));
+		for (unsigned int len = 0; len <= BACK_HASH_INPUT_MAX; len++) {
+			for (unsigned int i = 0; i < len; i++)
+				in[i] = next_byte(&x);
+			assert_int_equal(back_toeplitz_tab_hash(&t, in, len),
+					 back_hash_toeplitz(key, keylen, in, len));
+		}
+	}
+	back_toeplitz_tab_build(&t, rss_key);
+	for (size_t i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
+		uint16_t sp = htons(v4[i].sport), dp = htons(v4[i].dport);
+
+		assert_int_equal(inet_pton(AF_INET, v4[i].src, in), 1);
+		assert_int_equal(inet_pton(AF_INET, v4[i].dst, in + 4), 1);
+		memcpy(in + 8, &sp, 2);
+		memcpy(in + 10, &dp, 2);
+		assert_int_equal(back_toeplitz_tab_hash(&t, in, 12), v4[i].l4);
+	}
+}
+
+/*
+ * The cache test runs on a thread of its own (so that the cache starts
+ * empty), where cmocka's assertions cannot be used: CHECK() records the
+ * first failing line for the test's thread to assert on.
+ */
+static int budget_fail_line;
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond) && !budget_fail_line)                                                  \
+			budget_fail_line = __LINE__;                                               \
+	} while (0)
+
+/* Snapshot @h's configuration after setting the RSS key with its first byte @key0. */
+static const struct back_toeplitz_tab *snap_key(struct back_hash *h, uint8_t key0,
+						struct back_hash_snap *s)
+{
+	uint8_t key[BACK_HASH_KEY_MAX];
+
+	memcpy(key, rss_key, sizeof(key));
+	key[0] = key0;
+	CHECK(back_hash_set_key(h, key, sizeof(key)) == 0);
+	back_hash_snapshot(h, s);
+	return s->tab;
+}
+
+/* Hash @n IPv4 TCP frames with snapshot @s; check each against Xen's function. */
+static void hash_frames(struct back_hash *h, const struct back_hash_snap *s, unsigned int n)
+{
+	struct back_hash_result r;
+	uint8_t f[96], in[BACK_HASH_INPUT_MAX];
+	uint32_t len = frame4(f, &v4[0], 6, 0);
+	unsigned int inlen;
+
+	CHECK(back_hash_input(f, len, s->flags, in, &inlen) == _XEN_NETIF_CTRL_HASH_TYPE_IPV4_TCP);
+	for (unsigned int i = 0; i < n; i++) {
+		back_hash_select(h, s, f, len, 4, &r);
+		CHECK(r.hash == back_hash_toeplitz(s->key, BACK_HASH_KEY_MAX, in, inlen));
+	}
+}
+
+/*
+ * The per-thread cache: the first key is built at once; a new key is
+ * hashed bit by bit until 64 frames have been, and only then built; four
+ * keys are kept, a fifth replaces the oldest.  Keys rewritten all the time
+ * get a build per 64 frames hashed bit by bit, never one per batch.
+ */
+static void *table_budget(void *arg)
+{
+	struct back_hash *h = arg;
+	const struct back_toeplitz_tab *t1, *t;
+	struct back_hash_snap s;
+	unsigned int built = 0;
+
+	t1 = snap_key(h, 1, &s);
+	CHECK(t1 != NULL);
+	hash_frames(h, &s, 10);
+	CHECK(snap_key(h, 2, &s) == NULL);
+	hash_frames(h, &s, 63);
+	CHECK(snap_key(h, 2, &s) == NULL);
+	hash_frames(h, &s, 1);
+	t = snap_key(h, 2, &s);
+	CHECK(t != NULL && t != t1 && t->key[0] == 2);
+	hash_frames(h, &s, 10);
+	CHECK(snap_key(h, 1, &s) == t1); /* still cached */
+	/* keys 3 and 4 fill the cache, key 5 replaces key 1 */
+	for (uint8_t k = 3; k <= 5; k++) {
+		CHECK(snap_key(h, k, &s) == NULL);
+		hash_frames(h, &s, 64);
+		CHECK(snap_key(h, k, &s) != NULL);
+	}
+	CHECK(snap_key(h, 5, &s) == t1 && t1->key[0] == 5);
+	CHECK(snap_key(h, 2, &s) == t);
+	/* a key new on every batch of 32 frames: a build per 64 frames hashed bit by bit */
+	for (unsigned int k = 0; k < 100; k++) {
+		built += snap_key(h, (uint8_t)(10 + k), &s) != NULL;
+		hash_frames(h, &s, 32);
+	}
+	/* each build's own batch hashes by its tables: one build every third batch */
+	CHECK(built >= 32 && built <= 34);
+	return NULL;
+}
+
+static void test_toeplitz_table_budget(void **state)
+{
+	struct back_hash *h = new_hash();
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(back_hash_set_alg(h, XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ), 0);
+	assert_int_equal(back_hash_set_flags(h, BACK_HASH_TYPES_ALL), 0);
+	assert_int_equal(pthread_create(&th, NULL, table_budget, h), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(budget_fail_line, 0);
+	free(h);
 }
 
 /* The same vectors from frames, through the maximal-type rule and the key op. */
@@ -358,9 +502,14 @@ static void test_flow_hash(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_toeplitz_vectors), cmocka_unit_test(test_select_vectors),
-	    cmocka_unit_test(test_type_rules),	     cmocka_unit_test(test_ctrl_ops),
-	    cmocka_unit_test(test_mapping_rules),    cmocka_unit_test(test_flow_hash),
+	    cmocka_unit_test(test_toeplitz_vectors),
+	    cmocka_unit_test(test_toeplitz_tables_exact),
+	    cmocka_unit_test(test_toeplitz_table_budget),
+	    cmocka_unit_test(test_select_vectors),
+	    cmocka_unit_test(test_type_rules),
+	    cmocka_unit_test(test_ctrl_ops),
+	    cmocka_unit_test(test_mapping_rules),
+	    cmocka_unit_test(test_flow_hash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
