@@ -359,7 +359,8 @@ void back_hash_select(const struct back_hash *h, const struct back_hash_snap *s,
 		r->hash = back_toeplitz_tab_hash(s->tab, in, len);
 	} else if (r->type != BACK_HASH_TYPE_NONE) {
 		r->hash = back_hash_toeplitz(s->key, BACK_HASH_KEY_MAX, in, len);
-		tls_toeplitz.credit++;
+		if (tls_toeplitz.credit < TOEPLITZ_BUILD_FRAMES)
+			tls_toeplitz.credit++;
 	}
 	if (s->size == 0 || s->size > BACK_HASH_MAPPING_MAX)
 		r->queue = r->hash % nq;
