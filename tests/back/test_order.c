@@ -175,10 +175,15 @@ static void run(enum back_tx_mode mode)
 	assert_int_equal(x.sent, NQ * PER_Q);
 	assert_true(x.got > 0);
 	assert_int_equal(x.ooo, 0);
+	/*
+	 * Both ways into B's ring were taken: by A's workers directly, and
+	 * through the queue (its head waited for B's buffers).  Who delivered
+	 * the queued frames is not fixed: B's worker, or a forwarding thread
+	 * that found them queued and drained them first (counted as direct).
+	 */
 	assert_true(back_vif_stat(vb, 0, "rx_waits") > 0);
-	/* both ways into B's ring were taken: by A's workers directly, and through the queue */
 	assert_true(back_vif_stat(vb, 0, "rx_direct") > 0);
-	assert_true(back_vif_stat(vb, 0, "rx_direct") < back_vif_stat(vb, 0, "rx_packets"));
+	assert_true(back_vif_stat(vb, 0, "rx_direct") <= back_vif_stat(vb, 0, "rx_packets"));
 	if (mode == BACK_TX_MAP)
 		assert_true(back_vif_stat(vb, 0, "rx_held_copied") > 0);
 
