@@ -204,6 +204,7 @@ void back_hash_snapshot(const struct back_hash *h, struct back_hash_snap *s)
 		if (!(s1 & 1) && atomic_load_explicit(&m->seq, memory_order_relaxed) == s1)
 			break;
 	}
+	s->size_m = s->size && s->size <= BACK_HASH_MAPPING_MAX ? back_hash_mod_m(s->size) : 0;
 	s->tab = s->alg == XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ ? toeplitz_tables(s->key) : NULL;
 }
 
@@ -362,11 +363,15 @@ void back_hash_select(const struct back_hash *h, const struct back_hash_snap *s,
 		if (tls_toeplitz.credit < TOEPLITZ_BUILD_FRAMES)
 			tls_toeplitz.credit++;
 	}
-	if (s->size == 0 || s->size > BACK_HASH_MAPPING_MAX)
+	if (s->size == 0 || s->size > BACK_HASH_MAPPING_MAX) {
 		r->queue = r->hash % nq;
-	else
-		r->queue =
-		    atomic_load_explicit(&m->mapping[r->hash % s->size], memory_order_relaxed) % nq;
+	} else {
+		/* Committed entries are < nq; the modulo keeps any other value in range. */
+		uint32_t q = atomic_load_explicit(
+		    &m->mapping[back_hash_mod(r->hash, s->size_m, s->size)], memory_order_relaxed);
+
+		r->queue = q < nq ? q : q % nq;
+	}
 }
 
 /**

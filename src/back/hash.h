@@ -63,13 +63,31 @@ struct back_toeplitz_tab {
 
 /**
  * struct back_hash_snap - a reader's consistent copy of the scalar fields and key
+ * @size_m: back_hash_mod_m(@size) when @size is a valid mapping size, else 0
  * @tab: the calling thread's tables of @key, or NULL (the bit-by-bit hash)
  */
 struct back_hash_snap {
 	uint32_t alg, flags, size;
+	uint64_t size_m;
 	uint8_t key[BACK_HASH_KEY_MAX];
 	const struct back_toeplitz_tab *tab;
 };
+
+/*
+ * @a % @d by two multiplications instead of a division, given
+ * @m = back_hash_mod_m(@d) (Lemire, Kaser and Kurz, "Faster remainder by
+ * direct computation", 2019): exact for every 32-bit @a and @d >= 1.
+ * The queue choice's modulo of the mapping size, once per frame.
+ */
+static inline uint64_t back_hash_mod_m(uint32_t d)
+{
+	return UINT64_MAX / d + 1;
+}
+
+static inline uint32_t back_hash_mod(uint32_t a, uint64_t m, uint32_t d)
+{
+	return (uint32_t)(((unsigned __int128)(m * a) * d) >> 64);
+}
 
 /**
  * struct back_hash_result - where a frame goes

@@ -258,6 +258,35 @@ static void test_toeplitz_table_budget(void **state)
 	free(h);
 }
 
+/*
+ * The modulo by multiplication equals %, for every mapping size: edge
+ * values, random hashes, and the multiples of the size around them.
+ */
+static void test_hash_mod(void **state)
+{
+	static const uint32_t edge[] = {0,   1,		  2,	       127,	    128,
+					129, 0x7fffffffu, 0x80000000u, 0xfffffffeu, 0xffffffffu};
+	uint32_t x = 7;
+
+	(void)state;
+	for (uint32_t d = 1; d <= BACK_HASH_MAPPING_MAX; d++) {
+		uint64_t m = back_hash_mod_m(d);
+
+		for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+			assert_int_equal(back_hash_mod(edge[i], m, d), edge[i] % d);
+		for (int i = 0; i < 20000; i++) {
+			uint32_t a = (uint32_t)next_byte(&x) << 24 | (uint32_t)next_byte(&x) << 16 |
+				     (uint32_t)next_byte(&x) << 8 | next_byte(&x);
+			uint32_t k = a / d * d; /* a multiple of d, at most a */
+
+			assert_int_equal(back_hash_mod(a, m, d), a % d);
+			assert_int_equal(back_hash_mod(k, m, d), 0);
+			if (k)
+				assert_int_equal(back_hash_mod(k - 1, m, d), d - 1);
+		}
+	}
+}
+
 /* The same vectors from frames, through the maximal-type rule and the key op. */
 static void test_select_vectors(void **state)
 {
@@ -505,6 +534,7 @@ int main(void)
 	    cmocka_unit_test(test_toeplitz_vectors),
 	    cmocka_unit_test(test_toeplitz_tables_exact),
 	    cmocka_unit_test(test_toeplitz_table_budget),
+	    cmocka_unit_test(test_hash_mod),
 	    cmocka_unit_test(test_select_vectors),
 	    cmocka_unit_test(test_type_rules),
 	    cmocka_unit_test(test_ctrl_ops),
