@@ -141,12 +141,20 @@ static inline void sw_pkt_get(struct sw_pkt *pkt, uint32_t n)
  *
  * acq_rel so that everything each consumer did with the frame happens
  * before done() (which may unmap its pages).  No separate fence: TSan does
- * not model atomic_thread_fence.
+ * not model atomic_thread_fence.  A count of 1 seen by an acquire load is
+ * the caller's own reference: nobody else holds one, so nobody can take or
+ * drop one any more, and the caller completes the frame without the locked
+ * decrement (the common case: a unicast frame, one consumer; the load
+ * synchronizes with the earlier consumers' releases as the decrement would).
  */
 static inline void sw_pkt_put(struct sw_pkt *pkt)
 {
-	if (atomic_fetch_sub_explicit(&pkt->refs, 1, memory_order_acq_rel) == 1)
+	if (atomic_load_explicit(&pkt->refs, memory_order_acquire) == 1) {
+		atomic_store_explicit(&pkt->refs, 0, memory_order_relaxed);
 		pkt->done(pkt);
+	} else if (atomic_fetch_sub_explicit(&pkt->refs, 1, memory_order_acq_rel) == 1) {
+		pkt->done(pkt);
+	}
 }
 
 #endif /* PVNET_SWITCH_PKT_H */
