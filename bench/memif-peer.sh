@@ -8,10 +8,11 @@
 # --no-pci`, their own --file-prefix, `--auto-start --stats-period 1`.  The
 # server's Rx-pps lines are read: each is testpmd's rate over the time since
 # its line before (with --stats-period 1 they come every ~2 s: the main
-# lcore that prints them shares a CPU with the other process's forwarder).  The link comes up one to three seconds after the client
-# starts, so the duration counts from the first line with traffic; that
-# line (the link coming up mid-period) is discarded and the median of the
-# rest is reported, with Gbit/s = Rx-pps * frame bytes * 8 (Ethernet header
+# lcore that prints them shares a CPU with the other process's forwarder).
+# The link comes up one to three seconds after the client starts, so the
+# duration counts from the first line with traffic; that line (the link
+# coming up mid-period) is discarded and the median of the rest is
+# reported, with Gbit/s = Rx-pps * frame bytes * 8 (Ethernet header
 # included, no FCS: as pvnet bench counts).
 #
 # Differences from the literal command line, and why (see docs/benchmarks.md):
@@ -116,10 +117,14 @@ stamp() {
 	done
 }
 
+# plain LOG: the server's stamped log without testpmd's ANSI screen clears.
+plain() {
+	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" 2>/dev/null
+}
+
 # rx_seen LOG: has the server's stamped log a non-zero Rx-pps yet?
 rx_seen() {
-	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" 2>/dev/null |
-		awk '$2 == "Rx-pps:" && $3 > 0 { seen = 1 } END { exit !seen }'
+	plain "$1" | awk '$2 == "Rx-pps:" && $3 > 0 { seen = 1 } END { exit !seen }'
 }
 
 # One size: sets RESULT to "MPPS GBIT_S SAMPLES INTERVALS" (INTERVALS: START:END:MPPS,...),
@@ -162,8 +167,8 @@ run_size() {
 		>"$TMP/cli-$len.log" 2>&1 </dev/null &
 	CLI_PID=$!
 	# The link comes up a second or more after the client starts (EAL set-up):
-	# the duration counts from the first second that forwarded anything, so
-	# that it yields DURATION full seconds after that partial one.
+	# the duration counts from the first Rx-pps line with traffic, so that
+	# DURATION seconds of whole figures follow that partial one.
 	local up=0
 	for _ in $(seq 1 200); do
 		if rx_seen "$TMP/srv-$len.log"; then
@@ -177,10 +182,9 @@ run_size() {
 	wait $!
 	stop_all
 	wait "$stamp_pid" 2>/dev/null
-	# Rx-pps lines, ANSI screen clears removed, as "START END PPS" (START: the stamp
-	# of the figure before, or of the server's first line); skip zeros and the first
-	# partial second.
-	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$TMP/srv-$len.log" |
+	# Rx-pps lines as "START END PPS" (START: the stamp of the figure before, or of
+	# the server's first line); skip zeros and the first, partial, figure.
+	plain "$TMP/srv-$len.log" |
 		awk 'NR == 1 { prev = $1 } $2 == "Rx-pps:" { print prev, $1, $3; prev = $1 }' \
 			>"$TMP/srv-$len.pps"
 	[ -n "${MEMIF_RAW:-}" ] && awk '{ printf "%s ", $3 } END { print "" }' "$TMP/srv-$len.pps" >&2

@@ -75,10 +75,9 @@ bool log_ratelimit_ok(struct log_ratelimit *rl)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (now - rl->window_start >= rl->interval_ns) {
-		if (rl->suppressed && rl->name[0])
-			log_msg(LOG_WARN, "%s: %u messages suppressed", rl->name, rl->suppressed);
-		else if (rl->suppressed)
-			log_msg(LOG_WARN, "%u messages suppressed", rl->suppressed);
+		if (rl->suppressed)
+			log_msg(LOG_WARN, "%s%s%u messages suppressed", rl->name,
+				rl->name[0] ? ": " : "", rl->suppressed);
 		rl->window_start = now;
 		rl->printed = 0;
 		rl->suppressed = 0;

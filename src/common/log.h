@@ -47,8 +47,8 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
  *
  * A guest that sends garbage must not be able to flood the log, as in
  * Linux's net_ratelimit().  Not thread safe: one per thread or per object.
- * One per guest-facing object (a vif's queue, a store connection), so that
- * one guest using up its budget cannot hide another guest's messages.
+ * One per guest (netback's per vif, the store's per domain), so that one
+ * guest using up its budget cannot hide another guest's messages.
  */
 struct log_ratelimit {
 	uint64_t interval_ns;
