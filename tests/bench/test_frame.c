@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -185,6 +186,58 @@ static void test_small_frames_every_byte_checked(void **state)
 	}
 }
 
+static bool in_spans(uint32_t off, uint32_t r[BENCH_FRAME_MAX_SPANS][2], unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (off >= r[i][0] && off < r[i][1])
+			return true;
+	return false;
+}
+
+/*
+ * bench_frame_spans() names exactly the bytes a sampled fill writes and a
+ * sampled check reads (the bench prefetches them by it): a byte flipped
+ * inside a span is caught, one outside is not, and the fill leaves every
+ * byte outside the spans as it was.
+ */
+static void test_spans_are_what_fill_and_check_touch(void **state)
+{
+	static const uint32_t sizes[] = {60, 122, 123, 200, 4096, 4097, 4111, 4112, 9000, 65535};
+	uint32_t r[BENCH_FRAME_MAX_SPANS][2];
+	struct bench_tmpl t[2];
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t len = sizes[s];
+		unsigned int n = bench_frame_spans(BENCH_VERIFY_SAMPLED, len, r);
+
+		assert_true(n >= 1 && n <= BENCH_FRAME_MAX_SPANS);
+		for (unsigned int i = 0; i < n; i++) {
+			assert_true(r[i][0] < r[i][1] && r[i][1] <= len);
+			if (i > 0)
+				assert_true(r[i][0] >= r[i - 1][1]); /* ascending, disjoint */
+		}
+		tmpls(t, 2, len);
+		memset(frame, 0x3c, sizeof(frame));
+		fill(len, t, 1, 42, BENCH_VERIFY_SAMPLED);
+		for (uint32_t off = 0; off < len; off++)
+			if (!in_spans(off, r, n))
+				assert_int_equal(frame[off], 0x3c);
+		for (uint32_t off = 0; off < len; off++) {
+			frame[off] ^= 0x10;
+			assert_int_equal(check(len, t, 2, BENCH_VERIFY_SAMPLED),
+					 in_spans(off, r, n) ? -EBADMSG : 0);
+			frame[off] ^= 0x10;
+		}
+	}
+	/* The full check reads the whole frame: its spans leave no gap. */
+	unsigned int n = bench_frame_spans(BENCH_VERIFY_FULL, 9000, r);
+
+	assert_int_equal(r[0][0], 0);
+	for (unsigned int i = 1; i < n; i++)
+		assert_int_equal(r[i][0], r[i - 1][1]);
+	assert_int_equal(r[n - 1][1], 9000);
+}
+
 static void test_seq_differs(void **state)
 {
 	struct bench_tmpl t[1];
@@ -206,6 +259,7 @@ int main(void)
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_corruption),
 	    cmocka_unit_test(test_small_frames_every_byte_checked),
+	    cmocka_unit_test(test_spans_are_what_fill_and_check_touch),
 	    cmocka_unit_test(test_seq_differs),
 	};
 

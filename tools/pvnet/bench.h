@@ -464,6 +464,10 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 		      uint16_t flow, uint32_t frame_len);
 void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct bench_tmpl *t,
 		      uint16_t flow, uint64_t seq, uint32_t frame_len, enum bench_verify mode);
+/* The head, one range per 4 KiB of a 64 KiB frame, the tail. */
+#define BENCH_FRAME_MAX_SPANS (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len,
+			       uint32_t r[BENCH_FRAME_MAX_SPANS][2]);
 int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame_len,
 		      const struct bench_tmpl *tmpls, unsigned int nflows, enum bench_verify mode,
 		      uint16_t *flow, uint64_t *seq);

@@ -170,6 +170,28 @@ static unsigned int ranges(enum bench_verify mode, uint32_t len, uint32_t r[MAX_
 }
 
 /**
+ * bench_frame_spans() - the byte ranges of a frame its fill writes and its check reads
+ * @mode: the run's verify mode
+ * @frame_len: the frame's length, at least BENCH_HDR_LEN
+ * @r: receives [r[i][0], r[i][1]) for each range: ascending, disjoint, within
+ *     [0, @frame_len)
+ *
+ * Return: the number of ranges, at most BENCH_FRAME_MAX_SPANS
+ */
+unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len,
+			       uint32_t r[BENCH_FRAME_MAX_SPANS][2])
+{
+	_Static_assert(BENCH_FRAME_MAX_SPANS == 1 + MAX_RANGES, "the head and its ranges");
+	uint32_t rest[MAX_RANGES][2];
+	unsigned int n = ranges(mode, frame_len, rest);
+
+	r[0][0] = 0;
+	r[0][1] = frame_len < HEAD_LEN ? frame_len : HEAD_LEN;
+	memcpy(r + 1, rest, n * sizeof(rest[0]));
+	return n + 1;
+}
+
+/**
  * bench_frame_fill() - write one frame: headers, bench header and payload pattern
  * @iov: where the frame lives (e.g. its TX buffer pages), at least @frame_len bytes
  * @niov: entries in @iov
