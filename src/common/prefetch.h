@@ -46,8 +46,26 @@ static inline void prefetch_write(const void *p)
 	__builtin_prefetch(p, 1);
 }
 
-/* The line size prefetch_ring() steps by (x86-64, and most others). */
+/* The line size prefetch_range() steps by (x86-64, and most others). */
 #define PREFETCH_LINE 64u
+
+/**
+ * prefetch_range() - start fetching every cache line of [@p, @p + @len)
+ * @p: the first byte (a hint: nothing faults)
+ * @len: bytes
+ * @write: the bytes will be written: fetch the lines owned
+ */
+static inline void prefetch_range(const void *p, size_t len, bool write)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(PREFETCH_LINE - 1), end = (uintptr_t)p + len;
+
+	for (; a < end; a += PREFETCH_LINE) {
+		if (write)
+			prefetch_write((const void *)a);
+		else
+			prefetch_read((const void *)a);
+	}
+}
 
 /**
  * prefetch_ring() - prefetch the cache lines of slots [first, first + n) of a ring
@@ -70,15 +88,9 @@ static inline void prefetch_ring(const void *ring, size_t slot_size, unsigned in
 		n = size;
 	while (n) {
 		unsigned int i = first & (size - 1), run = size - i < n ? size - i : n;
-		uintptr_t p = (uintptr_t)ring + (uintptr_t)i * slot_size;
-		uintptr_t end = p + (uintptr_t)run * slot_size;
 
-		for (p &= ~(uintptr_t)(PREFETCH_LINE - 1); p < end; p += PREFETCH_LINE) {
-			if (write)
-				prefetch_write((const void *)p);
-			else
-				prefetch_read((const void *)p);
-		}
+		prefetch_range((const uint8_t *)ring + (size_t)i * slot_size,
+			       (size_t)run * slot_size, write);
 		first += run;
 		n -= run;
 	}

@@ -135,19 +135,15 @@ static void frame_prefetch(enum bench_verify verify, const struct pvnet_buf *b, 
 		return; /* neither touches more than its length check */
 	nr = bench_frame_spans(verify, len, r);
 	for (; b && i < nr; base += b->len, b = b->next) {
-		/* The spans, or their parts, that lie in this fragment. */
-		for (; i < nr && r[i][0] < base + b->len; i++) {
-			uintptr_t p = (uintptr_t)b->data + (r[i][0] > base ? r[i][0] - base : 0);
-			uintptr_t end = (uintptr_t)b->data +
-					(r[i][1] < base + b->len ? r[i][1] - base : b->len);
+		uint32_t end = base + b->len;
 
-			for (p &= ~(uintptr_t)(PREFETCH_LINE - 1); p < end; p += PREFETCH_LINE) {
-				if (write)
-					prefetch_write((const void *)p);
-				else
-					prefetch_read((const void *)p);
-			}
-			if (r[i][1] > base + b->len)
+		/* The spans, or their parts, that lie in this fragment. */
+		for (; i < nr && r[i][0] < end; i++) {
+			uint32_t from = r[i][0] > base ? r[i][0] : base;
+			uint32_t to = r[i][1] < end ? r[i][1] : end;
+
+			prefetch_range((const uint8_t *)b->data + (from - base), to - from, write);
+			if (r[i][1] > end)
 				break; /* continues in the next fragment */
 		}
 	}
