@@ -9,12 +9,13 @@
  * pvnet and its peers alike, changes speed with it, so bench/compare.sh
  * runs this beside its runs and sorts each run by the placement it ran in.
  *
- * A sample: two threads, one pinned on each CPU, pass one cache line back
- * and forth, BLOCKS blocks of ROUND_TRIPS round trips; the sample is the
- * lowest block mean, so that a block in which the scheduler preempted one
- * of them does not count.  Between samples both threads sleep: a sample
- * is its 256 round trips, 15-100 us of each CPU at the round trips this
- * machine shows.
+ * A sample is hostrtt_sample() (tools/pvnet/hostrtt.h, which pvnet bench
+ * uses too): two threads, one pinned on each CPU, pass one cache line back
+ * and forth, HOSTRTT_BLOCKS blocks of HOSTRTT_ROUND_TRIPS round trips; the
+ * sample is the lowest block mean, so that a block in which the scheduler
+ * preempted one of them does not count.  Between samples nothing runs: a
+ * sample is its 256 round trips, 15-100 us of each CPU at the round trips
+ * this machine shows.
  *
  * Output, one line per sample: the realtime clock in seconds and the
  * round trip in nanoseconds, e.g. "1796168002.036781 61".
@@ -22,12 +23,10 @@
  * usage: cpurtt [--cpus A,B] [--interval-ms MS] [--count N] [--duration S]
  */
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,18 +34,10 @@
 #include <time.h>
 
 #include "cliarg.h"
+#include "hostrtt.h"
 
-#define BLOCKS	    8u
-#define ROUND_TRIPS 32u
-
-struct probe {
-	/* Odd: the initiator's turn has been taken, the responder answers with the next even value. */
-	_Alignas(64) _Atomic uint64_t line;
-	_Alignas(64) pthread_barrier_t start;
-	atomic_bool stop;
-	int cpu_b;
-	int err;
-};
+/* A sample that takes longer than this: the host did not run one of the CPUs. */
+#define SAMPLE_TIMEOUT_MS 10000u
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -54,59 +45,6 @@ static uint64_t now_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-static void *responder(void *arg)
-{
-	struct probe *p = arg;
-
-	p->err = pin(p->cpu_b);
-	pthread_barrier_wait(&p->start);
-	if (p->err)
-		return NULL;
-	for (;;) {
-		uint64_t v = 1;
-
-		pthread_barrier_wait(&p->start);
-		if (atomic_load(&p->stop))
-			return NULL;
-		for (unsigned int i = 0; i < BLOCKS * ROUND_TRIPS; i++, v += 2) {
-			while (atomic_load_explicit(&p->line, memory_order_acquire) != v)
-				;
-			atomic_store_explicit(&p->line, v + 1, memory_order_release);
-		}
-	}
-}
-
-/* One sample: the lowest block mean of a round trip, in ns. */
-static uint64_t sample(struct probe *p)
-{
-	uint64_t best = UINT64_MAX, v = 0;
-
-	atomic_store(&p->line, 0);
-	pthread_barrier_wait(&p->start);
-	for (unsigned int b = 0; b < BLOCKS; b++) {
-		uint64_t t0 = now_ns(CLOCK_MONOTONIC), t;
-
-		for (unsigned int i = 0; i < ROUND_TRIPS; i++, v += 2) {
-			atomic_store_explicit(&p->line, v + 1, memory_order_release);
-			while (atomic_load_explicit(&p->line, memory_order_acquire) != v + 2)
-				;
-		}
-		t = (now_ns(CLOCK_MONOTONIC) - t0) / ROUND_TRIPS;
-		if (t < best)
-			best = t;
-	}
-	return best;
 }
 
 static void usage(FILE *f)
@@ -139,8 +77,7 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0},
 	};
 	long cpu_a = 0, cpu_b = 1, interval_ms = 200, count = -1, duration = 3600;
-	struct probe *p;
-	pthread_t th;
+	cpu_set_t allowed;
 	uint64_t end;
 	int o, rc;
 
@@ -190,48 +127,37 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	p = aligned_alloc(64, sizeof(*p));
-	if (!p) {
-		fprintf(stderr, "cpurtt: out of memory\n");
-		return 1;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+		for (long cpu = cpu_a;; cpu = cpu_b) {
+			if (!CPU_ISSET((int)cpu, &allowed)) {
+				fprintf(stderr, "cpurtt: CPU %ld: not online, or not ours to use\n",
+					cpu);
+				return 1;
+			}
+			if (cpu == cpu_b)
+				break;
+		}
 	}
-	memset(p, 0, sizeof(*p));
-	p->cpu_b = (int)cpu_b;
-	pthread_barrier_init(&p->start, NULL, 2);
-	rc = pin((int)cpu_a);
-	if (rc) {
-		fprintf(stderr, "cpurtt: CPU %ld: %s\n", cpu_a, strerror(rc));
-		return 1;
-	}
-	rc = pthread_create(&th, NULL, responder, p);
-	if (rc) {
-		fprintf(stderr, "cpurtt: pthread_create: %s\n", strerror(rc));
-		return 1;
-	}
-	pthread_barrier_wait(&p->start);
-	if (p->err) {
-		fprintf(stderr, "cpurtt: CPU %ld: %s\n", cpu_b, strerror(p->err));
-		pthread_join(th, NULL);
-		return 1;
-	}
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	end = now_ns(CLOCK_MONOTONIC) + (uint64_t)duration * 1000000000u;
 	for (long n = 0; count < 0 || n < count; n++) {
-		uint64_t rtt = sample(p), wall = now_ns(CLOCK_REALTIME);
 		struct timespec gap = {.tv_sec = interval_ms / 1000,
 				       .tv_nsec = (interval_ms % 1000) * 1000000};
+		unsigned int rtt;
+		uint64_t wall;
 
-		printf("%llu.%06llu %llu\n", (unsigned long long)(wall / 1000000000u),
-		       (unsigned long long)(wall % 1000000000u / 1000u), (unsigned long long)rtt);
+		rc = hostrtt_sample((int)cpu_a, (int)cpu_b, SAMPLE_TIMEOUT_MS, &rtt);
+		if (rc < 0) {
+			fprintf(stderr, "cpurtt: a sample between CPU %ld and CPU %ld: %s\n", cpu_a,
+				cpu_b, strerror(-rc));
+			return 1;
+		}
+		wall = now_ns(CLOCK_REALTIME);
+		printf("%llu.%06llu %u\n", (unsigned long long)(wall / 1000000000u),
+		       (unsigned long long)(wall % 1000000000u / 1000u), rtt);
 		if (now_ns(CLOCK_MONOTONIC) >= end)
 			break;
 		nanosleep(&gap, NULL);
 	}
-	atomic_store(&p->stop, true);
-	pthread_barrier_wait(&p->start);
-	pthread_join(th, NULL);
-	pthread_barrier_destroy(&p->start);
-	free(p);
 	return 0;
 }
