@@ -81,6 +81,15 @@ for r in res:
         assert pd and fe and not pd & fe and pd | fe == allowed, (pd, fe, allowed)
     else:
         assert r["placement"] == "spread" and r["guest_cpus"] is None, r
+    # The host round trip between the first CPU of pvnetd and that of the frontends, before and
+    # after the run; none with one CPU.
+    h = r["host_rtt_ns"]
+    if ncpus >= 2:
+        assert h["cpus"] == [min(pd), min(fe)], (h, pd, fe)
+        for k in ("before", "after"):
+            assert isinstance(h[k], int) and 1 <= h[k] < 1000000, h
+    else:
+        assert h is None, h
     seen.add((r["frame_size"], r["tx_mode"]))
 assert seen == {(64, "copy"), (9000, "copy"), (64, "map"), (9000, "map")}, seen
 print("ok: %d runs, JSON shape valid, placement %s" % (len(res), res[0]["placement"]))
@@ -212,6 +221,11 @@ for name, s in sec.items():
             assert res[i]["frame_size"] == p["frame_size"] and res[i]["tx_mode"] == p["tx_mode"]
         assert p["min"]["gbit_s"] <= p["gbit_s"] <= p["max"]["gbit_s"], p
         assert p["gbit_s"] > 0, p
+    # Every run sampled the host before and after (two CPUs): the section says where it was.
+    if len(os.sched_getaffinity(0)) >= 2:
+        h = s["host_rtt_ns"]
+        assert h["samples"] == 2 * 2 * len(s["runs"]) and 1 <= h["min"] <= h["max"], (name, h)
+        assert h["moved"] == (h["max"] >= 2 * h["min"]), h
 s = sec["sizes"]["runs"]
 assert [p["frame_size"] for p in s] == [64, 1024], s
 assert s[1]["field"] == 92083 and s[1]["ratio"] > 0, s[1]

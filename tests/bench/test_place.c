@@ -107,12 +107,28 @@ static void test_format(void **state)
 	assert_string_equal(buf, want);
 }
 
+static void test_first(void **state)
+{
+	static const int some[] = {3, 5, 9};
+	cpu_set_t s;
+
+	(void)state;
+	CPU_ZERO(&s);
+	assert_int_equal(bench_cpus_first(&s), -1);
+	set_of(&s, some, sizeof(some) / sizeof(some[0]));
+	assert_int_equal(bench_cpus_first(&s), 3);
+	CPU_CLR(3, &s);
+	assert_int_equal(bench_cpus_first(&s), 5);
+	CPU_ZERO(&s);
+	CPU_SET(CPU_SETSIZE - 1, &s);
+	assert_int_equal(bench_cpus_first(&s), CPU_SETSIZE - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_names),
-	    cmocka_unit_test(test_split),
-	    cmocka_unit_test(test_split_needs_two),
+	    cmocka_unit_test(test_names),	    cmocka_unit_test(test_split),
+	    cmocka_unit_test(test_split_needs_two), cmocka_unit_test(test_first),
 	    cmocka_unit_test(test_format),
 	};
 

@@ -413,22 +413,32 @@ static void test_section_json(void **state)
 	json_decref(o);
 }
 
+/* The section as bench_section_print() writes it; the caller frees it. */
+static char *printed(const struct bench_section *s, unsigned int repeat)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	bench_section_print(s, repeat, f);
+	fclose(f);
+	assert_non_null(buf);
+	return buf;
+}
+
 static void test_section_print(void **state)
 {
 	const double g[] = {5, 7, 6};
 	struct bench_section s;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *buf;
 
 	sec(&s, BENCH_SEC_VCPUS, 2);
 	pt(&s.pts[0], 1514, 1, "map", BENCH_STEER_QUEUE, g, NULL, 3);
 	pt(&s.pts[1], 1514, 4, "map", BENCH_STEER_QUEUE, g, NULL, 3);
 	snprintf(s.pts[1].error, sizeof(s.pts[1].error), "boom");
 	bench_section_verdict(&s);
-	f = open_memstream(&buf, &len);
-	bench_section_print(&s, 3, f);
-	fclose(f);
+	buf = printed(&s, 3);
 	assert_non_null(strstr(buf, "2. vcpus"));
 	assert_non_null(strstr(buf, "Gbit/s min-max"));
 	assert_non_null(strstr(buf, "5.00-7.00"));
@@ -437,22 +447,96 @@ static void test_section_print(void **state)
 	free(buf);
 	/* One run per point: no range column; a failed point says why. */
 	s.pts[1].nruns = 0;
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	bench_section_print(&s, 1, f);
-	fclose(f);
+	buf = printed(&s, 1);
 	assert_null(strstr(buf, "min-max"));
 	assert_non_null(strstr(buf, "failed: boom"));
 	free(buf);
 	/* Interrupted after the first point: what was measured is shown, then why it stopped. */
 	snprintf(s.skipped, sizeof(s.skipped), "interrupted");
 	bench_section_verdict(&s);
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	bench_section_print(&s, 1, f);
-	fclose(f);
+	buf = printed(&s, 1);
 	assert_non_null(strstr(buf, "6.000"));
 	assert_non_null(strstr(buf, "verdict: skipped: interrupted"));
+	free(buf);
+	free(s.pts);
+}
+
+/* Give run @k of @p the host round trips @before and @after (0: not sampled). */
+static void host_of(struct bench_point *p, unsigned int k, double before, double after)
+{
+	p->v[BENCH_FIG_HOST_RTT_BEFORE_NS][k] = before ? before : NAN;
+	p->v[BENCH_FIG_HOST_RTT_AFTER_NS][k] = after ? after : NAN;
+}
+
+static void test_host(void **state)
+{
+	const double g[] = {5, 7, 6};
+	struct bench_section s;
+	struct bench_result r;
+	double lo, hi;
+	json_t *o, *h;
+	char *buf;
+
+	/* A run's samples reach its point's figures; 0 (not sampled) is unknown, not 0 ns. */
+	sec(&s, BENCH_SEC_VCPUS, 2);
+	bench_point_init(&s.pts[0], 1514, 1, "map", BENCH_STEER_QUEUE, false);
+	run_of(&r, 1514, 10, 0);
+	r.host_rtt_ns[0] = 120;
+	r.host_rtt_ns[1] = 140;
+	bench_point_add(&s.pts[0], &r, 0);
+	run_of(&r, 1514, 10, 0);
+	r.host_rtt_ns[1] = 110;
+	bench_point_add(&s.pts[0], &r, 1);
+	assert_int_equal(bench_point_host(&s.pts[0], &lo, &hi), 3);
+	assert_near(lo, 110, 0);
+	assert_near(hi, 140, 0);
+	pt(&s.pts[1], 1514, 4, "map", BENCH_STEER_QUEUE, g, NULL, 3);
+	assert_int_equal(bench_point_host(&s.pts[1], &lo, &hi), 0);
+	assert_true(isnan(lo) && isnan(hi));
+
+	/* Steady: 110..150 ns over the section. */
+	host_of(&s.pts[1], 0, 150, 130);
+	assert_int_equal(bench_section_host(&s, &lo, &hi), 5);
+	assert_near(lo, 110, 0);
+	assert_near(hi, 150, 0);
+	assert_false(bench_host_moved(5, lo, hi));
+	bench_section_verdict(&s);
+	o = bench_section2json(&s);
+	h = json_object_get(o, "host_rtt_ns");
+	assert_int_equal(json_integer_value(json_object_get(h, "min")), 110);
+	assert_int_equal(json_integer_value(json_object_get(h, "max")), 150);
+	assert_int_equal(json_integer_value(json_object_get(h, "samples")), 5);
+	assert_true(json_is_false(json_object_get(h, "moved")));
+	json_decref(o);
+	buf = printed(&s, 3);
+	assert_non_null(strstr(buf, "host ns"));
+	assert_non_null(strstr(buf, "110-140")); /* the 1-queue point's column */
+	assert_non_null(strstr(buf, "host: round trip 110-150 ns over 5 samples: steady"));
+	free(buf);
+
+	/* The host moved the vCPUs apart during a later run: 2x the smallest sample. */
+	host_of(&s.pts[1], 2, 0, 220);
+	assert_int_equal(bench_section_host(&s, &lo, &hi), 6);
+	assert_true(bench_host_moved(6, lo, hi));
+	assert_false(bench_host_moved(6, lo, 219));
+	assert_false(bench_host_moved(0, NAN, NAN));
+	o = bench_section2json(&s);
+	assert_true(json_is_true(json_object_get(json_object_get(o, "host_rtt_ns"), "moved")));
+	json_decref(o);
+	buf = NULL;
+	buf = printed(&s, 3);
+	assert_non_null(strstr(buf, "host: round trip 110-220 ns over 6 samples: the host moved"));
+	free(buf);
+
+	/* Never sampled (one CPU): JSON null, and no line. */
+	for (unsigned int i = 0; i < 2; i++)
+		for (unsigned int k = 0; k < 3; k++)
+			host_of(&s.pts[i], k, 0, 0);
+	o = bench_section2json(&s);
+	assert_true(json_is_null(json_object_get(o, "host_rtt_ns")));
+	json_decref(o);
+	buf = printed(&s, 1);
+	assert_null(strstr(buf, "host: round trip"));
 	free(buf);
 	free(s.pts);
 }
@@ -554,6 +638,7 @@ int main(void)
 	    cmocka_unit_test(test_peers),
 	    cmocka_unit_test(test_section_json),
 	    cmocka_unit_test(test_section_print),
+	    cmocka_unit_test(test_host),
 	    cmocka_unit_test(test_parse_sections),
 	    cmocka_unit_test(test_grant_figures),
 	};

@@ -258,7 +258,28 @@ static void test_result_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(o, "steering")), "queue");
 	assert_non_null(json_object_get(json_object_get(o, "run_totals"), "out_of_order"));
 	assert_true(json_is_false(json_object_get(o, "migrate")));
+	/* No sample of the host's round trip: null, not 0 ns. */
+	assert_true(json_is_null(json_object_get(o, "host_rtt_ns")));
 	json_decref(o);
+	r.host_rtt_cpus[0] = 0;
+	r.host_rtt_cpus[1] = 1;
+	r.host_rtt_ns[0] = 120;
+	r.host_rtt_ns[1] = 410;
+	o = bench_result2json(&r);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "host_rtt_ns"), "before")), 120);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "host_rtt_ns"), "after")), 410);
+	assert_int_equal(json_integer_value(json_array_get(
+			     json_object_get(json_object_get(o, "host_rtt_ns"), "cpus"), 1)),
+			 1);
+	json_decref(o);
+	/* A failed sample is unknown on its own. */
+	r.host_rtt_ns[0] = 0;
+	o = bench_result2json(&r);
+	assert_true(json_is_null(json_object_get(json_object_get(o, "host_rtt_ns"), "before")));
+	json_decref(o);
+	r.host_rtt_ns[0] = r.host_rtt_ns[1] = 0;
 	r.steering = BENCH_STEER_XPS_SAFE;
 	r.migrate = true;
 	o = bench_result2json(&r);
@@ -305,6 +326,11 @@ static void test_table(void **state)
 	assert_non_null(strstr(line, "map"));
 	assert_non_null(strstr(line, " queue "));
 	assert_non_null(strstr(line, " no"));
+	assert_non_null(strstr(line, " -/-"));
+	r.host_rtt_ns[0] = 120;
+	r.host_rtt_ns[1] = 410;
+	bench_table_row(&r, line, sizeof(line));
+	assert_non_null(strstr(line, " 120/410"));
 	r.steering = BENCH_STEER_HASH;
 	r.migrate = true;
 	bench_table_row(&r, line, sizeof(line));
@@ -313,6 +339,7 @@ static void test_table(void **state)
 	bench_table_header(line, sizeof(line));
 	assert_non_null(strstr(line, "steering"));
 	assert_non_null(strstr(line, "mig"));
+	assert_non_null(strstr(line, "host ns"));
 	snprintf(r.error, sizeof(r.error), "boom");
 	bench_table_row(&r, line, sizeof(line));
 	assert_non_null(strstr(line, "failed: boom"));

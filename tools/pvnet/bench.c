@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench_run.h"
+#include "hostrtt.h"
 
 /*
  * Theory of Operation
@@ -32,15 +33,18 @@
  * counters) and talk to the conductor over a socketpair each (struct
  * bench_cmd / struct bench_reply, see bench.h).  A run:
  *
- *   READY (A, B) → B: LEARN_SEND → A: LEARN_WAIT → B: START → A: START
+ *   READY (A, B) → B: LEARN_SEND → A: LEARN_WAIT → host → B: START → A: START
  *   → warm-up → SNAP A, B, pvnetd (t0) → duration → SNAP A, B, pvnetd (t1)
  *   → A: STOP → B: SNAP until its count is still (drain) → status → B: STOP
- *   → EXIT (A, B) → reap
+ *   → host → EXIT (A, B) → reap
  *
  * "pvnetd" above is its `status` (netback counters of both vifs) and its
  * /proc/PID/stat CPU time; the frontends report their getrusage().  The
  * figures are differences between t1 and t0; the accounting check
- * (unaccounted) uses the totals after draining.
+ * (unaccounted) uses the totals after draining.  "host" is a sample of
+ * the cache-line round trip between pvnetd's CPU and the frontends'
+ * (hostrtt.h), taken while nothing of the run moves frames: how far apart
+ * the host had put those vCPUs when the run began and when it ended.
  *
  * Bounds and cleanup.  Every wait is a poll() with a timeout that also
  * watches a signalfd (SIGINT, SIGTERM, SIGHUP are blocked in the
@@ -300,6 +304,26 @@ static int drain(struct bench *b, struct child *B, struct bench_reply *r, char *
 	}
 }
 
+/* A sample of the host's round trip may take this long before it is given up. */
+#define HOST_RTT_TIMEOUT_MS 1000u
+
+/* Sample the host's round trip into r->host_rtt_ns[@i]; a failed sample is left 0 (unknown). */
+static void host_rtt(struct bench *b, struct bench_result *r, unsigned int i)
+{
+	int rc;
+
+	if (b->rtt_cpu[0] < 0)
+		return;
+	rc = hostrtt_sample(b->rtt_cpu[0], b->rtt_cpu[1], HOST_RTT_TIMEOUT_MS, &r->host_rtt_ns[i]);
+	if (rc < 0 && !b->rtt_warned) {
+		b->rtt_warned = true;
+		fprintf(stderr,
+			"pvnet bench: warning: no round trip between CPU %d and CPU %d: %s "
+			"(host_rtt_ns stays null)\n",
+			b->rtt_cpu[0], b->rtt_cpu[1], strerror(-rc));
+	}
+}
+
 /* The measured part of one run; @A and @B are READY. */
 static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, struct child *B,
 		   struct bench_result *r)
@@ -318,6 +342,7 @@ static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, st
 	if (rc)
 		return rc;
 	r->learn_seen = ra.learn_seen;
+	host_rtt(b, r, 0);
 	rc = cmd(b, B, "receiver", BENCH_OP_START, A->ready.mac, A->ready.queues, &rb, err, el);
 	if (!rc)
 		rc = cmd(b, A, "sender", BENCH_OP_START, B->ready.mac, 0, &ra, err, el);
@@ -372,6 +397,7 @@ static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, st
 	if (rc)
 		return rc;
 	r->b_end = rb.c;
+	host_rtt(b, r, 1);
 	if (r->error[0])
 		return -EIO;
 	/* A run with damaged or uncounted frames fails, but A and B stop as usual. */
@@ -419,6 +445,8 @@ void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, u
 	r->migrate = migrate;
 	r->pvnetd_cpu_us = -1;
 	r->sys_busy_us = r->sys_steal_us = -1;
+	r->host_rtt_cpus[0] = b->rtt_cpu[0];
+	r->host_rtt_cpus[1] = b->rtt_cpu[1];
 	snprintf(r->tx_mode, sizeof(r->tx_mode), "%s", mode);
 	r->tx_mode_source = b->ext_run_dir ? "unknown" : "pvnetd --tx-mode";
 

@@ -190,6 +190,9 @@ struct bench_back {
  * @learn_seen: A received B's learning broadcast before sending
  * @steering: BENCH_STEER_QUEUE or a policy (BENCH_STEER_*)
  * @migrate: sender threads hopped between CPUs (--migrate)
+ * @host_rtt_cpus: the CPUs @host_rtt_ns was sampled between, -1 when not sampled
+ * @host_rtt_ns: the cache-line round trip between them (hostrtt.h) just before
+ *	the senders started and just after the run, 0 when not sampled
  * @error: why the run failed, or "" when it did not
  */
 struct bench_result {
@@ -211,6 +214,8 @@ struct bench_result {
 	const char *placement; /* "split" or "spread" (bench_place.h) */
 	char pvnetd_cpus[64];  /* pvnetd's CPUs as it ran ("0"), "" if not pinned */
 	char guest_cpus[64];   /* the frontends' CPUs ("1"), "" if not pinned */
+	int host_rtt_cpus[2];
+	unsigned int host_rtt_ns[2];
 	char error[256];
 };
 
@@ -302,6 +307,8 @@ enum bench_fig {
 	BENCH_FIG_DROPPED,
 	BENCH_FIG_OUT_OF_ORDER,
 	BENCH_FIG_OTHERS_CPU_S, /* machine_cpu_s.others: CPU other processes took in the window */
+	BENCH_FIG_HOST_RTT_BEFORE_NS, /* host_rtt_ns.before, NaN when not sampled */
+	BENCH_FIG_HOST_RTT_AFTER_NS,  /* host_rtt_ns.after */
 	BENCH_FIG_N,
 };
 extern const char *const bench_fig_names[BENCH_FIG_N];
@@ -452,6 +459,16 @@ void bench_point_add(struct bench_point *p, const struct bench_result *r, int id
 void bench_point_stat(const struct bench_point *p, enum bench_fig fig, struct bench_stat *s);
 json_t *bench_point2json(const struct bench_point *p);
 int bench_parse_sections(const char *s, bool *sel, char *err, size_t errlen);
+/*
+ * The host moved its vCPUs between runs compared with each other when the
+ * round trips sampled around them (struct bench_result.host_rtt_ns) span
+ * this factor: here 40-150 ns when it keeps two vCPUs near, 360-450 ns
+ * when far (docs/benchmarks.md, "Where the host puts the vCPUs").
+ */
+#define BENCH_HOST_MOVED 2.0
+unsigned int bench_point_host(const struct bench_point *p, double *min, double *max);
+unsigned int bench_section_host(const struct bench_section *s, double *min, double *max);
+bool bench_host_moved(unsigned int n, double min, double max);
 void bench_section_verdict(struct bench_section *s);
 json_t *bench_section2json(const struct bench_section *s);
 void bench_section_print(const struct bench_section *s, unsigned int repeat, FILE *f);

@@ -432,22 +432,32 @@ static int make_tmpdir(struct bench *b)
 static void placement_decide(struct bench *b)
 {
 	cpu_set_t allowed;
+	bool have = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;
 
 	if (!b->placement_given)
 		b->placement = b->ext_run_dir ? BENCH_PLACE_SPREAD : BENCH_PLACE_SPLIT;
 	b->split = false;
-	if (b->placement != BENCH_PLACE_SPLIT)
-		return;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 ||
-	    bench_placement_split(&allowed, &b->pd_cpus, &b->guest_cpus) < 0) {
+	b->rtt_cpu[0] = b->rtt_cpu[1] = -1;
+	if (b->placement == BENCH_PLACE_SPLIT &&
+	    (!have || bench_placement_split(&allowed, &b->pd_cpus, &b->guest_cpus) < 0)) {
 		if (b->placement_given)
 			fprintf(stderr, "pvnet bench: --placement split needs two CPUs; spread\n");
 		b->placement = BENCH_PLACE_SPREAD;
-		return;
 	}
-	b->split = true;
-	bench_cpus_format(&b->pd_cpus, b->pd_cpus_s, sizeof(b->pd_cpus_s));
-	bench_cpus_format(&b->guest_cpus, b->guest_cpus_s, sizeof(b->guest_cpus_s));
+	if (b->placement == BENCH_PLACE_SPLIT) {
+		b->split = true;
+		bench_cpus_format(&b->pd_cpus, b->pd_cpus_s, sizeof(b->pd_cpus_s));
+		bench_cpus_format(&b->guest_cpus, b->guest_cpus_s, sizeof(b->guest_cpus_s));
+		b->rtt_cpu[0] = bench_cpus_first(&b->pd_cpus);
+		b->rtt_cpu[1] = bench_cpus_first(&b->guest_cpus);
+	} else if (have) {
+		b->rtt_cpu[0] = bench_cpus_first(&allowed);
+		if (b->rtt_cpu[0] >= 0)
+			CPU_CLR(b->rtt_cpu[0], &allowed);
+		b->rtt_cpu[1] = bench_cpus_first(&allowed);
+		if (b->rtt_cpu[1] < 0)
+			b->rtt_cpu[0] = -1;
+	}
 }
 
 /* Start our pvnetds (one per mode, all first: they sleep while another one works). */

@@ -86,6 +86,16 @@ json_t *bench_section2json(const struct bench_section *s)
 		json_object_set_new(o, "placement",
 				    s->placement[0] ? json_string(s->placement) : json_null());
 	}
+	if (s->id != BENCH_SEC_TCP) {
+		double lo, hi;
+		unsigned int n = bench_section_host(s, &lo, &hi);
+
+		json_object_set_new(o, "host_rtt_ns",
+				    n ? json_pack("{s:i, s:i, s:i, s:b}", "min", (int)lo, "max",
+						  (int)hi, "samples", (int)n, "moved",
+						  bench_host_moved(n, lo, hi))
+				      : json_null());
+	}
 	if (s->id == BENCH_SEC_PEERS) {
 		json_t *pv = json_array();
 
@@ -119,10 +129,23 @@ static void range(char *b, size_t n, const struct bench_point *p, enum bench_fig
 		snprintf(b, n, "%.*f-%.*f", prec, s.min, prec, s.max);
 }
 
+/* The host's round trips around a point's runs, min-max ("-" when none was sampled). */
+static void host_cell(char *b, size_t n, const struct bench_point *p)
+{
+	double lo, hi;
+
+	if (!bench_point_host(p, &lo, &hi))
+		snprintf(b, n, "-");
+	else if (lo == hi)
+		snprintf(b, n, "%.0f", lo);
+	else
+		snprintf(b, n, "%.0f-%.0f", lo, hi);
+}
+
 static void print_point(const struct bench_section *s, const struct bench_point *p,
 			unsigned int repeat, FILE *f)
 {
-	char c[8][24], r[48], x[16];
+	char c[9][24], r[48], x[16];
 
 	if (!p->nruns) {
 		fprintf(f, "  %6u %2u %-10s %-8s failed: %s\n", p->frame_size, p->queues,
@@ -174,7 +197,8 @@ static void print_point(const struct bench_section *s, const struct bench_point 
 	}
 	/* What other processes took meanwhile: a low figure beside a high one says why. */
 	cell(c[7], 24, p, BENCH_FIG_OTHERS_CPU_S, 2);
-	fprintf(f, " %6s", c[7]);
+	host_cell(c[8], 24, p);
+	fprintf(f, " %6s %9s", c[7], c[8]);
 	if (repeat > 1)
 		fprintf(f, " %15s", r);
 	fprintf(f, "%s\n", p->nfailed ? " (a run failed)" : "");
@@ -204,10 +228,28 @@ static void print_header(const struct bench_section *s, unsigned int repeat, FIL
 	default:
 		return;
 	}
-	fprintf(f, " %6s", "others");
+	fprintf(f, " %6s %9s", "others", "host ns");
 	if (repeat > 1)
 		fprintf(f, " %15s", "Gbit/s min-max");
 	fprintf(f, "\n");
+}
+
+/* Whether the host kept its vCPUs in one place while the section ran. */
+static void print_host(const struct bench_section *s, FILE *f)
+{
+	double lo, hi;
+	unsigned int n = bench_section_host(s, &lo, &hi);
+
+	if (!n)
+		return;
+	if (bench_host_moved(n, lo, hi))
+		fprintf(f,
+			"  host: round trip %.0f-%.0f ns over %u samples: the host moved the vCPUs "
+			"during the section, so its ratios mix host states (docs/benchmarks.md, "
+			"\"Where the host puts the vCPUs\")\n",
+			lo, hi, n);
+	else
+		fprintf(f, "  host: round trip %.0f-%.0f ns over %u samples: steady\n", lo, hi, n);
 }
 
 /**
@@ -266,8 +308,11 @@ void bench_section_print(const struct bench_section *s, unsigned int repeat, FIL
 			print_point(s, &s->pts[i], repeat, f);
 	}
 	if (s->id != BENCH_SEC_TCP && s->id != BENCH_SEC_PEERS && s->npts)
-		fprintf(f, "  (others: CPU seconds other processes used in the window; more than a "
-			   "few hundredths: the machine was shared)\n");
+		fprintf(
+		    f, "  (others: CPU seconds other processes used in the window; more than a "
+		       "few hundredths: the machine was shared.  host ns: the cache-line round "
+		       "trip between pvnetd's CPU and the frontends' before and after the runs)\n");
+	print_host(s, f);
 	if (s->note[0])
 		fprintf(f, "  note: %s\n", s->note);
 	fprintf(f, "  verdict: %s\n", s->verdict);

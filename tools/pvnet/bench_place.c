@@ -66,3 +66,11 @@ void bench_cpus_format(const cpu_set_t *s, char *buf, size_t len)
 		c = last;
 	}
 }
+
+int bench_cpus_first(const cpu_set_t *s)
+{
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, s))
+			return c;
+	return -1;
+}

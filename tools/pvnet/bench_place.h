@@ -54,4 +54,12 @@ int bench_placement_split(const cpu_set_t *allowed, cpu_set_t *pvnetd, cpu_set_t
  */
 void bench_cpus_format(const cpu_set_t *s, char *buf, size_t len);
 
+/**
+ * bench_cpus_first() - the lowest CPU of a set
+ * @s: the set
+ *
+ * Return: its number, or -1 for an empty set
+ */
+int bench_cpus_first(const cpu_set_t *s);
+
 #endif /* PVNET_TOOLS_BENCH_PLACE_H */

@@ -44,6 +44,8 @@ const char *const bench_fig_names[BENCH_FIG_N] = {
     "dropped",
     "out_of_order",
     "others_cpu_s",
+    "host_rtt_before_ns",
+    "host_rtt_after_ns",
 };
 
 const char *const bench_sec_names[BENCH_SEC_N] = {
@@ -191,6 +193,8 @@ void bench_point_add(struct bench_point *p, const struct bench_result *r, int id
 	p->v[BENCH_FIG_DROPPED][k] = (double)f.dropped;
 	p->v[BENCH_FIG_OUT_OF_ORDER][k] = (double)f.out_of_order;
 	p->v[BENCH_FIG_OTHERS_CPU_S][k] = f.cpu_s_others;
+	p->v[BENCH_FIG_HOST_RTT_BEFORE_NS][k] = r->host_rtt_ns[0] ? r->host_rtt_ns[0] : NAN;
+	p->v[BENCH_FIG_HOST_RTT_AFTER_NS][k] = r->host_rtt_ns[1] ? r->host_rtt_ns[1] : NAN;
 	p->nruns = k + 1;
 }
 
@@ -218,6 +222,75 @@ double bench_point_median(const struct bench_point *p, enum bench_fig fig)
 
 	bench_point_stat(p, fig, &s);
 	return s.median;
+}
+
+/**
+ * bench_point_host() - the host's round trips around a point's runs
+ * @p: the point
+ * @min: receives the smallest sample, before or after any of its runs (NaN when none)
+ * @max: receives the largest
+ *
+ * Return: how many samples there were
+ */
+unsigned int bench_point_host(const struct bench_point *p, double *min, double *max)
+{
+	unsigned int n = 0;
+
+	*min = *max = NAN;
+	for (unsigned int k = 0; k < p->nruns && k < BENCH_MAX_REPEAT; k++) {
+		for (int f = BENCH_FIG_HOST_RTT_BEFORE_NS; f <= BENCH_FIG_HOST_RTT_AFTER_NS; f++) {
+			double v = p->v[f][k];
+
+			if (!isfinite(v))
+				continue;
+			if (!n++ || v < *min)
+				*min = v;
+			if (n == 1 || v > *max)
+				*max = v;
+		}
+	}
+	return n;
+}
+
+/**
+ * bench_section_host() - the host's round trips around all runs of a section
+ * @s: the section
+ * @min: receives the smallest sample (NaN when none)
+ * @max: receives the largest
+ *
+ * Return: how many samples there were
+ */
+unsigned int bench_section_host(const struct bench_section *s, double *min, double *max)
+{
+	unsigned int n = 0;
+
+	*min = *max = NAN;
+	for (unsigned int i = 0; i < s->npts; i++) {
+		double lo, hi;
+		unsigned int k = bench_point_host(&s->pts[i], &lo, &hi);
+
+		if (!k)
+			continue;
+		if (!n || lo < *min)
+			*min = lo;
+		if (!n || hi > *max)
+			*max = hi;
+		n += k;
+	}
+	return n;
+}
+
+/**
+ * bench_host_moved() - whether round trips from bench_section_host() say the host moved
+ * @n: samples
+ * @min: the smallest
+ * @max: the largest
+ *
+ * Return: true when there are samples and the largest is BENCH_HOST_MOVED times the smallest
+ */
+bool bench_host_moved(unsigned int n, double min, double max)
+{
+	return n > 0 && max >= BENCH_HOST_MOVED * min;
 }
 
 /**

@@ -70,6 +70,13 @@ struct bench {
 	bool split;
 	cpu_set_t pd_cpus, guest_cpus;
 	char pd_cpus_s[64], guest_cpus_s[64];
+	/*
+	 * The CPUs each run samples the host's round trip between (hostrtt.h):
+	 * split, the first of pvnetd's and the first of the frontends'; spread,
+	 * the first two we may use; -1 with fewer than two.
+	 */
+	int rtt_cpu[2];
+	bool rtt_warned;
 };
 
 /* bench.c: the conductor of one run */

@@ -264,6 +264,17 @@ static json_t *jint(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
+/* {"before", "after", "cpus"}: the host's round trips of a run, null when none was sampled. */
+static json_t *host_rtt2json(const struct bench_result *r)
+{
+	if (r->host_rtt_cpus[0] < 0 || (!r->host_rtt_ns[0] && !r->host_rtt_ns[1]))
+		return json_null();
+	return json_pack("{s:o, s:o, s:[i, i]}", "before",
+			 r->host_rtt_ns[0] ? json_integer(r->host_rtt_ns[0]) : json_null(), "after",
+			 r->host_rtt_ns[1] ? json_integer(r->host_rtt_ns[1]) : json_null(), "cpus",
+			 r->host_rtt_cpus[0], r->host_rtt_cpus[1]);
+}
+
 /**
  * bench_result2json() - one run as a JSON object (the `results` entries)
  * @r: the run
@@ -345,6 +356,7 @@ json_t *bench_result2json(const struct bench_result *r)
 			    r->pvnetd_cpus[0] ? json_string(r->pvnetd_cpus) : json_null());
 	json_object_set_new(o, "guest_cpus",
 			    r->guest_cpus[0] ? json_string(r->guest_cpus) : json_null());
+	json_object_set_new(o, "host_rtt_ns", host_rtt2json(r));
 	if (r->error[0])
 		json_object_set_new(o, "error", json_string(r->error));
 	return o;
@@ -376,9 +388,10 @@ json_t *bench_doc2json(json_t *machine, const char *command, json_t *results, js
  */
 void bench_table_header(char *buf, size_t len)
 {
-	snprintf(buf, len, "%6s %2s %-4s %-8s %10s %10s %8s %7s %8s %8s %7s %7s %7s %5s %-8s %3s",
+	snprintf(buf, len,
+		 "%6s %2s %-4s %-8s %10s %10s %8s %7s %8s %8s %7s %7s %7s %5s %-8s %3s %9s",
 		 "frame", "q", "tx", "api", "tx_frames", "rx_frames", "Gbit/s", "Mpps", "us/KB",
-		 "ntf/1k", "gnt/1k", "dropped", "corrupt", "ooo", "steering", "mig");
+		 "ntf/1k", "gnt/1k", "dropped", "corrupt", "ooo", "steering", "mig", "host ns");
 }
 
 static void fmt_real(char *b, size_t n, double v, int prec)
@@ -387,6 +400,16 @@ static void fmt_real(char *b, size_t n, double v, int prec)
 		snprintf(b, n, "%.*f", prec, v);
 	else
 		snprintf(b, n, "-");
+}
+
+/* The host's round trips before/after a run ("120/402"; "-" unknown): two that differ, it moved. */
+static void fmt_host(char *b, size_t n, const struct bench_result *r)
+{
+	char x[2][12];
+
+	for (unsigned int i = 0; i < 2; i++)
+		fmt_real(x[i], sizeof(x[i]), r->host_rtt_ns[i] ? r->host_rtt_ns[i] : NAN, 0);
+	snprintf(b, n, "%s/%s", x[0], x[1]);
 }
 
 /**
@@ -398,7 +421,7 @@ static void fmt_real(char *b, size_t n, double v, int prec)
 void bench_table_row(const struct bench_result *r, char *buf, size_t len)
 {
 	struct bench_figures f;
-	char sd[24], ntf[24], gnt[24];
+	char sd[24], ntf[24], gnt[24], host[24];
 
 	if (r->error[0]) {
 		snprintf(buf, len, "%6u %2u %-4s %s%s failed: %s", r->frame_size, r->queues,
@@ -410,12 +433,13 @@ void bench_table_row(const struct bench_result *r, char *buf, size_t len)
 	fmt_real(sd, sizeof(sd), f.cpu_us_per_kb, 4);
 	fmt_real(ntf, sizeof(ntf), f.notifications_per_1000, 2);
 	fmt_real(gnt, sizeof(gnt), f.grant_ops_per_1000, 1);
+	fmt_host(host, sizeof(host), r);
 	snprintf(buf, len,
 		 "%6u %2u %-4s %-8s %10" PRIu64 " %10" PRIu64 " %8.3f %7.3f %8s %8s %7s %7" PRIu64
-		 " %7" PRIu64 " %5" PRIu64 " %-8s %3s",
+		 " %7" PRIu64 " %5" PRIu64 " %-8s %3s %9s",
 		 r->frame_size, r->queues, r->tx_mode, r->api ? r->api : "-", f.tx_frames,
 		 f.rx_frames, f.gbit_s, f.mpps, sd, ntf, gnt, f.dropped, f.corrupt, f.out_of_order,
-		 bench_steering_name(r->steering), r->migrate ? "yes" : "no");
+		 bench_steering_name(r->steering), r->migrate ? "yes" : "no", host);
 }
 
 /* Split @s at commas; call @one on every item; count them.  Empty items are errors. */
