@@ -33,87 +33,117 @@
 # summary adds the ratios of figures of one class: the median of pvnet's
 # near runs over the median of memif's near figures, and so for far.
 #
+# Where near ends and far begins differs between machines (54-107 ns near and
+# 239-375 far on one, 40-68 and 110-270 on another), so by default the
+# threshold is taken from the run's own samples: the widest gap between them
+# (bench/rttclass.py).
+#
 # Usage: bench/compare.sh BUILD_DIR [OUT_DIR]
+#        bench/compare.sh --report OUT_DIR   (the summary of an earlier run again)
 #   BUILD_DIR: a meson build directory with tools/pvnet/pvnet and tools/pvnetd/pvnetd
 #   OUT_DIR:   where the JSON files go (default: a new /tmp/pvnet-compare.XXXXXX)
 # Environment: ROUNDS (3), PVNET_DURATION (2 s), MEMIF_DURATION (4 s),
 #   ONE_CPU (the CPU of the one-CPU runs; default the last one online),
-#   RTT_FAR_NS (150: the round trip from which two CPUs count as far apart)
+#   RTT_FAR_NS (the round trip in ns from which two CPUs count as far apart;
+#   default auto: from the samples, 150 when they form one group)
 set -u -o pipefail
-BUILD=${1:?usage: compare.sh BUILD_DIR [OUT_DIR]}
-OUT=${2:-$(mktemp -d /tmp/pvnet-compare.XXXXXX)}
+usage="usage: compare.sh BUILD_DIR [OUT_DIR] | compare.sh --report OUT_DIR"
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROUNDS=${ROUNDS:-3}
+REPORT_ONLY=
+if [ "${1:-}" = --report ]; then
+	REPORT_ONLY=1
+	OUT=${2:?$usage}
+	BUILD=
+	[ -f "$OUT/windows.txt" ] && [ -f "$OUT/cpurtt.txt" ] || {
+		echo "compare.sh: $OUT holds no compare.sh run (windows.txt, cpurtt.txt)" >&2
+		exit 2
+	}
+	ROUNDS=$(find "$OUT" -maxdepth 1 -name 'r*-memif-64-a.json' | wc -l)
+	[ "$ROUNDS" -ge 1 ] || { echo "compare.sh: $OUT holds no complete round" >&2; exit 2; }
+else
+	BUILD=${1:?$usage}
+	OUT=${2:-$(mktemp -d /tmp/pvnet-compare.XXXXXX)}
+	ROUNDS=${ROUNDS:-3}
+fi
 PVNET_DURATION=${PVNET_DURATION:-2}
 MEMIF_DURATION=${MEMIF_DURATION:-4}
 ONE_CPU=${ONE_CPU:-$(($(nproc) - 1))}
-RTT_FAR_NS=${RTT_FAR_NS:-150}
-mkdir -p "$OUT"
-: >"$OUT/windows.txt"
-
-# The placement sampler, bounded by its own --duration too; ended with the script.
-RTT_PID=
-if [ "$(nproc)" -ge 2 ]; then
-	"$BUILD/bench/cpurtt" --interval-ms 200 --duration 7200 >"$OUT/cpurtt.txt" &
-	RTT_PID=$!
-else
-	: >"$OUT/cpurtt.txt"
+RTT_FAR_NS=${RTT_FAR_NS:-auto}
+if [ "$RTT_FAR_NS" != auto ] && ! [[ $RTT_FAR_NS =~ ^[1-9][0-9]{0,5}$ ]]; then
+	echo "compare.sh: RTT_FAR_NS is auto or a number of ns (1-999999), not '$RTT_FAR_NS'" >&2
+	exit 2
 fi
-trap '[ -n "$RTT_PID" ] && kill "$RTT_PID" 2>/dev/null' EXIT
-
-# window NAME CMD...: run CMD, recording "NAME START END" (realtime seconds) for the classes.
-window() {
-	local name=$1 start rc
-	shift
-	start=$(date +%s.%N)
-	"$@"
-	rc=$?
-	echo "$name $start $(date +%s.%N)" >>"$OUT/windows.txt"
-	return $rc
-}
-
-memif() { # memif SIZE NAME: $OUT/NAME.json
-	window "$2" "$HERE/memif-peer.sh" --frame-size "$1" --duration "$MEMIF_DURATION" \
-		--json "$OUT/$2.json" | tail -n +2
-}
-pvnet() { # pvnet SIZE NAME [split|spread|one]: $OUT/NAME-copy.json and $OUT/NAME-map.json
-	local place=${3:-split} pin=() mode
-
-	[ "$place" = one ] && pin=(taskset -c "$ONE_CPU") && place=spread
-	# One mode per call, so that each run has a window of its own.
-	for mode in copy map; do
-		window "$2-$mode" "${pin[@]}" "$BUILD/tools/pvnet/pvnet" bench --section stream \
-			--frame-size "$1" --queues 1 --tx-mode "$mode" --placement "$place" \
-			--duration "$PVNET_DURATION" --pvnetd "$BUILD/tools/pvnetd/pvnetd" \
-			--json "$OUT/$2-$mode.json" | tail -n +2 || return 1
-	done
-}
-
-for r in $(seq 1 "$ROUNDS"); do
-	echo "== round $r =="
-	for s in 64 9000; do
-		memif "$s" "r$r-memif-$s-a" || exit 1
-		pvnet "$s" "r$r-pvnet-$s" || exit 1
-		pvnet "$s" "r$r-pvnets-$s" spread || exit 1
-		pvnet "$s" "r$r-pvnet1-$s" one || exit 1
-		memif "$s" "r$r-memif-$s-b" || exit 1
-	done
-	pvnet 1514 "r$r-pvnet-1514" || exit 1
-	pvnet 65535 "r$r-pvnet-65535" || exit 1
-	pvnet 65535 "r$r-pvnets-65535" spread || exit 1
-	pvnet 65535 "r$r-pvnet1-65535" one || exit 1
-done
-[ -n "$RTT_PID" ] && kill "$RTT_PID" 2>/dev/null
 RTT_PID=
+if [ -z "$REPORT_ONLY" ]; then
+	mkdir -p "$OUT"
+	: >"$OUT/windows.txt"
 
-python3 - "$OUT" "$ROUNDS" "$RTT_FAR_NS" <<'EOF'
+	# The placement sampler, bounded by its own --duration too; ended with the script.
+	if [ "$(nproc)" -ge 2 ]; then
+		"$BUILD/bench/cpurtt" --interval-ms 200 --duration 7200 >"$OUT/cpurtt.txt" &
+		RTT_PID=$!
+	else
+		: >"$OUT/cpurtt.txt"
+	fi
+	trap '[ -n "$RTT_PID" ] && kill "$RTT_PID" 2>/dev/null' EXIT
+
+	# window NAME CMD...: run CMD, recording "NAME START END" (realtime seconds) for the classes.
+	window() {
+		local name=$1 start rc
+		shift
+		start=$(date +%s.%N)
+		"$@"
+		rc=$?
+		echo "$name $start $(date +%s.%N)" >>"$OUT/windows.txt"
+		return $rc
+	}
+
+	memif() { # memif SIZE NAME: $OUT/NAME.json
+		window "$2" "$HERE/memif-peer.sh" --frame-size "$1" --duration "$MEMIF_DURATION" \
+			--json "$OUT/$2.json" | tail -n +2
+	}
+	pvnet() { # pvnet SIZE NAME [split|spread|one]: $OUT/NAME-copy.json and $OUT/NAME-map.json
+		local place=${3:-split} pin=() mode
+
+		[ "$place" = one ] && pin=(taskset -c "$ONE_CPU") && place=spread
+		# One mode per call, so that each run has a window of its own.
+		for mode in copy map; do
+			window "$2-$mode" "${pin[@]}" "$BUILD/tools/pvnet/pvnet" bench --section stream \
+				--frame-size "$1" --queues 1 --tx-mode "$mode" --placement "$place" \
+				--duration "$PVNET_DURATION" --pvnetd "$BUILD/tools/pvnetd/pvnetd" \
+				--json "$OUT/$2-$mode.json" | tail -n +2 || return 1
+		done
+	}
+
+	for r in $(seq 1 "$ROUNDS"); do
+		echo "== round $r =="
+		for s in 64 9000; do
+			memif "$s" "r$r-memif-$s-a" || exit 1
+			pvnet "$s" "r$r-pvnet-$s" || exit 1
+			pvnet "$s" "r$r-pvnets-$s" spread || exit 1
+			pvnet "$s" "r$r-pvnet1-$s" one || exit 1
+			memif "$s" "r$r-memif-$s-b" || exit 1
+		done
+		pvnet 1514 "r$r-pvnet-1514" || exit 1
+		pvnet 65535 "r$r-pvnet-65535" || exit 1
+		pvnet 65535 "r$r-pvnets-65535" spread || exit 1
+		pvnet 65535 "r$r-pvnet1-65535" one || exit 1
+	done
+	[ -n "$RTT_PID" ] && kill "$RTT_PID" 2>/dev/null
+	RTT_PID=
+fi
+
+python3 - "$OUT" "$ROUNDS" "$RTT_FAR_NS" "$HERE" <<'EOF'
 import json, statistics, sys
-out, rounds, far_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, rounds, far_arg = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sys.path.insert(0, sys.argv[4])
+import rttclass
 
-samples = []
-for line in open("%s/cpurtt.txt" % out):
-    t, rtt = line.split()
-    samples.append((float(t), int(rtt)))
+samples = rttclass.read_samples("%s/cpurtt.txt" % out)
+if far_arg == "auto":
+    far_ns, far_how = rttclass.far_threshold([rtt for _, rtt in samples], 150)
+else:
+    far_ns, far_how = int(far_arg), "RTT_FAR_NS"
 windows = {}
 for line in open("%s/windows.txt" % out):
     name, start, end = line.split()
@@ -169,7 +199,8 @@ def host_s(name):
 print("\nper round: pvnet copy/map; memif before/after (their mean is the reference);")
 print("others s: CPU-seconds other processes used during pvnet's map window;")
 print("host: the class of the map run's window and of the memif runs', with the median")
-print("round trip between the CPUs in ns (near below %d ns, far from it)" % far_ns)
+print("round trip between the CPUs in ns (near below %d ns, far from it: %s)" % (
+      far_ns, far_how))
 print("%5s %6s %6s %9s %9s %17s %7s %9s %10s %8s %9s %19s" % (
       "round", "frame", "place", "copy", "map", "memif before/after", "unit", "us/KB map",
       "ntf/1k map", "others s", "host map", "host memif"))
