@@ -86,7 +86,7 @@ static void dump_queue(const char *name, struct back_queue *q)
 		      __atomic_load_n(&q->rx.req_cons, __ATOMIC_RELAXED),
 		      __atomic_load_n(&q->rx.rsp_prod_pvt, __ATOMIC_RELAXED),
 		      __atomic_load_n(&q->rx.sring->req_event, __ATOMIC_RELAXED),
-		      (unsigned long)__atomic_load_n(&q->rxq.head, __ATOMIC_RELAXED),
+		      (unsigned long)atomic_load_explicit(&q->rxq.head, memory_order_relaxed),
 		      (unsigned long)atomic_load(&q->rxq.tail), atomic_load(&q->rx_gen),
 		      __atomic_load_n(&q->rx_gen_seen, __ATOMIC_RELAXED));
 }

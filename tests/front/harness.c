@@ -78,7 +78,8 @@ int h_stop(struct harness *h)
 	return 0;
 }
 
-static char *vread(struct harness *h, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static char *vread(struct harness *h, const char *fmt,
+							 va_list ap)
 {
 	char path[256];
 	unsigned int len;
@@ -124,7 +125,8 @@ bool h_exists(struct harness *h, const char *fmt, ...)
 	return v != NULL;
 }
 
-static void wr(struct xs_handle *xs, const char *dir, const char *key, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void wr(struct xs_handle *xs, const char *dir,
+						     const char *key, const char *fmt, ...)
 {
 	char path[256], val[128];
 	va_list ap;

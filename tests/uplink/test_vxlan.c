@@ -180,8 +180,9 @@ static void test_spec_bad(void **state)
 	    "vxlan:id=1,remote=10.0.0.1,mtu=65502",
 	    "vxlan:id=1,remote=10.0.0.1,netns=",
 	    "vxlan:id=1,remote=10.0.0.1,netns=a/b",
-	    "vxlan:id=1,remote=10.0.0.1,netns="
-	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	    /* One string: a name longer than UPLINK_NETNS_MAX. */
+	    ("vxlan:id=1,remote=10.0.0.1,netns="
+	     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
 	    "vxlan:id=1,remote=10.0.0.1,bogus=1",
 	    "vxlan:id=1,id=2,remote=10.0.0.1",
 	    "vxlan:id=1,remote=10.0.0.1,",

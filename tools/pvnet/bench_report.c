@@ -57,7 +57,7 @@ const struct bench_sec_info bench_sec_info[BENCH_SEC_N] = {
     [BENCH_SEC_SIZES] = {"frame-size sweep, 1 queue, guest to guest through pvnetd",
 			 "netio same host, 1 vCPU both ends (xennet, NetBSD 9.99): 1k..32k "
 			 "packets 92083..126248 KByte/s Rx",
-			 "rx_kbyte_s / the field report's Rx KByte/s at the same packet size"},
+			 "rx_kbyte_s / the field report's Rx KByte/s at the same packet size", 0},
     [BENCH_SEC_VCPUS] = {"vCPU sweep: Q queues, one sender and one receiver thread per queue",
 			 "xennet, 1 -> 4 vCPUs: iperf3 902 -> 103 Mbit/s (0.11x), netio "
 			 "about 0.10x at every size",
@@ -70,14 +70,14 @@ const struct bench_sec_info bench_sec_info[BENCH_SEC_N] = {
 			    "xps-safe = tracked cpu)",
 			    "XPS on vs off, netperf TCP_STREAM: TCPOFO 1621 vs 174 per run, "
 			    "throughput 9072 vs 9300 Mbit/s (0.975x)",
-			    "gbit_s / gbit_s of xps"},
+			    "gbit_s / gbit_s of xps", 0},
     [BENCH_SEC_TCP] = {"TCP (iperf3) between two namespaces: through pvnet vs a veth pair",
 		       "xennet iperf3 same host: 902 Mbit/s at 1 vCPU, 103 Mbit/s at 4 vCPUs",
-		       "pvnet gbit_s / veth gbit_s with the same streams"},
+		       "pvnet gbit_s / veth gbit_s with the same streams", 0},
     [BENCH_SEC_PEERS] = {"peers at the same frame sizes: DPDK memif (2 dpdk-testpmd) and "
 			 "kernel veth (iperf3 UDP)",
 			 "none: the peers a user would pick instead",
-			 "pvnet gbit_s / the peer's gbit_s at the same frame size"},
+			 "pvnet gbit_s / the peer's gbit_s at the same frame size", 0},
 };
 
 /* netio, same host, 1 vCPU both ends (shared/seeds/xennet-multi-vcpu-collapse.txt). */
