@@ -6,6 +6,7 @@ set -euo pipefail
 
 pkgs=(
 	build-essential pkgconf meson ninja-build clang clang-format
+	libclang-rt-dev     # libFuzzer's runtime: the clang build in test.sh links the fuzz harnesses
 	libxen-dev          # Xen public headers (netif.h, ring.h, grant_table.h, xs_wire.h) and libxenstore
 	xenstore-utils      # xenstore-read/-write/-ls/-rm/-watch for the integration tests
 	libcmocka-dev       # unit test framework

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # test.sh - build pvnet and run every test suite: a plain -Werror build, the same
-# under AddressSanitizer+UndefinedBehaviorSanitizer, and the threaded tests under
-# ThreadSanitizer.  Ends with "N passed, N failed" and exits non-zero on any failure.
+# under AddressSanitizer+UndefinedBehaviorSanitizer, the threaded tests under
+# ThreadSanitizer, and a clang -Werror build with the fuzz harnesses.  Ends with
+# "N passed, N failed" and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -67,6 +68,15 @@ run_build asan "${common[@]}" -Db_sanitize=address,undefined -Db_lundef=false --
 # TSan needs the non-PIE-compatible mmap layout some kernels break; setarch -R keeps it happy.
 run_build tsan "${common[@]}" -Db_sanitize=thread -Db_lundef=false -- \
 	--suite threaded --wrapper 'setarch -R'
+
+# clang: the compiler of the fuzz harnesses (fuzz/), so the whole tree and the
+# harnesses build warning-free with it too; its unit tests and corpus replays run.
+if command -v clang >/dev/null; then
+	CC=clang run_build clang "${common[@]}" -Dfuzz=true -- --suite unit --suite fuzz-replay
+else
+	echo "clang: not installed"
+	total_fail=$((total_fail + 1))
+fi
 
 echo "${total_pass} passed, ${total_fail} failed, ${total_skip} skipped"
 [ "$total_fail" -eq 0 ]
