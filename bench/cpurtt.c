@@ -127,15 +127,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* Said plainly here rather than as hostrtt_sample()'s EINVAL. */
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
-		for (long cpu = cpu_a;; cpu = cpu_b) {
-			if (!CPU_ISSET((int)cpu, &allowed)) {
+		const long cpus[2] = {cpu_a, cpu_b};
+
+		for (unsigned int i = 0; i < 2; i++) {
+			if (!CPU_ISSET((int)cpus[i], &allowed)) {
 				fprintf(stderr, "cpurtt: CPU %ld: not online, or not ours to use\n",
-					cpu);
+					cpus[i]);
 				return 1;
 			}
-			if (cpu == cpu_b)
-				break;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -523,7 +523,6 @@ static void test_host(void **state)
 	o = bench_section2json(&s);
 	assert_true(json_is_true(json_object_get(json_object_get(o, "host_rtt_ns"), "moved")));
 	json_decref(o);
-	buf = NULL;
 	buf = printed(&s, 3);
 	assert_non_null(strstr(buf, "host: round trip 110-220 ns over 6 samples: the host moved"));
 	free(buf);

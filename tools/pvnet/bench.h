@@ -462,8 +462,11 @@ int bench_parse_sections(const char *s, bool *sel, char *err, size_t errlen);
 /*
  * The host moved its vCPUs between runs compared with each other when the
  * round trips sampled around them (struct bench_result.host_rtt_ns) span
- * this factor: here 40-150 ns when it keeps two vCPUs near, 360-450 ns
- * when far (docs/benchmarks.md, "Where the host puts the vCPUs").
+ * this factor.  Measured near and far: 54-107 and 239-375 ns on one
+ * machine, 40-68 and 110-270 ns on another (docs/benchmarks.md, "Where the
+ * host puts the vCPUs"); a move between the two states spans 1.6x at the
+ * least and 2-4x as a rule, one state alone up to 2.4x: a hint that names
+ * the clear moves, which can miss a close one and flag a wide spell.
  */
 #define BENCH_HOST_MOVED 2.0
 unsigned int bench_point_host(const struct bench_point *p, double *min, double *max);
