@@ -103,6 +103,18 @@ if [ $rc -ne 2 ] || ! grep -q "'one' is not split or spread" <<<"$out"; then
 	echo "FAIL: --placement one: exit $rc, $out"
 	exit 1
 fi
+# A JSON file or chart directory that cannot be written is refused before anything
+# starts (not after the runs whose figures it would hold).
+for bad in "--json $TMP/missing/out.json" "--json $TMP" "--plot $TMP/out.json/plot"; do
+	# shellcheck disable=SC2086 # the option and its path as two words
+	out=$(TMPDIR=$TMP/tmp timeout -s KILL 10 "$PVNET" bench $bad --pvnetd /nonexistent 2>&1)
+	rc=$?
+	if [ $rc -ne 2 ] || ! grep -q "cannot write" <<<"$out" || [ -e "$TMP/missing" ]; then
+		echo "FAIL: $bad: exit $rc, $out"
+		exit 1
+	fi
+done
+echo "ok: an unwritable --json or --plot refused before the runs"
 TMPDIR=$TMP/tmp timeout -s KILL 60 taskset -c "$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')" \
 	"$PVNET" bench --section stream --duration 0.1 --frame-size 64 --tx-mode map --placement split \
 	--json "$TMP/one.json" --pvnetd "$PVNETD" >/dev/null 2>"$TMP/one.err" ||

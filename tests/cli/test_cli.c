@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* test_cli.c - unit tests of the pvnet command line's pure parts: numbers, capture records */
+/* test_cli.c - unit tests of the pvnet command line's pure parts: numbers, output paths,
+ * capture records */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -28,6 +33,54 @@ static void test_cliarg_ulong(void **state)
 		assert_int_equal(cliarg_ulong(bad[i], 0, 10, &v), -EINVAL);
 	assert_int_equal(cliarg_ulong("4", 5, 10, &v), -EINVAL);
 	assert_int_equal(v, 7); /* untouched by a refusal */
+}
+
+/* @dir/@name as a path in @buf. */
+static const char *at(char *buf, size_t len, const char *dir, const char *name)
+{
+	assert_true((size_t)snprintf(buf, len, "%s/%s", dir, name) < len);
+	return buf;
+}
+
+static void test_cliarg_out_paths(void **state)
+{
+	char dir[] = "/tmp/pvnet-cli-test.XXXXXX", p[512], cwd[512];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	f = fopen(at(p, sizeof(p), dir, "old.json"), "w");
+	assert_non_null(f);
+	assert_int_equal(fputs("{}", f), 1);
+	assert_int_equal(fclose(f), 0);
+
+	/* A file: a new one in an existing directory, or one to write over. */
+	assert_int_equal(cliarg_out_file(at(p, sizeof(p), dir, "new.json")), 0);
+	assert_int_equal(stat(p, &st), -1); /* not created by asking */
+	assert_int_equal(cliarg_out_file(at(p, sizeof(p), dir, "old.json")), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_size, 2); /* not truncated by asking */
+	assert_int_equal(cliarg_out_file(dir), -EISDIR);
+	assert_int_equal(cliarg_out_file(at(p, sizeof(p), dir, "no/such.json")), -ENOENT);
+	assert_int_equal(cliarg_out_file(at(p, sizeof(p), dir, "old.json/x.json")), -ENOTDIR);
+	assert_int_equal(cliarg_out_file(""), -ENOENT);
+	/* A bare name is in the working directory. */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(cliarg_out_file("bare.json"), 0);
+	assert_int_equal(chdir(cwd), 0);
+
+	/* A directory: an existing one, or a new one in an existing parent. */
+	assert_int_equal(cliarg_out_dir(dir), 0);
+	assert_int_equal(cliarg_out_dir(at(p, sizeof(p), dir, "plot")), 0);
+	assert_int_equal(stat(p, &st), -1);
+	assert_int_equal(cliarg_out_dir(at(p, sizeof(p), dir, "old.json")), -ENOTDIR);
+	assert_int_equal(cliarg_out_dir(at(p, sizeof(p), dir, "no/plot")), -ENOENT);
+	assert_int_equal(cliarg_out_dir(""), -ENOENT);
+
+	assert_int_equal(unlink(at(p, sizeof(p), dir, "old.json")), 0);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 /* Append a record at @off: header with @len, @dir and @caplen, bytes 0, 1, 2..., padding. */
@@ -135,6 +188,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cliarg_ulong),
+	    cmocka_unit_test(test_cliarg_out_paths),
 	    cmocka_unit_test(test_capture_records),
 	};
 

@@ -177,7 +177,7 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 	bool sizes = false, queues = false, steering = false, sections = false, peers = false;
 	bool sel[BENCH_SEC_N + 1];
 	char err[256];
-	int c, n;
+	int c, n, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:s:q:m:t:j:S:r:h", opts, NULL)) != -1) {
@@ -324,6 +324,17 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 	if (b->stream && b->ext_run_dir && b->modes_given && b->nmodes > 1) {
 		fprintf(stderr, "pvnet bench: with -d the running pvnetd's tx mode is fixed; "
 				"--tx-mode cannot sweep\n");
+		return -1;
+	}
+	/* Said now, not after minutes of runs whose figures it would lose. */
+	if (b->json_path && (rc = cliarg_out_file(b->json_path)) < 0) {
+		fprintf(stderr, "pvnet bench: --json: cannot write %s: %s\n", b->json_path,
+			strerror(-rc));
+		return -1;
+	}
+	if (b->plot_dir && (rc = cliarg_out_dir(b->plot_dir)) < 0) {
+		fprintf(stderr, "pvnet bench: --plot: cannot write in %s: %s\n", b->plot_dir,
+			strerror(-rc));
 		return -1;
 	}
 	defaults(b, sizes, queues, steering);
