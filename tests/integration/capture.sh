@@ -110,6 +110,17 @@ check "... and only its out frames" \
 check_fails "an unknown port is refused" "$PVNET" -d "$RUN" capture vif99.0 -w "$TAP_TMP/x"
 check "... saying so" bash -c \
 	"'$PVNET' -d '$RUN' capture vif99.0 -w '$TAP_TMP/x' 2>&1 | grep -q 'no port vif99.0'"
+echo keep >"$TAP_TMP/keep.pcap"
+"$PVNET" -d "$RUN" capture vif99.0 -w "$TAP_TMP/keep.pcap" 2>/dev/null
+check "... and leaves a file of the name as it was" test "$(cat "$TAP_TMP/keep.pcap")" = keep
+check "a file that cannot be written is refused, saying why" bash -c \
+	"! '$PVNET' -d '$RUN' capture '$VIF' -w '$TAP_TMP/none/x.pcap' 2>'$TAP_TMP/nofile.err' &&
+	 grep -q 'cannot write $TAP_TMP/none/x.pcap: No such file or directory' '$TAP_TMP/nofile.err'"
+check "... before pvnetd starts a capture" bash -c \
+	"'$PVNET' -d '$RUN' status --json | python3 -c '
+import json, sys
+assert json.load(sys.stdin)[\"captures\"] == []
+'"
 cap_start PC "$TAP_TMP/busy.pcap" "$VIF" || exit 1
 check "pvnet status lists the capture running" bash -c \
 	"'$PVNET' -d '$RUN' status | grep -Eq '^  $VIF \\(inout, snap length 262144\\): [0-9]+ frames captured, 0 dropped'"

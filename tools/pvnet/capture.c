@@ -202,7 +202,7 @@ int capture_main(int argc, char **argv, const char *run_dir)
 	struct sigaction sa = {.sa_handler = on_signal};
 	struct timespec t0, t;
 	pcap_t *pd = NULL;
-	int o, rc = 1;
+	int o, err, rc = 1;
 
 	optind = 0; /* GNU getopt: start afresh (main parsed with "+") */
 	while ((o = getopt_long(argc, argv, "w:c:s:Q:t:h", opts, NULL)) != -1) {
@@ -264,17 +264,14 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		return 2;
 	}
 
-	/* pcap first: a file we cannot write should fail before pvnetd starts copying. */
-	pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
-						  PCAP_TSTAMP_PRECISION_NANO);
-	if (!pd) {
-		fprintf(stderr, "pvnet capture: libpcap: cannot open a capture handle\n");
+	/*
+	 * A file that cannot be written fails before pvnetd starts copying, but
+	 * is created (or written over) only once pvnetd has the capture: an
+	 * unknown or busy port leaves an earlier capture of that name alone.
+	 */
+	if (strcmp(out, "-") && (err = cliarg_out_file(out)) < 0) {
+		fprintf(stderr, "pvnet capture: cannot write %s: %s\n", out, strerror(-err));
 		return 1;
-	}
-	c.dumper = pcap_dump_open(pd, out);
-	if (!c.dumper) {
-		fprintf(stderr, "pvnet capture: %s\n", pcap_geterr(pd));
-		goto out;
 	}
 	bufs = malloc(CAP_BATCH * sizeof(*bufs));
 	if (!bufs) {
@@ -291,6 +288,19 @@ int capture_main(int argc, char **argv, const char *run_dir)
 	if (ctlmsg_set_timeout(c.ctl, CAP_CTL_TIMEOUT_MS) < 0 ||
 	    cap_start(&c, port, dir, (uint32_t)snaplen) < 0)
 		goto out;
+	pd = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)c.snaplen,
+						  PCAP_TSTAMP_PRECISION_NANO);
+	if (!pd) {
+		fprintf(stderr, "pvnet capture: libpcap: cannot open a capture handle\n");
+		cap_stop(&c, port);
+		goto out;
+	}
+	c.dumper = pcap_dump_open(pd, out);
+	if (!c.dumper) {
+		fprintf(stderr, "pvnet capture: %s\n", pcap_geterr(pd));
+		cap_stop(&c, port);
+		goto out;
+	}
 
 	/* Without SA_RESTART: a signal ends poll() at once. */
 	sigaction(SIGINT, &sa, NULL);
@@ -340,7 +350,8 @@ out:
 		close(c.ctl);
 	if (c.dumper)
 		pcap_dump_close(c.dumper);
-	pcap_close(pd);
+	if (pd)
+		pcap_close(pd);
 	free(bufs);
 	return rc;
 }
