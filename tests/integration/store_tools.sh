@@ -67,4 +67,18 @@ check "pvnet status --json is JSON" bash -c "$T '$PVNET' -d '$run' status --json
 stop_pvnetd
 check "pvnetd exits 0 on SIGTERM" [ $? -eq 0 ]
 check "pvnetd removed its sockets" test ! -e "$run/xenstore.sock" -a ! -e "$run/pvnetd.sock"
+
+# Options pvnetd cannot take: exit status 2 (usage), the reason first on stderr, and
+# nothing started.
+for bad in "--tx-mode foo" "--max-queues 0" "--poll-us 1001" "--mac-ageing 0" \
+	"--rx-stall-timeout x" "--log-level loud" "--uplink bogus" "--run-dir" "extra"; do
+	# shellcheck disable=SC2086 # the option and its value as words
+	$T "$PVNETD" --run-dir "$tmp/bad" $bad 2>"$tmp/bad.err"
+	rc=$?
+	check "pvnetd $bad: exit status 2" [ $rc -eq 2 ]
+	check "... saying why" grep -q -- "pvnetd: .*${bad%% *}" <(grep . "$tmp/bad.err" | head -n 1)
+	check "... nothing started" test ! -e "$tmp/bad"
+done
+check "a run directory it cannot make: exit status 1" bash -c \
+	"$T '$PVNETD' --run-dir '$tmp/no/such/dir' 2>/dev/null; test \$? -eq 1"
 finish

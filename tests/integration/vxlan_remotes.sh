@@ -37,14 +37,14 @@ for i in 1 2; do
 		exit 1
 done
 
-# refused VAR ARGS...: pvnetd exits at once with status 1; VAR gets its message.
+# refused VAR ARGS...: pvnetd exits at once with status 2 (usage); VAR gets its message.
 refused() {
 	local var=$1 out rc
 	shift
 	out=$(timeout 10 "$PVNETD" --run-dir "$TAP_TMP/y" "$@" 2>&1)
 	rc=$?
 	printf -v "$var" '%s' "$out"
-	[ "$rc" = 1 ]
+	[ "$rc" = 2 ]
 }
 check "pvnetd refuses a remote given twice" refused msg \
 	--uplink "vxlan:id=42,remote=192.168.83.1,remote=192.168.83.1,netns=$P"

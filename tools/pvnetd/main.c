@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,24 @@ static void usage(FILE *f)
 		"                         netback's rx_stall_timeout_msecs; docs/netback.md)\n"
 		"  -l, --log-level LEVEL  err, warn, info (default) or debug\n"
 		"  -h, --help             this text\n"
-		"  -V, --version          print the version\n");
+		"  -V, --version          print the version\n"
+		"\n"
+		"Exit status: 0 stopped by a signal, 1 it could not start (the reason is\n"
+		"logged) or its event loop failed, 2 usage.\n");
+}
+
+/* An option pvnetd cannot take: said plainly, exit status 2 as for any usage error. */
+static void bad_option(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void bad_option(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pvnetd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
 }
 
 /* The uplink port types' counters, for `pvnet status` (struct pvnetd_uplink). */
@@ -190,14 +208,14 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
-				die("--run-dir: path is empty or too long");
+				bad_option("--run-dir: path is empty or too long");
 			snprintf(d.run_dir, sizeof(d.run_dir), "%s", optarg);
 			break;
 		case 'l':
 			rc = log_level_parse(optarg);
 			if (rc < 0)
-				die("--log-level: '%s' is not one of err, warn, info, debug",
-				    optarg);
+				bad_option("--log-level: '%s' is not one of err, warn, info, debug",
+					   optarg);
 			log_set_level((enum log_level)rc);
 			break;
 		case 't':
@@ -208,53 +226,57 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "persistent"))
 				bcfg.tx_mode = BACK_TX_PERSISTENT;
 			else
-				die("--tx-mode: '%s' is not map, copy or persistent", optarg);
+				bad_option("--tx-mode: '%s' is not map, copy or persistent",
+					   optarg);
 			break;
 		case 'q':
 			if (parse_uint(optarg, BACK_MAX_QUEUES_LIMIT, &v) < 0 || v == 0)
-				die("--max-queues: '%s' is not 1..%u", optarg,
-				    BACK_MAX_QUEUES_LIMIT);
+				bad_option("--max-queues: '%s' is not 1..%u", optarg,
+					   BACK_MAX_QUEUES_LIMIT);
 			bcfg.max_queues = v;
 			break;
 		case 'p':
 			if (parse_uint(optarg, 1000, &v) < 0)
-				die("--poll-us: '%s' is not 0..1000", optarg);
+				bad_option("--poll-us: '%s' is not 0..1000", optarg);
 			bcfg.poll_us = v;
 			break;
 		case 'a':
 			if (parse_uint(optarg, SW_AGEING_MAX_S, &v) < 0 || v == 0)
-				die("--mac-ageing: '%s' is not 1..%u (s)", optarg, SW_AGEING_MAX_S);
+				bad_option("--mac-ageing: '%s' is not 1..%u (s)", optarg,
+					   SW_AGEING_MAX_S);
 			swcfg.ageing_s = v;
 			break;
 		case 's':
 			if (parse_uint(optarg, 3600000, &v) < 0)
-				die("--rx-stall-timeout: '%s' is not 0..3600000 (ms)", optarg);
+				bad_option("--rx-stall-timeout: '%s' is not 0..3600000 (ms)",
+					   optarg);
 			bcfg.rx_stall_timeout_ms = v;
 			break;
 		case 'u':
 			if (nup + nvx == PVNETD_MAX_UPLINKS)
-				die("--uplink: at most %u uplinks", PVNETD_MAX_UPLINKS);
+				bad_option("--uplink: at most %u uplinks", PVNETD_MAX_UPLINKS);
 			if (!strncmp(optarg, "vxlan:", 6)) {
 				if (uplink_vxlan_spec_parse(optarg, &vx[nvx], why, sizeof(why)) < 0)
-					die("--uplink: '%s': %s", optarg, why);
+					bad_option("--uplink: '%s': %s", optarg, why);
 				/* The same tunnel twice: two ports on one wire, a loop. */
 				for (unsigned int i = 0; i < nvx; i++)
 					if (uplink_vxlan_spec_same(&vx[i], &vx[nvx]))
-						die("--uplink: '%s' is a tunnel given before "
+						bad_option(
+						    "--uplink: '%s' is a tunnel given before "
 						    "(same VNI, port, namespace and a remote)",
 						    optarg);
 				nvx++;
 				break;
 			}
 			if (uplink_tap_spec_parse(optarg, up_name[nup], up_ns[nup]) < 0)
-				die("--uplink: '%s' is not tap:NAME[@NETNS] or "
-				    "vxlan:id=VNI,remote=ADDR,...",
-				    optarg);
+				bad_option("--uplink: '%s' is not tap:NAME[@NETNS] or "
+					   "vxlan:id=VNI,remote=ADDR,...",
+					   optarg);
 			/* The same TAP twice would be two ports on one wire: a loop. */
 			for (unsigned int i = 0; i < nup; i++)
 				if (!strcmp(up_name[i], up_name[nup]) &&
 				    !strcmp(up_ns[i], up_ns[nup]))
-					die("--uplink: '%s' is given twice", optarg);
+					bad_option("--uplink: '%s' is given twice", optarg);
 			nup++;
 			break;
 		case 'h':
