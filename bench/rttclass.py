@@ -8,33 +8,35 @@ a gap between them; where the gap lies differs from machine to machine
 (54-107 ns near and 239-375 far on one, 40-68 and 110-270 on another).  A
 fixed threshold that suits one machine cuts through a group on the next, so
 compare.sh takes it from the samples of its own run: the widest gap, as a
-ratio, between two neighbouring samples, if each side holds a fair share of
-them.  Without such a gap all samples are of one state and the threshold
-given as the fallback is used.
+ratio, between two neighbouring samples, if each side holds enough of them.
+Without such a gap the threshold given as the fallback is used.
 
 Usage: rttclass.py CPURTT_FILE  (prints the threshold and how it was chosen)
 """
 
+import math
 import sys
 
 # Two neighbouring samples this far apart (as a ratio) are in different states.
 MIN_RATIO = 1.4
-# Each side of the gap holds at least this many samples and this share of them:
-# a preempted sample or two at the top are not a state of their own, and a near
-# spell of a few seconds in a run of minutes is.
+# Each side of the gap holds at least this many samples, and the far side this
+# share of them too: a preempted sample comes out slow, never fast, so a few
+# slow ones at the top are not a state of their own, while a few fast ones at
+# the bottom are a near spell (3 samples are 0.6 s of cpurtt's 200 ms ones).
 MIN_SAMPLES = 3
-MIN_SHARE = 0.01
+MIN_FAR_SHARE = 0.01
 
 
 def far_threshold(rtts, fallback):
     """(threshold ns, how) for round trips @rtts: a sample at or above the
     threshold is far, one below it near."""
     s = sorted(r for r in rtts if r > 0)
-    low = max(MIN_SAMPLES, int(len(s) * MIN_SHARE + 0.999))
-    if len(s) < 2 * low:
+    near_min = MIN_SAMPLES
+    far_min = max(MIN_SAMPLES, math.ceil(len(s) * MIN_FAR_SHARE))
+    if len(s) < near_min + far_min:
         return fallback, "fixed (%d samples, too few for two states)" % len(s)
     best, at = 0.0, None
-    for i in range(low, len(s) - low + 1):
+    for i in range(near_min, len(s) - far_min + 1):
         ratio = s[i] / s[i - 1]
         if ratio > best:
             best, at = ratio, i

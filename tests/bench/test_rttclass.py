@@ -42,6 +42,23 @@ class FarThreshold(unittest.TestCase):
         ns, _ = rttclass.far_threshold(rtts, FALLBACK)
         self.assertEqual(ns, 111)
 
+    def test_a_near_spell_below_the_share_counts(self):
+        # compare.sh at b6e132c: 12 samples at 50-59 ns among 1273 (2.4 s near in
+        # four minutes), fewer than 1 %; the rest 110-240 ns.
+        rtts = spread(50, 59, 12) + spread(110, 240, 1261)
+        ns, how = rttclass.far_threshold(rtts, FALLBACK)
+        self.assertEqual(ns, 110)
+        self.assertIn("12 near, 1261 far", how)
+
+    def test_a_few_slow_samples_are_not_a_far_state(self):
+        # Preempted samples come out slow: 5 of 805 at the top (under 1 %) are not far.
+        ns, how = rttclass.far_threshold(spread(40, 68, 800) + [300] * 5, FALLBACK)
+        self.assertEqual(ns, FALLBACK)
+        self.assertIn("one group", how)
+        # 9 of them (1 %, rounded up) are.
+        self.assertEqual(rttclass.far_threshold(spread(40, 68, 800) + [300] * 9, FALLBACK)[0],
+                         300)
+
     def test_order_does_not_matter(self):
         rtts = spread(110, 270, 300) + spread(40, 68, 40)
         rtts = rtts[::2] + rtts[1::2]
