@@ -64,9 +64,37 @@ check "store still answers" [ "$($T xenstore-read /test/a)" = hello ]
 check "pvnet status talks to pvnetd" $T "$PVNET" -d "$run" status
 check "pvnet status --json is JSON" bash -c "$T '$PVNET' -d '$run' status --json | python3 -m json.tool >/dev/null"
 
+# A second pvnetd on the same run directory is refused; the first keeps its sockets.
+check "pvnetd.pid holds pvnetd's pid" [ "$(cat "$run/pvnetd.pid")" = "$PVNETD_PID" ]
+$T "$PVNETD" --run-dir "$run" 2>"$tmp/second.err"
+rc=$?
+check "a second pvnetd on the run directory: exit status 1" [ $rc -eq 1 ]
+check "... naming the pvnetd that has it" grep -q "in use by pvnetd pid $PVNETD_PID" "$tmp/second.err"
+check "... the first keeps its sockets" test -S "$run/xenstore.sock" -a -S "$run/pvnetd.sock"
+check "... and still answers" $T "$PVNET" -d "$run" status
+check "... its store too" [ "$($T xenstore-read /test/a)" = hello ]
+
 stop_pvnetd
 check "pvnetd exits 0 on SIGTERM" [ $? -eq 0 ]
-check "pvnetd removed its sockets" test ! -e "$run/xenstore.sock" -a ! -e "$run/pvnetd.sock"
+check "pvnetd removed its sockets and pvnetd.pid" \
+	test ! -e "$run/xenstore.sock" -a ! -e "$run/pvnetd.sock" -a ! -e "$run/pvnetd.pid"
+
+# A pvnetd killed outright leaves its files behind, but not its lock: the next one starts.
+start_pvnetd "$run" || exit 1
+kill -KILL "$PVNETD_PID"
+wait "$PVNETD_PID" 2>/dev/null
+check "a killed pvnetd leaves pvnetd.pid" test -e "$run/pvnetd.pid"
+"$PVNETD" --run-dir "$run" 2>>"$run.log" &
+PVNETD_PID=$!
+for ((i = 0; i < 200; i++)); do
+	$T "$PVNET" -d "$run" status >/dev/null 2>&1 && break
+	kill -0 "$PVNETD_PID" 2>/dev/null || break
+	sleep 0.05
+done
+check "the next pvnetd takes the directory over" $T "$PVNET" -d "$run" status
+check "... with its own pid in pvnetd.pid" [ "$(cat "$run/pvnetd.pid")" = "$PVNETD_PID" ]
+stop_pvnetd
+check "... and stops cleanly" [ $? -eq 0 ]
 
 # Options pvnetd cannot take: exit status 2 (usage), the reason first on stderr, and
 # nothing started.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* main.c - pvnetd: the backend domain (hypervisor emulation, xenstore, netback, switch) */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -32,7 +34,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -d, --run-dir DIR      sockets go here (default /run/pvnet):\n"
 		"                         DIR/xenstore.sock (domain 0, mode 0600),\n"
-		"                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock\n"
+		"                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock;\n"
+		"                         DIR/pvnetd.pid, locked, keeps a second pvnetd out\n"
 		"  -t, --tx-mode MODE     how guest TX payloads reach the switch: map (grant-map,\n"
 		"                         zero copy; default), copy (grant-copy) or persistent\n"
 		"                         (offer feature-persistent: pages mapped once and kept,\n"
@@ -170,6 +173,54 @@ static int make_run_dir(const char *dir)
 	return 0;
 }
 
+/*
+ * Hold DIR/pvnetd.pid, locked, for as long as pvnetd runs: a second pvnetd
+ * on the same directory would unlink the first one's sockets and bind its
+ * own, leaving the first running but out of reach (and, as it stopped,
+ * unlinking the second one's).  The lock goes with the process, so a pvnetd
+ * that was killed leaves nothing that stops the next one.  Returns the
+ * locked descriptor; -EBUSY with the holder's pid in *@holder (0 if it has
+ * not written it yet); or another negative errno.
+ */
+static int run_dir_lock(const char *path, long *holder)
+{
+	*holder = 0;
+	for (int tries = 0; tries < 8; tries++) {
+		struct stat fst, pst;
+		char buf[24];
+		ssize_t n;
+		int fd, e;
+
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			e = errno;
+			n = e == EWOULDBLOCK ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+			if (n > 0) {
+				buf[n] = '\0';
+				*holder = strtol(buf, NULL, 10);
+			}
+			close(fd);
+			return e == EWOULDBLOCK ? -EBUSY : -e;
+		}
+		/* A pvnetd stopping removes the file it held: lock the one at the path. */
+		if (fstat(fd, &fst) == 0 && stat(path, &pst) == 0 && fst.st_dev == pst.st_dev &&
+		    fst.st_ino == pst.st_ino) {
+			n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+			errno = 0;
+			if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
+				e = errno ? errno : EIO;
+				close(fd);
+				return -e;
+			}
+			return fd;
+		}
+		close(fd);
+	}
+	return -EAGAIN;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -196,8 +247,10 @@ int main(int argc, char **argv)
 	struct back_config bcfg;
 	struct sw_config swcfg;
 	struct hv_config hcfg;
-	char path[PATH_MAX];
+	char path[PATH_MAX], pid_path[PATH_MAX];
 	unsigned int v;
+	long holder;
+	int lock_fd;
 	sigset_t mask;
 	int c, rc;
 
@@ -312,6 +365,16 @@ int main(int argc, char **argv)
 	rc = make_run_dir(d.run_dir);
 	if (rc < 0)
 		die("run directory %s: %s", d.run_dir, strerror(-rc));
+	snprintf(pid_path, sizeof(pid_path), "%s/pvnetd.pid", d.run_dir);
+	lock_fd = run_dir_lock(pid_path, &holder);
+	if (lock_fd == -EBUSY && holder > 0)
+		die("run directory %s is in use by pvnetd pid %ld (%s)", d.run_dir, holder,
+		    pid_path);
+	if (lock_fd == -EBUSY)
+		die("run directory %s is in use by another pvnetd (%s is locked)", d.run_dir,
+		    pid_path);
+	if (lock_fd < 0)
+		die("run directory %s: lock file %s: %s", d.run_dir, pid_path, strerror(-lock_fd));
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -397,6 +460,9 @@ int main(int argc, char **argv)
 	loop_del(d.loop, &d.sig);
 	close(d.sig.fd);
 	loop_destroy(d.loop);
+	/* Last, after every socket is gone: the next pvnetd may take the directory now. */
+	unlink(pid_path);
+	close(lock_fd);
 	info("pvnetd stopped");
 	return rc < 0 ? 1 : 0;
 }
