@@ -109,4 +109,14 @@ for bad in "--tx-mode foo" "--max-queues 0" "--poll-us 1001" "--mac-ageing 0" \
 done
 check "a run directory it cannot make: exit status 1" bash -c \
 	"$T '$PVNETD' --run-dir '$tmp/no/such/dir' 2>/dev/null; test \$? -eq 1"
+
+# pvnet's own usage: status 2 for what it cannot take, 0 for version and help.
+check "pvnet version names itself" grep -qx "pvnet [0-9.]*" <("$PVNET" version)
+check "pvnet help prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help)
+for bad in "" "frob" "version extra" "help extra" "status --xml" "show a b"; do
+	# shellcheck disable=SC2086 # the words of the command line
+	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>&1
+	rc=$?
+	check "pvnet $bad: exit status 2" [ $rc -eq 2 ]
+done
 finish

@@ -357,12 +357,15 @@ int main(int argc, char **argv)
 		return attach_main(argc, argv, run_dir_given ? run_dir : NULL);
 	if (!strcmp(argv[0], "capture"))
 		return capture_main(argc, argv, run_dir);
-	if (!strcmp(argv[0], "version")) {
-		printf("pvnet %s\n", PVNET_VERSION);
-		return 0;
-	}
-	if (!strcmp(argv[0], "help")) {
-		usage(stdout);
+	if (!strcmp(argv[0], "version") || !strcmp(argv[0], "help")) {
+		if (argc > 1) {
+			fprintf(stderr, "pvnet %s: unexpected argument '%s'\n", argv[0], argv[1]);
+			return 2;
+		}
+		if (!strcmp(argv[0], "version"))
+			printf("pvnet %s\n", PVNET_VERSION);
+		else
+			usage(stdout);
 		return 0;
 	}
 	fprintf(stderr, "pvnet: unknown command '%s'\n", argv[0]);
