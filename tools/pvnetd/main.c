@@ -173,6 +173,15 @@ static int make_run_dir(const char *dir)
 	return 0;
 }
 
+/* DIR/pvnetd.pid once pvnetd holds it: removed at exit, a failed start included. */
+static char pid_file[PATH_MAX];
+
+static void pid_file_remove(void)
+{
+	if (*pid_file)
+		unlink(pid_file);
+}
+
 /*
  * Hold DIR/pvnetd.pid, locked, for as long as pvnetd runs: a second pvnetd
  * on the same directory would unlink the first one's sockets and bind its
@@ -247,7 +256,7 @@ int main(int argc, char **argv)
 	struct back_config bcfg;
 	struct sw_config swcfg;
 	struct hv_config hcfg;
-	char path[PATH_MAX], pid_path[PATH_MAX];
+	char path[PATH_MAX];
 	unsigned int v;
 	long holder;
 	int lock_fd;
@@ -365,16 +374,17 @@ int main(int argc, char **argv)
 	rc = make_run_dir(d.run_dir);
 	if (rc < 0)
 		die("run directory %s: %s", d.run_dir, strerror(-rc));
-	snprintf(pid_path, sizeof(pid_path), "%s/pvnetd.pid", d.run_dir);
-	lock_fd = run_dir_lock(pid_path, &holder);
+	snprintf(path, sizeof(path), "%s/pvnetd.pid", d.run_dir);
+	lock_fd = run_dir_lock(path, &holder);
 	if (lock_fd == -EBUSY && holder > 0)
-		die("run directory %s is in use by pvnetd pid %ld (%s)", d.run_dir, holder,
-		    pid_path);
+		die("run directory %s is in use by pvnetd pid %ld (%s)", d.run_dir, holder, path);
 	if (lock_fd == -EBUSY)
-		die("run directory %s is in use by another pvnetd (%s is locked)", d.run_dir,
-		    pid_path);
+		die("run directory %s is in use by another pvnetd (%s is locked)", d.run_dir, path);
 	if (lock_fd < 0)
-		die("run directory %s: lock file %s: %s", d.run_dir, pid_path, strerror(-lock_fd));
+		die("run directory %s: lock file %s: %s", d.run_dir, path, strerror(-lock_fd));
+	/* Removed while the lock is still held: exit closes the descriptor after the handlers. */
+	snprintf(pid_file, sizeof(pid_file), "%s", path);
+	atexit(pid_file_remove);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -460,9 +470,7 @@ int main(int argc, char **argv)
 	loop_del(d.loop, &d.sig);
 	close(d.sig.fd);
 	loop_destroy(d.loop);
-	/* Last, after every socket is gone: the next pvnetd may take the directory now. */
-	unlink(pid_path);
-	close(lock_fd);
 	info("pvnetd stopped");
+	/* pid_file_remove() at exit, after every socket is gone, then the lock goes. */
 	return rc < 0 ? 1 : 0;
 }
