@@ -686,20 +686,29 @@ static void rate_changed(void *ctx, const char *path, const char *token)
 
 /*
  * Watch callback: our "online" key changed (or the watch was added).  The
- * toolstack's word, as libxl writes it to detach a device: 0, or absent
- * (xenbus_read_unsigned's default), means offline.
+ * toolstack's word, as libxl writes it to detach a device, read as Linux's
+ * backends read it (xenbus_read_unsigned(..., "online", 0)): a number other
+ * than 0 is online; 0, absent or not a number is offline.
  */
 static void online_changed(void *ctx, const char *path, const char *token)
 {
 	struct back_vif *vif = ctx;
 	char key[96], *val = NULL;
-	bool offline;
-	size_t len = 0;
+	size_t len = 0, digits = 0;
+	bool offline = true;
 
 	(void)path;
 	(void)token;
 	snprintf(key, sizeof(key), "%s/online", vif->be_path);
-	offline = store_read(vif->b->store, key, &val, &len) < 0 || len != 1 || val[0] != '1';
+	if (store_read(vif->b->store, key, &val, &len) == 0) {
+		while (digits < len && val[digits] >= '0' && val[digits] <= '9')
+			digits++;
+		if (digits && digits == len)
+			offline = strspn(val, "0") == len;
+		else
+			warn("vif%u.%u: online '%.*s' is not a number: taken as 0 (offline)",
+			     vif->domid, vif->devid, (int)(len > 40 ? 40 : len), val);
+	}
 	free(val);
 	if (offline == vif->offline)
 		return;

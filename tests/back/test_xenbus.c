@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "../common/log_capture.h"
 #include "back/internal.h"
 #include "fake_front.h"
 #include "store/store.h"
@@ -387,7 +388,9 @@ static void test_toolstack_close(void **state)
 {
 	struct fx *x = *state;
 	struct ff_opts o = {.nq = 2, .split = true};
+	struct log_capture lc;
 	struct hv_stats st;
+	char *logged;
 
 	assert_int_equal(ff_connect(&x->f, &o), 0);
 	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
@@ -408,12 +411,21 @@ static void test_toolstack_close(void **state)
 	assert_int_equal(st.maps_in_use, 0);
 	ff_set_state(&x->f, XenbusStateClosed);
 	ff_teardown(&x->f);
-	/* A malformed value is not "1": still offline. */
+	/* Not a number: offline, as xenbus reads it, and said so. */
+	log_set_level(LOG_WARN);
+	log_capture_start(&lc);
 	set_online(x, "yes");
+	logged = log_capture_end(&lc);
+	log_set_level(LOG_ERR);
+	assert_int_equal(log_count(logged, "online 'yes' is not a number"), 1);
+	free(logged);
 	ff_set_state(&x->f, XenbusStateInitialising);
 	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
-	/* Online again: the next attempt connects. */
-	set_online(x, "1");
+	set_online(x, "00");
+	ff_set_state(&x->f, XenbusStateInitialising);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	/* Online again (any number but 0, as Linux's backends take it): the next attempt connects. */
+	set_online(x, "2");
 	ff_set_state(&x->f, XenbusStateInitialising);
 	assert_int_equal(back_vif_state(x->vif), XenbusStateInitWait);
 	assert_int_equal(ff_connect(&x->f, &o), 0);
