@@ -138,6 +138,10 @@ run_size() {
 	[ "$SAME_CORE" = 1 ] && srv_lcore=()
 
 	local out stamp_pid
+	# Emptied here, not by the background redirections, which may come after the first
+	# grep below: a size given twice must not find the earlier run's lines.
+	: >"$TMP/srv-$len.log"
+	: >"$TMP/cli-$len.log"
 	# The server's output goes through stamp(); only the server holds the pipe, so
 	# stamp() ends when the server does.
 	exec {out}> >(stamp >"$TMP/srv-$len.log")

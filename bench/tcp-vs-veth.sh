@@ -89,31 +89,53 @@ ip -n "vth-a$S" link set veth0 up
 ip -n "vth-b$S" link set veth1 up
 
 start_pvnet() { # QUEUES
+	local i pid log
 	"${DP_PIN[@]}" "$PVNETD" --run-dir "$RUN" --tx-mode "$MODE" --log-level warn 2>"$TMP/pvnetd.log" &
 	PVNETD_PID=$!
 	PIDS+=("$PVNETD_PID")
-	for ((i = 0; i < 100; i++)); do [ -e "$RUN/pvnetd.sock" ] && break; sleep 0.05; done
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$RUN/pvnetd.sock" ] && break
+		kill -0 "$PVNETD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -S "$RUN/pvnetd.sock" ] && kill -0 "$PVNETD_PID" 2>/dev/null ||
+		{ echo "pvnetd did not start; its log:" >&2; cat "$TMP/pvnetd.log" >&2; exit 1; }
 	for side in a b; do
+		log=$TMP/attach-$side.log
+		# Emptied here, not by the background job's redirection, which may come after the
+		# first grep below: the previous case's "attached" line must not count.
+		: >"$log"
 		"${DP_PIN[@]}" "$PVNET" -d "$RUN" attach --netns "pvn-$side$S" --ifname eth0 --queues "$1" \
-			>"$TMP/attach-$side.log" 2>&1 &
-		PIDS+=($!)
-		eval "AP_$side=$!"
+			>"$log" 2>&1 &
+		pid=$!
+		PIDS+=("$pid")
+		eval "AP_$side=$pid"
 		for ((i = 0; i < 300; i++)); do
-			grep -q '^attached' "$TMP/attach-$side.log" 2>/dev/null && break
+			grep -q '^attached' "$log" 2>/dev/null && break
+			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.05
 		done
-		grep -q '^attached' "$TMP/attach-$side.log" ||
-			{ cat "$TMP/attach-$side.log" >&2; exit 1; }
+		grep -q '^attached' "$log" || {
+			echo "pvnet attach --queues $1 in pvn-$side$S did not attach; its output:" >&2
+			cat "$log" >&2
+			exit 1
+		}
 	done
 	ip -n "pvn-a$S" addr add 10.91.0.1/24 dev eth0
 	ip -n "pvn-b$S" addr add 10.91.0.2/24 dev eth0
 	ip netns exec "pvn-a$S" ping -c 1 -W 2 10.91.0.2 >/dev/null
 }
 start_tapfwd() {
+	local i
+	: >"$TMP/tapfwd.log" # as the attach logs above: the previous round's "ready" must not count
 	"${DP_PIN[@]}" "$TAPFWD" "tfa$S" "tfb$S" >"$TMP/tapfwd.log" 2>&1 &
 	TAPFWD_PID=$!
 	PIDS+=("$TAPFWD_PID")
-	for ((i = 0; i < 100; i++)); do grep -q '^ready' "$TMP/tapfwd.log" && break; sleep 0.05; done
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^ready' "$TMP/tapfwd.log" && break
+		kill -0 "$TAPFWD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
 	grep -q '^ready' "$TMP/tapfwd.log" || { cat "$TMP/tapfwd.log" >&2; return 1; }
 	ip link set "tfa$S" netns "tfw-a$S" && ip link set "tfb$S" netns "tfw-b$S" || return 1
 	ip -n "tfw-a$S" addr add 10.92.0.1/24 dev "tfa$S"
