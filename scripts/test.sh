@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test.sh - build pvnet and run every test suite: a plain -Werror build, the same
 # under AddressSanitizer+UndefinedBehaviorSanitizer, the threaded tests under
-# ThreadSanitizer, and a clang -Werror build with the fuzz harnesses.  Ends with
+# ThreadSanitizer, and a clang -Werror build with the fuzz harnesses (the plain build
+# runs every suite, the clang-format check "format" too).  Ends with
 # "N passed, N failed" and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
