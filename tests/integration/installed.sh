@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # installed.sh - pvnet as a user gets it: `meson install` into a scratch root, the example
-# program built against that tree alone (its header, its pkg-config file, its library), run
+# programs built against that tree alone (its header, its pkg-config file, its library), run
 # against the installed pvnetd.
-# usage: installed.sh BUILD_DIR EXAMPLE_C "CC [ARGS]" B_SANITIZE
+# usage: installed.sh BUILD_DIR "CC [ARGS]" B_SANITIZE PINGPONG_C ZEROCOPY_C
 set -u
 BUILD=$1
-EXAMPLE=$2
-read -r -a CC <<<"$3"
-SANITIZE=$(tr -d "[]' " <<<"$4") # a string, or a list in newer meson
+read -r -a CC <<<"$2"
+SANITIZE=$(tr -d "[]' " <<<"$3") # a string, or a list in newer meson
+PINGPONG=$4
+ZEROCOPY=$5
 . "$(dirname "$0")/lib.sh"
 
 for t in meson pkg-config; do
@@ -63,10 +64,13 @@ paths_in_root() {
 check "... its -I and -L are the installed tree's" paths_in_root "$flags"
 san=()
 [ -n "$SANITIZE" ] && [ "$SANITIZE" != none ] && san=(-fsanitize="$SANITIZE")
-# shellcheck disable=SC2086 # the flags are words
-check "the example builds against it, warning-free (${CC[*]}${san:+ ${san[*]}})" \
-	"${CC[@]}" -std=gnu11 -Wall -Wextra -Werror "${san[@]}" -o "$tmp/pingpong" "$EXAMPLE" $flags
-[ -x "$tmp/pingpong" ] || { finish; exit 1; }
+for ex in "$PINGPONG" "$ZEROCOPY"; do
+	# shellcheck disable=SC2086 # the flags are words
+	check "$(basename "$ex") builds against it, warning-free (${CC[*]}${san:+ ${san[*]}})" \
+		"${CC[@]}" -std=gnu11 -Wall -Wextra -Werror "${san[@]}" -o "$tmp/$(basename "$ex" .c)" \
+		"$ex" $flags
+done
+[ -x "$tmp/pingpong" ] && [ -x "$tmp/zerocopy" ] || { finish; exit 1; }
 
 export LD_LIBRARY_PATH=$libdir
 out=$("$tmp/pingpong" "$run" 2>&1)
@@ -86,10 +90,20 @@ check "300 round trips between two guests, exit 0" test "$rc" = 0
 check "... each byte checked, the times printed" \
 	grep -Eq '^300 round trips of 128-byte frames, every byte checked: min [0-9.]+ us' <<<"$out"
 check "... two domains, each with its vif" test "$(grep -c '^[AB]: domain [0-9]*, vif mac 00:16:3e' <<<"$out")" = 2
+# Zero copy: frames built in TX pages and read in RX pages; 9000 B spans three (feature-sg).
+for size in 60 9000 65535; do
+	out=$(timeout 60 "$tmp/zerocopy" "$run" 2000 $size 2>&1)
+	rc=$?
+	echo "$out"
+	check "zerocopy: 2000 frames of $size bytes, in order, every byte checked, exit 0" \
+		bash -c '[ "$1" = 0 ] && grep -q "^2000 frames of $2 bytes A -> B" <<<"$3"' _ "$rc" "$size" "$out"
+done
+"$tmp/zerocopy" "$run" 10 59 >/dev/null 2>&1
+check "zerocopy: a frame size below 60 is refused, exit 2" test $? = 2
 st=$("$PVNET" -d "$run" status 2>&1)
 check "the installed pvnet reaches pvnetd: no domain is left" grep -q '^domains: 0' <<<"$st"
-check "... and released both domains whole" \
-	grep -q '^destroyed domains: 2 (left in use: 0 mappings, 0 grants, 0 event channels)' <<<"$st"
+check "... and released all 8 domains whole" \
+	grep -q '^destroyed domains: 8 (left in use: 0 mappings, 0 grants, 0 event channels)' <<<"$st"
 stop_pvnetd
 check "pvnetd exits 0 on SIGTERM" test $? = 0
 finish
