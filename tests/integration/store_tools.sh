@@ -109,7 +109,7 @@ for bad in "--tx-mode foo" "--max-queues 0" "--poll-us 1001" "--mac-ageing 0" \
 done
 check "a run directory it cannot make: exit status 1" bash -c \
 	"$T '$PVNETD' --run-dir '$tmp/no/such/dir' 2>/dev/null; test \$? -eq 1"
-"$PVNETD" --run-dir "$tmp/fail" --uplink tap:pvnt0@pvnet-no-such-ns 2>/dev/null
+$T "$PVNETD" --run-dir "$tmp/fail" --uplink tap:pvnt0@pvnet-no-such-ns 2>/dev/null
 rc=$?
 check "a start that fails (an uplink in no namespace): exit status 1" [ $rc -eq 1 ]
 check "... leaves no pvnetd.pid" test -d "$tmp/fail" -a ! -e "$tmp/fail/pvnetd.pid"
