@@ -694,16 +694,15 @@ static void online_changed(void *ctx, const char *path, const char *token)
 {
 	struct back_vif *vif = ctx;
 	char key[96], *val = NULL;
-	size_t len = 0, digits = 0;
 	bool offline = true;
+	size_t len = 0;
 
 	(void)path;
 	(void)token;
 	snprintf(key, sizeof(key), "%s/online", vif->be_path);
 	if (store_read(vif->b->store, key, &val, &len) == 0) {
-		while (digits < len && val[digits] >= '0' && val[digits] <= '9')
-			digits++;
-		if (digits && digits == len)
+		/* Digits only, as fe_read_uint() takes a number; kept here to name a bad value. */
+		if (len && strspn(val, "0123456789") == len)
 			offline = strspn(val, "0") == len;
 		else
 			warn("vif%u.%u: online '%.*s' is not a number: taken as 0 (offline)",
