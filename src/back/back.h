@@ -93,6 +93,13 @@ const char *back_tx_mode_name(enum back_tx_mode m);
  *	merely descheduled is not stuck): 2 ms copied out frames of receivers
  *	that were only waiting for a CPU, and the senders thus released
  *	overflowed the RX queue (docs/netback.md, Configuration)
+ * @port_hold_max_us: the same for a frame from any other port than a vif
+ *	(an uplink's receive buffer); default 1000.  Such a buffer is shared
+ *	by every port the frame reaches and an uplink has few (pool.h): held
+ *	for long by a guest that takes nothing, they would stop the uplink's
+ *	traffic to every other port.  Held 1-2 ms (the worker's timer has
+ *	millisecond steps), an uplink's 256 KiB of buffers stay full only
+ *	while more than 1 Gbit/s is sent to that guest
  * @poll_us: adaptive waiting: a worker whose last round found work keeps
  *	polling its rings for up to this many microseconds (and no longer
  *	than it has recently worked), yielding the CPU (sched_yield) after
@@ -118,6 +125,7 @@ struct back_config {
 	uint32_t rx_drain_timeout_nonotify_ms;
 	uint32_t rx_stall_timeout_ms;
 	uint32_t tx_hold_max_us;
+	uint32_t port_hold_max_us;
 	uint32_t poll_us;
 	uint32_t persistent_max_grants;
 	domid_t backend_id;

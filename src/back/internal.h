@@ -330,8 +330,9 @@ struct back_queue {
 	struct back_mpsc rxq;
 	/* Charged by xmit() on any thread: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t rxq_bytes;
-	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan;
-	uint32_t rx_gen_seen;	   /* the worker's */
+	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan; /* next frame step 2 looks at: our TX's */
+	uint64_t rx_scan_port;			    /* and other ports' (rx.c) */
+	uint32_t rx_gen_seen;			    /* the worker's */
 	uint64_t rx_blocked_since; /* when the head began to wait (0: it does not), under rx_lock */
 	struct back_hold_pool hold;
 	struct back_rx_sw *sw; /* software offloads' scratch (rx_deliver.c), made on first use */

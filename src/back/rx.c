@@ -39,8 +39,12 @@
  *   2. copies out frames sent by a netback TX queue that have waited longer
  *      than tx_hold_max_us: their payload is still the sender's grant (or
  *      pool page), and a receiver that does not post buffers must not pin
- *      it; the copy goes to malloc()ed memory bounded by the queue's byte
- *      bound, and the sender's packet is put (its TX completes);
+ *      it; the copy goes to the queue's hold pool, bounded by the queue's
+ *      byte bound, and the sender's packet is put (its TX completes).
+ *      Frames of any other port (an uplink's receive buffers, which every
+ *      port the frame reaches shares and which are few) are copied out
+ *      after port_hold_max_us, so that a guest that takes nothing cannot
+ *      stop an uplink's traffic to everyone else;
  *   3. (steps 3 and 4 are rx_deliver.c's back_rx_deliver(), which direct
  *      delivery calls too) delivers frames in order while the guest has posted enough buffers
  *      for the head frame (slots needed = pages of data + 1 for a GSO
@@ -543,8 +547,8 @@ static int rx_copy_out(struct back_queue *q, struct back_mpsc_item *it)
 	}
 	it->aux = held;
 	it->ptr = NULL;
+	back_stat_add(&q->stats->rx_held_copied, 1); /* before the lender can see it done */
 	sw_pkt_put(pkt);
-	back_stat_add(&q->stats->rx_held_copied, 1);
 	return 0;
 }
 
@@ -555,12 +559,48 @@ uint64_t back_rx_age(const struct back_mpsc_item *it, uint64_t now)
 }
 
 /*
+ * Step 2 for one kind of frame, from *@scan on: copy out the frames of that
+ * kind (@ours: sent by a netback TX queue; else any other port's, an
+ * uplink's) that have waited @hold ns, skipping the other kind (the other
+ * scan's).  Frames queue in arrival order, so the first of the kind that
+ * is not due ends the scan; its deadline lowers *@due_ns.  Each scan passes
+ * a frame once.  Returns true if it copied any.
+ */
+static bool rx_scan_held(struct back_queue *q, uint64_t *scan, bool ours, uint64_t hold,
+			 uint64_t now, uint64_t *due_ns)
+{
+	uint64_t head = back_mpsc_head(&q->rxq);
+	struct back_mpsc_item *it;
+	bool did = false;
+
+	if (*scan < head)
+		*scan = head;
+	while ((it = back_mpsc_peek(&q->rxq, *scan - head)) != NULL) {
+		struct sw_pkt *pkt = it->ptr;
+
+		if (pkt && (pkt->done == back_tx_done) == ours) {
+			if (back_rx_age(it, now) < hold) {
+				if (it->u64 + hold < *due_ns)
+					*due_ns = it->u64 + hold;
+				break;
+			}
+			if (rx_copy_out(q, it) < 0)
+				break;
+			did = true;
+		}
+		(*scan)++;
+	}
+	return did;
+}
+
+/*
  * Steps 1 and 2: expire the head, copy out frames held too long.  Returns
  * true if it changed anything; *due_ns receives the next deadline.
  */
 static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 {
-	uint64_t hold = (uint64_t)q->b->cfg.tx_hold_max_us * 1000, timeout = q->vif->rx_timeout_ns;
+	const struct back_config *cfg = &q->b->cfg;
+	uint64_t timeout = q->vif->rx_timeout_ns;
 	struct back_mpsc_item *it;
 	bool did = false;
 
@@ -576,23 +616,10 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	}
 	if (it)
 		*due_ns = it->u64 + timeout;
-	if (q->rx_scan < back_mpsc_head(&q->rxq))
-		q->rx_scan = back_mpsc_head(&q->rxq);
-	while ((it = back_mpsc_peek(&q->rxq, q->rx_scan - back_mpsc_head(&q->rxq))) != NULL) {
-		struct sw_pkt *pkt = it->ptr;
-
-		if (pkt && pkt->done == back_tx_done) {
-			if (back_rx_age(it, now) < hold) {
-				if (it->u64 + hold < *due_ns)
-					*due_ns = it->u64 + hold;
-				break;
-			}
-			if (rx_copy_out(q, it) < 0)
-				break;
-			did = true;
-		}
-		q->rx_scan++;
-	}
+	did |=
+	    rx_scan_held(q, &q->rx_scan, true, (uint64_t)cfg->tx_hold_max_us * 1000, now, due_ns);
+	did |= rx_scan_held(q, &q->rx_scan_port, false, (uint64_t)cfg->port_hold_max_us * 1000, now,
+			    due_ns);
 	return did;
 }
 

@@ -74,6 +74,7 @@ void back_config_default(struct back_config *cfg)
 	cfg->rx_drain_timeout_nonotify_ms = 30;
 	cfg->rx_stall_timeout_ms = 60000;
 	cfg->tx_hold_max_us = 20000;
+	cfg->port_hold_max_us = 1000;
 	cfg->poll_us = BACK_POLL_US_DEFAULT;
 	cfg->persistent_max_grants = BACK_PERSISTENT_MAX_DEFAULT;
 	cfg->backend_id = 0;

@@ -117,8 +117,6 @@ static void test_wrap_persistent(void **state)
 	wrap(BACK_TX_PERSISTENT);
 }
 
-/* Send @n frames from A without receiving; returns once pushed. */
-
 /* B posts late: frames wait, the sender's pages are released meanwhile. */
 static void test_slow_receiver(void **state)
 {
@@ -153,6 +151,86 @@ static void test_slow_receiver(void **state)
 	}
 	assert_int_equal(got, 20);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 20);
+	fx_free(x);
+}
+
+/* Frames another port lent (an uplink's receive buffers), counted back by their done(). */
+#define LENT 20
+static _Atomic unsigned int lent_done;
+
+static void lent_put(struct sw_pkt *pkt)
+{
+	(void)pkt;
+	atomic_fetch_add(&lent_done, 1);
+}
+
+static unsigned int lent_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned int n)
+{
+	(void)p;
+	for (unsigned int i = 0; i < n; i++)
+		sw_pkt_put(pkts[i]);
+	return n;
+}
+
+/*
+ * B posts nothing while frames from a port other than a vif reach it: they
+ * are copied out of the lender's buffers within port_hold_max_us (an
+ * uplink has few, shared by every port), long before the drain timeout,
+ * and B still gets every byte once it posts, although the lender has
+ * reused its buffers meanwhile.
+ */
+static void test_port_frames_released(void **state)
+{
+	static const struct sw_port_ops ops = {.xmit = lent_xmit};
+	static const uint8_t mac_up[6] = {0x02, 0, 0, 0, 0x0f, 0x01};
+	static uint8_t frames[LENT][1200];
+	static struct sw_pkt pkts[LENT];
+	struct back_config cfg;
+	struct sw_pkt *v[LENT];
+	struct ff_rxinfo info;
+	struct sw_port *up;
+	struct fx *x;
+	unsigned int got = 0;
+
+	back_config_default(&cfg);
+	cfg.rx_drain_timeout_ms = 60000; /* only the copy-out can give the buffers back */
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
+	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
+	atomic_store(&lent_done, 0);
+	for (unsigned int i = 0; i < LENT; i++) {
+		uint32_t len = 60 + i * 57;
+
+		make_frame(frames[i], len, mac_b, mac_up, i);
+		pkts[i] = (struct sw_pkt){.hdr = frames[i], .hdr_len = 60, .nfrags = 1, .len = len};
+		pkts[i].frag[0] = (struct sw_pkt_frag){.base = frames[i], .len = len};
+		sw_pkt_init(&pkts[i], lent_put);
+		v[i] = &pkts[i];
+	}
+	/* B's MAC unknown: flooded to A, B and C, none of which has posted a buffer */
+	assert_int_equal(sw_forward(x->w.sw, up, v, LENT), LENT);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == LENT, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), LENT);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_expired"), 0);
+	memset(frames, 0xee, sizeof(frames)); /* the lender reuses its buffers */
+
+	ff_rx_post(&x->b, 0, FF_RING);
+	uint64_t end = test_now_ms() + WAIT_MS;
+
+	while (got < LENT && test_now_ms() < end) {
+		int n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
+
+		if (n == -EAGAIN) {
+			loop_run_once(x->w.loop, 1);
+			continue;
+		}
+		assert_int_equal(n, 60 + got * 57);
+		make_frame(x->buf, (uint32_t)n, mac_b, mac_up, got);
+		assert_memory_equal(x->buf, x->rbuf, (size_t)n);
+		got++;
+	}
+	assert_int_equal(got, LENT);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), LENT);
+	assert_int_equal(sw_port_del(x->w.sw, up), 0);
 	fx_free(x);
 }
 
@@ -791,6 +869,7 @@ int main(void)
 	    cmocka_unit_test(test_wrap_copy),
 	    cmocka_unit_test(test_wrap_persistent),
 	    cmocka_unit_test(test_slow_receiver),
+	    cmocka_unit_test(test_port_frames_released),
 	    cmocka_unit_test(test_wait_for_slots),
 	    cmocka_unit_test(test_backlog_goes_direct),
 	    cmocka_unit_test(test_receiver_never_posts),
