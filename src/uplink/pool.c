@@ -74,18 +74,29 @@ void uplink_pool_take(struct uplink_buf *b, uint32_t len)
 	atomic_fetch_add_explicit(&b->pool->inflight, len, memory_order_relaxed);
 }
 
+void (*uplink_pool_done_hook)(struct uplink_pool *p);
+
 void uplink_buf_done(struct sw_pkt *pkt)
 {
 	struct uplink_buf *b = pkt->priv;
 	struct uplink_pool *p = b->pool;
 
+	/*
+	 * From here to the last line the pool must outlive us although the
+	 * buffer is free before the end: uplink_pool_fini() waits for
+	 * releasing to fall back to 0, not only for every buffer to be free.
+	 */
+	atomic_fetch_add_explicit(&p->releasing, 1, memory_order_seq_cst);
 	/* seq_cst pairs with the reader's store of starved and its second look (Dekker). */
 	atomic_fetch_sub_explicit(&p->inflight, pkt->len, memory_order_seq_cst);
 	atomic_store_explicit(&b->busy, false, memory_order_seq_cst);
+	if (uplink_pool_done_hook)
+		uplink_pool_done_hook(p);
 	if (atomic_load_explicit(&p->starved, memory_order_seq_cst) &&
 	    write(p->fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
 		/* Only on counter overflow: the reader is awake then anyway. */
 	}
+	atomic_fetch_sub_explicit(&p->releasing, 1, memory_order_release);
 }
 
 bool uplink_pool_starve(struct uplink_pool *p)
@@ -111,7 +122,12 @@ void uplink_pool_fed(struct uplink_pool *p)
 	}
 }
 
-/* Every buffer back from the other ports, or false after @wait_ms. */
+/*
+ * Every buffer back from the other ports and no done() still at work, or
+ * false after @wait_ms.  A done() counts itself in releasing before it
+ * frees its buffer, so once the buffer is seen free its count is seen
+ * too, until it has made its last access.
+ */
 static bool pool_drained(struct uplink_pool *p, unsigned int wait_ms)
 {
 	for (unsigned int ms = 0; ms <= wait_ms; ms++) {
@@ -119,7 +135,7 @@ static bool pool_drained(struct uplink_pool *p, unsigned int wait_ms)
 
 		for (unsigned int i = 0; i < p->n; i++)
 			busy += atomic_load_explicit(&p->bufs[i].busy, memory_order_acquire);
-		if (!busy)
+		if (!busy && !atomic_load_explicit(&p->releasing, memory_order_acquire))
 			return true;
 		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
 	}

@@ -55,6 +55,7 @@ struct uplink_buf {
  * @inflight_max: bytes in flight before the reader waits
  * @inflight: bytes in flight now
  * @starved: the reader waits on @fd for a buffer
+ * @releasing: done() calls between their first and last access to the pool
  * @fd: eventfd written by done() while @starved
  * @cursor: where the reader's next scan starts (reader only)
  * @slots: the memory of every slot
@@ -66,6 +67,7 @@ struct uplink_pool {
 	uint32_t inflight_max;
 	_Atomic uint32_t inflight;
 	atomic_bool starved;
+	_Atomic uint32_t releasing;
 	int fd;
 	unsigned int cursor;
 	uint8_t *slots;
@@ -116,6 +118,12 @@ void uplink_pool_take(struct uplink_buf *b, uint32_t len);
  * @pkt: &buf->pkt, its priv the buffer
  */
 void uplink_buf_done(struct sw_pkt *pkt);
+
+/*
+ * Tests only: called by uplink_buf_done() right after it freed the buffer,
+ * while it still uses the pool (NULL otherwise).
+ */
+extern void (*uplink_pool_done_hook)(struct uplink_pool *p);
 
 /**
  * uplink_pool_starve() - the reader found no buffer: say so before it sleeps
