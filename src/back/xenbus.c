@@ -477,8 +477,13 @@ static int back_xenbus_connect(struct back_vif *vif)
 		return -EOPNOTSUPP;
 	}
 	vif->fe.sg = fe_feature(vif, "feature-sg", false);
-	vif->fe.gso_tcpv4 = fe_feature(vif, "feature-gso-tcpv4", false);
-	vif->fe.gso_tcpv6 = fe_feature(vif, "feature-gso-tcpv6", false);
+	/*
+	 * A GSO frame is several pages: without feature-sg the guest cannot
+	 * take one, whatever it says of GSO (Linux's core drops TSO from a
+	 * device without SG), so it gets the segments instead.
+	 */
+	vif->fe.gso_tcpv4 = vif->fe.sg && fe_feature(vif, "feature-gso-tcpv4", false);
+	vif->fe.gso_tcpv6 = vif->fe.sg && fe_feature(vif, "feature-gso-tcpv6", false);
 	vif->fe.csum_ipv4 = !fe_feature(vif, "feature-no-csum-offload", false);
 	vif->fe.csum_ipv6 = fe_feature(vif, "feature-ipv6-csum-offload", false);
 	vif->fe.rx_notify = fe_feature(vif, "feature-rx-notify", false);

@@ -173,6 +173,9 @@ static void gso_to(enum back_tx_mode mode, int l3, const struct ff_opts *ob, uin
 static const struct ff_opts no_gso = {.nq = 1, .sg = true, .rx_notify = true, .ipv6_csum = true};
 static const struct ff_opts no_gso_csum = {.nq = 1, .sg = true, .rx_notify = true, .no_csum = true};
 static const struct ff_opts no_sg = {.nq = 1, .rx_notify = true, .ipv6_csum = true};
+/* GSO offered without scatter-gather: unusable, the guest gets segments. */
+static const struct ff_opts gso_no_sg = {
+    .nq = 1, .gso4 = true, .gso6 = true, .rx_notify = true, .ipv6_csum = true};
 
 static void test_gso_v4_blank(void **state)
 {
@@ -206,6 +209,8 @@ static void test_gso_no_sg(void **state)
 
 	(void)state;
 	gso_to(BACK_TX_MAP, 4, &no_sg, 20000, 1448, false);
+	gso_to(BACK_TX_MAP, 4, &gso_no_sg, 20000, 1448, false);
+	gso_to(BACK_TX_COPY, 6, &gso_no_sg, 20000, 1428, false);
 	x = fx_new(BACK_TX_MAP, NULL, NULL, &no_sg);
 	tcp_frame(4, 20000, 1);
 	send_f(x, &opt);
