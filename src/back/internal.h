@@ -103,6 +103,7 @@ struct back_queue_stats {
 	_Atomic uint64_t rx_direct;
 	_Atomic uint64_t rx_dropped;
 	_Atomic uint64_t rx_queue_full;
+	_Atomic uint64_t rx_direct_full;
 	_Atomic uint64_t rx_expired;
 	_Atomic uint64_t rx_bad_gref;
 	_Atomic uint64_t rx_oversize;

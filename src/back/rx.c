@@ -31,7 +31,7 @@
  * taken", every frame after it in the call: counted as rx_queue_full here
  * and tx_dropped by the switch.  (A frame kept for direct delivery was
  * taken: if neither the buffers nor the queue can take it, it is dropped
- * and counted as rx_queue_full and rx_dropped.)
+ * and counted as rx_direct_full and rx_dropped.)
  *
  * The worker (back_rx_poll) then, per round, holding rx_lock:
  *   1. drops frames at the head that waited longer than the drain timeout
@@ -318,7 +318,8 @@ static bool direct_deliver(struct back_queue *q, struct back_mpsc_item *const *i
 		}
 	}
 	if (lost) {
-		atomic_fetch_add_explicit(&q->stats->rx_queue_full, lost, memory_order_relaxed);
+		/* Taken from the switch: not rx_queue_full, which the switch counts as refused. */
+		back_stat_add(&q->stats->rx_direct_full, lost);
 		back_stat_add(&q->stats->rx_dropped, lost);
 	}
 	pthread_mutex_unlock(&q->rx_lock);

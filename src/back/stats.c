@@ -48,6 +48,7 @@ static const struct back_stat_desc back_stats[] = {
     STAT(rx_direct),	       /* of rx_packets, delivered by the forwarding thread itself */
     STAT(rx_dropped),	  /* dropped after queueing: the rx_ reasons but queue_full, carrier_off */
     STAT(rx_queue_full),  /* refused by xmit: queue full in items or bytes */
+    STAT(rx_direct_full), /* taken for direct delivery; no buffers, queue full: dropped */
     STAT(rx_expired),	  /* waited longer than the drain timeout */
     STAT(rx_bad_gref),	  /* grant copy into a posted buffer failed */
     STAT(rx_oversize),	  /* needs more slots or sg than the guest has */

@@ -234,6 +234,73 @@ static void test_port_frames_released(void **state)
 	fx_free(x);
 }
 
+/*
+ * A batch kept for direct delivery to a guest with buffers for 4 frames
+ * and a queue bound of 4 frames: 4 delivered, 4 queued, the rest dropped, each frame
+ * counted once (rx_direct_full, in rx_dropped; not rx_queue_full, which
+ * is what xmit refuses and the switch counts as the port's tx_dropped).
+ */
+#define DL_LEN 32768
+static void test_direct_leftovers_counted_once(void **state)
+{
+	static const struct sw_port_ops ops = {.xmit = lent_xmit};
+	static const uint8_t mac_up[6] = {0x02, 0, 0, 0, 0x0f, 0x02};
+	static uint8_t frames[LENT][DL_LEN];
+	static struct sw_pkt pkts[LENT];
+	struct back_config cfg;
+	struct sw_pkt *v[LENT];
+	struct ff_rxinfo info;
+	struct sw_port *up;
+	struct fx *x;
+	unsigned int got = 0;
+	uint16_t num;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.rx_queue_max_bytes = 4 * DL_LEN; /* the least allowed */
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
+	transfer(x, &x->b, mac_b, &x->c, mac_c, 1, 60, 60, NULL, 0); /* the switch learns B */
+	assert_int_equal(sw_fdb_lookup(x->w.sw, mac_b, &num), 0);
+	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
+	atomic_store(&lent_done, 0);
+	for (unsigned int i = 0; i < LENT; i++) {
+		make_frame(frames[i], DL_LEN, mac_b, mac_up, i);
+		pkts[i] =
+		    (struct sw_pkt){.hdr = frames[i], .hdr_len = 60, .nfrags = 1, .len = DL_LEN};
+		pkts[i].frag[0] = (struct sw_pkt_frag){.base = frames[i], .len = DL_LEN};
+		sw_pkt_init(&pkts[i], lent_put);
+		v[i] = &pkts[i];
+	}
+	ff_rx_post(&x->b, 0, 4 * DL_LEN / 4096);
+	assert_int_equal(sw_forward(x->w.sw, up, v, LENT), LENT);
+	ff_rx_post(&x->b, 0, FF_RING);
+	uint64_t end = test_now_ms() + WAIT_MS;
+
+	while (got < 8 && test_now_ms() < end) {
+		int n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
+
+		if (n == -EAGAIN) {
+			loop_run_once(x->w.loop, 1);
+			continue;
+		}
+		assert_int_equal(n, DL_LEN);
+		make_frame(x->buf, DL_LEN, mac_b, mac_up, got);
+		assert_memory_equal(x->buf, x->rbuf, DL_LEN);
+		got++;
+	}
+	assert_int_equal(got, 8);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == LENT, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_direct_full"), LENT - 8);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), LENT - 8);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_queue_full"), 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 8);
+	/* the switch: every frame taken by B's port, none refused */
+	assert_int_equal(atomic_load(&x->vb->port->stats.tx_packets), LENT);
+	assert_int_equal(atomic_load(&x->vb->port->stats.tx_dropped), 0);
+	assert_int_equal(sw_port_del(x->w.sw, up), 0);
+	fx_free(x);
+}
+
 /* Packets needing more slots than posted wait for buffers, then go. */
 static void test_wait_for_slots(void **state)
 {
@@ -870,6 +937,7 @@ int main(void)
 	    cmocka_unit_test(test_wrap_persistent),
 	    cmocka_unit_test(test_slow_receiver),
 	    cmocka_unit_test(test_port_frames_released),
+	    cmocka_unit_test(test_direct_leftovers_counted_once),
 	    cmocka_unit_test(test_wait_for_slots),
 	    cmocka_unit_test(test_backlog_goes_direct),
 	    cmocka_unit_test(test_receiver_never_posts),

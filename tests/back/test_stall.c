@@ -189,7 +189,7 @@ static uint64_t flap_dropped(struct fx *x)
 
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
 		assert_int_equal(stat_b(x, none[i]), 0);
-	return stat_b(x, "rx_queue_full") + stat_b(x, "rx_expired") +
+	return stat_b(x, "rx_queue_full") + stat_b(x, "rx_direct_full") + stat_b(x, "rx_expired") +
 	       stat_b(x, "rx_stall_flushed") + stat_b(x, "rx_carrier_off");
 }
 
