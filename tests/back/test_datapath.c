@@ -117,13 +117,39 @@ static void test_wrap_persistent(void **state)
 	wrap(BACK_TX_PERSISTENT);
 }
 
+/*
+ * B posts for all it can and receives @count frames from @src, frame i
+ * @len + i * @step bytes with make_frame()'s seed i, each checked byte for
+ * byte; returns how many came within WAIT_MS.
+ */
+static unsigned int recv_in_order(struct fx *x, const uint8_t *src, unsigned int count,
+				  uint32_t len, uint32_t step)
+{
+	uint64_t end = test_now_ms() + WAIT_MS;
+	struct ff_rxinfo info;
+	unsigned int got = 0;
+
+	ff_rx_post(&x->b, 0, FF_RING);
+	while (got < count && test_now_ms() < end) {
+		int n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
+
+		if (n == -EAGAIN) {
+			loop_run_once(x->w.loop, 1);
+			continue;
+		}
+		assert_int_equal(n, len + got * step);
+		make_frame(x->buf, (uint32_t)n, mac_b, src, got);
+		assert_memory_equal(x->buf, x->rbuf, (size_t)n);
+		got++;
+	}
+	return got;
+}
+
 /* B posts late: frames wait, the sender's pages are released meanwhile. */
 static void test_slow_receiver(void **state)
 {
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
-	struct ff_rxinfo info;
 	struct hv_stats st;
-	unsigned int got = 0;
 
 	send_only(x, &x->a, mac_a, mac_b, 20, 1000, 0);
 	/* held longer than tx_hold_max_us (20 ms): copied out, A answered */
@@ -134,22 +160,7 @@ static void test_slow_receiver(void **state)
 	hv_stats(x->w.hv, &st);
 	assert_int_equal(st.maps_in_use, 6); /* only the three vifs' rings */
 	/* now B posts: everything is delivered, in order, bit-exact */
-	ff_rx_post(&x->b, 0, FF_RING);
-	uint64_t end = test_now_ms() + WAIT_MS;
-
-	while (got < 20 && test_now_ms() < end) {
-		int n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
-
-		if (n == -EAGAIN) {
-			loop_run_once(x->w.loop, 1);
-			continue;
-		}
-		assert_int_equal(n, 1000);
-		make_frame(x->buf, 1000, mac_b, mac_a, got);
-		assert_memory_equal(x->buf, x->rbuf, 1000);
-		got++;
-	}
-	assert_int_equal(got, 20);
+	assert_int_equal(recv_in_order(x, mac_a, 20, 1000, 0), 20);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 20);
 	fx_free(x);
 }
@@ -162,6 +173,17 @@ static void lent_put(struct sw_pkt *pkt)
 {
 	(void)pkt;
 	atomic_fetch_add(&lent_done, 1);
+}
+
+/* Frame @i of a lender's batch: @len bytes to B from @src in @frame, described by @pkt. */
+static struct sw_pkt *lend(struct sw_pkt *pkt, uint8_t *frame, uint32_t len, const uint8_t *src,
+			   uint32_t i)
+{
+	make_frame(frame, len, mac_b, src, i);
+	*pkt = (struct sw_pkt){.hdr = frame, .hdr_len = 60, .nfrags = 1, .len = len};
+	pkt->frag[0] = (struct sw_pkt_frag){.base = frame, .len = len};
+	sw_pkt_init(pkt, lent_put);
+	return pkt;
 }
 
 static unsigned int lent_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned int n)
@@ -187,25 +209,16 @@ static void test_port_frames_released(void **state)
 	static struct sw_pkt pkts[LENT];
 	struct back_config cfg;
 	struct sw_pkt *v[LENT];
-	struct ff_rxinfo info;
 	struct sw_port *up;
 	struct fx *x;
-	unsigned int got = 0;
 
 	back_config_default(&cfg);
 	cfg.rx_drain_timeout_ms = 60000; /* only the copy-out can give the buffers back */
 	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
 	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
 	atomic_store(&lent_done, 0);
-	for (unsigned int i = 0; i < LENT; i++) {
-		uint32_t len = 60 + i * 57;
-
-		make_frame(frames[i], len, mac_b, mac_up, i);
-		pkts[i] = (struct sw_pkt){.hdr = frames[i], .hdr_len = 60, .nfrags = 1, .len = len};
-		pkts[i].frag[0] = (struct sw_pkt_frag){.base = frames[i], .len = len};
-		sw_pkt_init(&pkts[i], lent_put);
-		v[i] = &pkts[i];
-	}
+	for (unsigned int i = 0; i < LENT; i++)
+		v[i] = lend(&pkts[i], frames[i], 60 + i * 57, mac_up, i);
 	/* B's MAC unknown: flooded to A, B and C, none of which has posted a buffer */
 	assert_int_equal(sw_forward(x->w.sw, up, v, LENT), LENT);
 	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == LENT, WAIT_MS));
@@ -213,22 +226,7 @@ static void test_port_frames_released(void **state)
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_expired"), 0);
 	memset(frames, 0xee, sizeof(frames)); /* the lender reuses its buffers */
 
-	ff_rx_post(&x->b, 0, FF_RING);
-	uint64_t end = test_now_ms() + WAIT_MS;
-
-	while (got < LENT && test_now_ms() < end) {
-		int n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
-
-		if (n == -EAGAIN) {
-			loop_run_once(x->w.loop, 1);
-			continue;
-		}
-		assert_int_equal(n, 60 + got * 57);
-		make_frame(x->buf, (uint32_t)n, mac_b, mac_up, got);
-		assert_memory_equal(x->buf, x->rbuf, (size_t)n);
-		got++;
-	}
-	assert_int_equal(got, LENT);
+	assert_int_equal(recv_in_order(x, mac_up, LENT, 60, 57), LENT);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), LENT);
 	assert_int_equal(sw_port_del(x->w.sw, up), 0);
 	fx_free(x);
@@ -249,10 +247,8 @@ static void test_direct_leftovers_counted_once(void **state)
 	static struct sw_pkt pkts[LENT];
 	struct back_config cfg;
 	struct sw_pkt *v[LENT];
-	struct ff_rxinfo info;
 	struct sw_port *up;
 	struct fx *x;
-	unsigned int got = 0;
 	uint16_t num;
 
 	(void)state;
@@ -263,32 +259,11 @@ static void test_direct_leftovers_counted_once(void **state)
 	assert_int_equal(sw_fdb_lookup(x->w.sw, mac_b, &num), 0);
 	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
 	atomic_store(&lent_done, 0);
-	for (unsigned int i = 0; i < LENT; i++) {
-		make_frame(frames[i], DL_LEN, mac_b, mac_up, i);
-		pkts[i] =
-		    (struct sw_pkt){.hdr = frames[i], .hdr_len = 60, .nfrags = 1, .len = DL_LEN};
-		pkts[i].frag[0] = (struct sw_pkt_frag){.base = frames[i], .len = DL_LEN};
-		sw_pkt_init(&pkts[i], lent_put);
-		v[i] = &pkts[i];
-	}
+	for (unsigned int i = 0; i < LENT; i++)
+		v[i] = lend(&pkts[i], frames[i], DL_LEN, mac_up, i);
 	ff_rx_post(&x->b, 0, 4 * DL_LEN / 4096);
 	assert_int_equal(sw_forward(x->w.sw, up, v, LENT), LENT);
-	ff_rx_post(&x->b, 0, FF_RING);
-	uint64_t end = test_now_ms() + WAIT_MS;
-
-	while (got < 8 && test_now_ms() < end) {
-		int n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
-
-		if (n == -EAGAIN) {
-			loop_run_once(x->w.loop, 1);
-			continue;
-		}
-		assert_int_equal(n, DL_LEN);
-		make_frame(x->buf, DL_LEN, mac_b, mac_up, got);
-		assert_memory_equal(x->buf, x->rbuf, DL_LEN);
-		got++;
-	}
-	assert_int_equal(got, 8);
+	assert_int_equal(recv_in_order(x, mac_up, 8, DL_LEN, 0), 8);
 	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == LENT, WAIT_MS));
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_direct_full"), LENT - 8);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), LENT - 8);
@@ -419,6 +394,12 @@ static void test_receiver_never_posts(void **state)
 }
 
 /* The RX queue is bounded in bytes: a flood beyond it is refused and counted. */
+/* Frames for @vif its queue had no room for: refused by xmit, or left over from a direct delivery. */
+static uint64_t refused(struct back_vif *vif)
+{
+	return back_vif_stat(vif, 0, "rx_queue_full") + back_vif_stat(vif, 0, "rx_direct_full");
+}
+
 static void test_rx_queue_bound(void **state)
 {
 	struct back_config cfg;
@@ -438,7 +419,8 @@ static void test_rx_queue_bound(void **state)
 	}
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 6 * 15, WAIT_MS));
 	/* copy mode answers before forwarding: wait for the switch to be done */
-	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_queue_full") >= 4, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, refused(x->vb) >= 4, WAIT_MS));
+	assert_int_equal(refused(x->vb), 4); /* two of 60000 bytes fit */
 	assert_true(atomic_load(&x->vb->q[0]->rxq_bytes) <= cfg.rx_queue_max_bytes);
 	fx_free(x);
 }
