@@ -28,7 +28,9 @@
  * path it touched.  Reads inside a transaction see the overlay first, then
  * the committed tree.  Commit checks that every touched path still has the
  * generation first seen - otherwise EAGAIN, like xenstored - then applies the
- * changed records and fires the watch events queued while it was open.
+ * changed records and fires the watch events queued while it was open.  Each
+ * operation completes or changes nothing (tree.c), so what a commit applies
+ * is a whole tree; one that failed half-way anyway makes the commit fail.
  *
  * Watches (watch.c) live on one list for the whole store, whoever owns them
  * (a connection or in-process code).  Firing appends a WATCH_EVENT to the
@@ -188,6 +190,8 @@ int store_txn_find(struct store *s, struct store_txn *t, const char *name,
 		   const struct store_node *committed, const struct store_node **out);
 int store_txn_put(struct store *s, struct store_txn *t, const char *name, struct store_node *n);
 int store_txn_room(const struct store_txn *t, unsigned int n);
+unsigned long store_txn_changes(const struct store_txn *t);
+void store_txn_fail(struct store_txn *t, int err);
 int store_txn_queue_event(struct store_txn *t, const char *name, bool exact,
 			  const struct store_permset *sets);
 int store_txn_quota_delta(const struct store_txn *t);

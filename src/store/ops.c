@@ -373,6 +373,7 @@ static const struct {
 void store_ops_dispatch(struct store_conn *c, const struct xsd_sockmsg *hdr, const char *body)
 {
 	struct req r = {.hdr = hdr, .body = body, .len = hdr->len};
+	unsigned long changes;
 	int e;
 
 	if (hdr->type >= XS_TYPE_COUNT || !handlers[hdr->type].fn) {
@@ -392,7 +393,12 @@ void store_ops_dispatch(struct store_conn *c, const struct xsd_sockmsg *hdr, con
 	}
 	r.actor.domid = c->domid;
 	r.actor.txn = r.txn;
+	changes = r.txn ? store_txn_changes(r.txn) : 0;
 	e = handlers[hdr->type].fn(c, &r);
-	if (e)
-		reply_error(c, hdr, e);
+	if (!e)
+		return;
+	/* An error after a change leaves half an operation: never commit it (tree.c). */
+	if (r.txn && store_txn_changes(r.txn) != changes)
+		store_txn_fail(r.txn, e);
+	reply_error(c, hdr, e);
 }

@@ -191,6 +191,7 @@ int store_domain_release(struct store *s, domid_t domid)
 	struct store_conn *c, *ctmp;
 	bool was;
 	char home[32];
+	int r;
 
 	if (!d)
 		return -ENOMEM;
@@ -210,11 +211,21 @@ int store_domain_release(struct store *s, domid_t domid)
 	}
 	if (was)
 		store_watch_fire(s, NULL, "@releaseDomain", false, NULL);
+	/*
+	 * An RM completes or changes nothing (tree.c), so the only failure
+	 * left is memory: the home then stays, handed to dom0 by the revoke
+	 * below like anything else the domain owned, and we say so.
+	 */
 	store_home_path(domid, home, sizeof(home));
-	store_op_rm(s, &dom0, home);
+	r = store_op_rm(s, &dom0, home);
+	if (r)
+		warn("store: domain %u released, but %s stays: %s", domid, home,
+		     store_errno_name(r));
 	store_tree_revoke(s, domid);
 	d->introduced = false;
 	store_leave(s);
+	if (r)
+		return r;
 	return was ? 0 : -ENOENT;
 }
 

@@ -145,7 +145,9 @@ int store_domain_introduce(struct store *s, domid_t domid);
  * /local/domain/<domid> and hands any other node the domain owned to
  * domain 0 (as xenstored does since XSA-322).
  *
- * Return: 0, -ENOENT if not introduced, or -errno
+ * Return: 0, -ENOENT if not introduced, or -errno (-ENOMEM: the domain is
+ * released all the same, but its home could not be removed and now
+ * belongs to domain 0)
  */
 int store_domain_release(struct store *s, domid_t domid);
 

@@ -24,6 +24,15 @@
  * else EACCES, so a guest cannot probe what it may not see.  A new node
  * inherits its parent's permission list, and a guest becomes the owner of
  * what it creates; missing parents are created the same way.
+ *
+ * An operation completes or changes nothing.  Creating first reserves the
+ * transaction room for every path it will record (quota_check()); RM first
+ * looks up, and so records, every path of the subtree and the parent, and
+ * builds the parent's new child list (delete_tree()); only then do they
+ * put, and puts of recorded paths cannot fail.  So a transaction never
+ * holds half an operation, and the tree a commit applies is whole: every
+ * child a record lists exists.  Should an operation still fail after a put
+ * (a bug), ops.c marks its transaction failed, and it can only be aborted.
  */
 
 /* Write the parent of absolute path @name (not "/") into @out, which is large enough. */
@@ -395,71 +404,150 @@ int store_op_mkdir(struct store *s, const struct store_actor *a, const char *pat
 	return 0;
 }
 
-/* Delete @name and its subtree, children first, firing exact events for the descendants. */
-static int delete_tree(struct store *s, const struct store_actor *a, const char *name, bool top)
+/* The paths of a subtree, each child before its parent: what one RM deletes. */
+struct subtree {
+	char **names;
+	size_t len, cap;
+};
+
+static void subtree_free(struct subtree *st)
 {
-	struct store_permset sets[STORE_PERMSETS];
-	const struct store_node *node;
-	char *child;
-	size_t nlen;
+	for (size_t i = 0; i < st->len; i++)
+		free(st->names[i]);
+	free(st->names);
+}
+
+/*
+ * Append the subtree of @node, named @name (which @st takes, whatever the
+ * result), to @st, itself last, as @a's transaction sees it.  Each lookup
+ * records its path in the transaction, so this is where an RM runs out of
+ * room: before it has changed anything.
+ */
+static int subtree_collect(struct store *s, const struct store_actor *a, char *name,
+			   const struct store_node *node, struct subtree *st)
+{
+	size_t off, nlen = strlen(name);
 	int r;
 
-	for (;;) {
-		r = store_tree_find(s, a->txn, name, &node);
+	for (off = 0; off < node->childlen; off += strlen(node->children + off) + 1) {
+		const char *base = node->children + off;
+		const struct store_node *child;
+		char *cname = malloc(nlen + strlen(base) + 2);
+
+		r = -ENOMEM;
+		if (!cname)
+			goto err;
+		sprintf(cname, "%s/%s", strcmp(name, "/") ? name : "", base);
+		r = store_tree_find(s, a->txn, cname, &child);
+		if (r) {
+			free(cname);
+			goto err;
+		}
+		r = subtree_collect(s, a, cname, child, st);
 		if (r)
-			return r;
-		if (!node->childlen)
-			break;
-		/* the first child; deleting it shortens our (re-read) child list */
-		nlen = strlen(name);
-		child = malloc(nlen + strlen(node->children) + 2);
-		if (!child)
-			return -ENOMEM;
-		sprintf(child, "%s/%s", strcmp(name, "/") ? name : "", node->children);
-		r = delete_tree(s, a, child, false);
-		free(child);
-		if (r)
-			return r;
+			goto err;
 	}
-	if (!top) {
-		permsets_of(sets, node->perms, node->nperms, NULL, 0);
-		store_watch_fire(s, a->txn, name, true, sets);
+	if (st->len == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 16;
+		char **names = realloc(st->names, cap * sizeof(*names));
+
+		r = -ENOMEM;
+		if (!names)
+			goto err;
+		st->names = names;
+		st->cap = cap;
 	}
-	if (a->txn && node->perms[0].id == store_txn_domid(a->txn))
-		store_txn_quota_add(a->txn, -1);
-	r = tree_put(s, a->txn, name, NULL);
+	st->names[st->len++] = name;
+	return 0;
+err:
+	free(name);
+	return r;
+}
+
+/* Delete the recorded path @name alone, firing an exact event first when @exact. */
+static int delete_one(struct store *s, const struct store_actor *a, const char *name, bool exact)
+{
+	struct store_permset sets[STORE_PERMSETS];
+	const struct store_node *n;
+	int r = store_tree_find(s, a->txn, name, &n);
+
+	if (r == -ENOENT)
+		return 0; /* a name listed twice: gone already */
 	if (r)
 		return r;
-	/* unlink from the parent */
-	{
-		char pname[XENSTORE_ABS_PATH_MAX + 1];
-		const struct store_node *parent;
-		struct store_node *np;
-		const char *base = path_base(name);
-		size_t off, blen = strlen(base) + 1;
-
-		path_parent(name, pname);
-		r = store_tree_find(s, a->txn, pname, &parent);
-		if (r)
-			return r;
-		np = node_dup(parent, pname);
-		if (!np)
-			return -ENOMEM;
-		for (off = 0; off < np->childlen; off += strlen(np->children + off) + 1) {
-			if (strcmp(np->children + off, base) == 0) {
-				memmove(np->children + off, np->children + off + blen,
-					np->childlen - off - blen);
-				np->childlen -= (uint32_t)blen;
-				break;
-			}
-		}
-		return tree_put(s, a->txn, pname, np);
+	if (exact) {
+		permsets_of(sets, n->perms, n->nperms, NULL, 0);
+		store_watch_fire(s, a->txn, name, true, sets);
 	}
+	if (a->txn && n->perms[0].id == store_txn_domid(a->txn))
+		store_txn_quota_add(a->txn, -1);
+	return tree_put(s, a->txn, name, NULL);
+}
+
+/*
+ * Delete @node (at @name, not "/") with its subtree and unlink it from its
+ * parent: all of it or, on error, nothing.
+ *
+ * Everything that can fail comes first: collecting the subtree's paths
+ * (each recorded in the transaction, or ENOSPC past its bound), looking up
+ * the parent (recorded too) and building its new child list.  Then the
+ * deletions cannot fail: inside a transaction every path is recorded, and
+ * the committed tree takes any put.  Only the parent of @name needs a new
+ * child list; every other parent goes too.  Events: @name's first, for
+ * all watchers, then an exact one per descendant, children first, each
+ * while its permissions can still be seen, as xenstored fires them.
+ */
+static int delete_tree(struct store *s, const struct store_actor *a, const char *name,
+		       const struct store_node *node)
+{
+	struct store_permset sets[STORE_PERMSETS];
+	char pname[XENSTORE_ABS_PATH_MAX + 1];
+	const struct store_node *parent;
+	const char *base = path_base(name);
+	size_t i, off, blen = strlen(base) + 1;
+	struct subtree st = {0};
+	struct store_node *np;
+	char *top = strdup(name);
+	int r;
+
+	if (!top)
+		return -ENOMEM;
+	r = subtree_collect(s, a, top, node, &st);
+	if (r)
+		goto out;
+	path_parent(name, pname);
+	r = store_tree_find(s, a->txn, pname, &parent);
+	if (r)
+		goto out;
+	np = node_dup(parent, pname);
+	if (!np) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (off = 0; off < np->childlen; off += strlen(np->children + off) + 1) {
+		if (strcmp(np->children + off, base) == 0) {
+			memmove(np->children + off, np->children + off + blen,
+				np->childlen - off - blen);
+			np->childlen -= (uint32_t)blen;
+			break;
+		}
+	}
+
+	permsets_of(sets, node->perms, node->nperms, NULL, 0);
+	store_watch_fire(s, a->txn, name, false, sets);
+	for (i = 0; i < st.len && r == 0; i++)
+		r = delete_one(s, a, st.names[i], i + 1 < st.len);
+	if (r == 0)
+		r = tree_put(s, a->txn, pname, np);
+	else
+		store_node_free(np);
+out:
+	subtree_free(&st);
+	return r;
 }
 
 int store_op_rm(struct store *s, const struct store_actor *a, const char *path)
 {
-	struct store_permset sets[STORE_PERMSETS];
 	char pname[XENSTORE_ABS_PATH_MAX + 1];
 	const struct store_node *node;
 	int r;
@@ -477,10 +565,7 @@ int store_op_rm(struct store *s, const struct store_actor *a, const char *path)
 		return r;
 	if (strcmp(path, "/") == 0)
 		return -EINVAL;
-	/* fire while the node's permissions can still be seen, as xenstored does */
-	permsets_of(sets, node->perms, node->nperms, NULL, 0);
-	store_watch_fire(s, a->txn, path, false, sets);
-	return delete_tree(s, a, path, true);
+	return delete_tree(s, a, path, node);
 }
 
 int store_op_set_perms(struct store *s, const struct store_actor *a, const char *path,

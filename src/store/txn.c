@@ -23,6 +23,10 @@
  * events queued while it ran.  "F", closing the connection and releasing
  * the domain just free the overlay.
  *
+ * An operation that fails after changing the overlay (none should: see
+ * tree.c) marks the transaction failed: "T" then answers that error and
+ * applies nothing, as xenstored refuses a failed transaction.
+ *
  * A guest transaction may touch at most @txn_nodes_max paths, so reading
  * many missing paths cannot grow it without bound; the domain's node quota
  * counts the nodes it created but has not committed (@own_delta).  Each
@@ -53,7 +57,9 @@ struct store_txn {
 	struct store_conn *conn;
 	struct store_tnode *nodes;
 	unsigned int nnodes;
-	int own_delta; /* nodes owned by the conn's domain created minus deleted */
+	int own_delta;	       /* nodes owned by the conn's domain created minus deleted */
+	unsigned long changes; /* puts into the overlay so far */
+	int failed;	       /* -errno of an operation that failed part-way, or 0 */
 	struct store_tevent *events;
 	struct store_txn *prev, *next;
 };
@@ -71,6 +77,30 @@ int store_txn_quota_delta(const struct store_txn *t)
 void store_txn_quota_add(struct store_txn *t, int delta)
 {
 	t->own_delta += delta;
+}
+
+/**
+ * store_txn_changes() - how often @t's overlay has changed
+ * @t: the transaction
+ *
+ * Return: a count that grows with every put; compare two to see a change
+ */
+unsigned long store_txn_changes(const struct store_txn *t)
+{
+	return t->changes;
+}
+
+/**
+ * store_txn_fail() - an operation failed after changing @t: it may only be aborted
+ * @t: the transaction
+ * @err: the operation's -errno, which the commit will answer
+ */
+void store_txn_fail(struct store_txn *t, int err)
+{
+	if (!t->failed)
+		t->failed = err;
+	warn("store: domain %u: transaction %u left half-done (%s), it can only be aborted",
+	     t->conn->domid, t->id, store_errno_name(-err));
 }
 
 /**
@@ -144,10 +174,11 @@ int store_txn_find(struct store *s, struct store_txn *t, const char *name,
  * @name: absolute path
  * @n: new record (ownership passes), or NULL to delete
  *
- * Not bounded by store_txn_room(): callers check room before creating, and
- * deleting or rewriting touches only paths that exist.
+ * Not bounded by store_txn_room(): callers record every path they put
+ * before the first put (tree.c), so a put finds its path recorded and
+ * cannot fail.
  *
- * Return: 0 or -ENOMEM
+ * Return: 0 or -ENOMEM (a path not recorded)
  */
 int store_txn_put(struct store *s, struct store_txn *t, const char *name, struct store_node *n)
 {
@@ -168,6 +199,7 @@ int store_txn_put(struct store *s, struct store_txn *t, const char *name, struct
 		store_node_free(e->node);
 	e->node = n;
 	e->modified = true;
+	t->changes++;
 	return 0;
 }
 
@@ -332,8 +364,9 @@ static void txn_close(struct store_conn *c, struct store_txn *t)
  * @t: the transaction
  * @commit: true for "T", false for "F"
  *
- * Return: 0, -EAGAIN when a node it touched changed since, or -ENOSPC when
- * what it creates would take its domain past the node quota
+ * Return: 0, -EAGAIN when a node it touched changed since, -ENOSPC when
+ * what it creates would take its domain past the node quota, or the error
+ * of an operation that left it half-done (store_txn_fail())
  */
 int store_txn_end(struct store_conn *c, struct store_txn *t, bool commit)
 {
@@ -345,6 +378,12 @@ int store_txn_end(struct store_conn *c, struct store_txn *t, bool commit)
 
 	if (!commit)
 		goto out;
+	if (t->failed) {
+		int err = t->failed;
+
+		txn_close(c, t);
+		return err;
+	}
 	if (c->domid != 0 && t->own_delta > 0 &&
 	    (!d || (long)d->nodes + t->own_delta > (long)s->cfg.nodes_per_domain)) {
 		txn_close(c, t);

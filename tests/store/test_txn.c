@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test_txn.c - optimistic transactions: isolation, commit, conflicts, abort, limits */
 #include "helpers.h"
+#include "store/internal.h"
 
 static int setup(void **state)
 {
@@ -303,6 +304,151 @@ static void test_commit_quota(void **state)
 	store_destroy(s);
 }
 
+/*
+ * An RM that runs out of transaction room (review finding 1) changes
+ * nothing: not the node, not its parent's child list.  Guest 5 records
+ * 2046 missing paths and its home (2047 of the default 2048), so RM d/x
+ * has room to record d/x but not its parent d.  Whatever the RM answers,
+ * the tree the transaction commits must be whole: either d/x is still
+ * there and listed, or it is gone and unlisted.  Releasing the domain then
+ * removes its home (before the fix, the phantom "x" in d made the rm fail
+ * and the home outlived the domain).
+ */
+static void test_rm_out_of_room(void **state)
+{
+	struct store *s = *state;
+	struct tclient *g = tc_open(s, 5);
+	struct tclient *d0 = tc_open(s, 0);
+	char path[32];
+	struct tmsg *m;
+	bool taken;
+	char *val;
+	uint32_t t;
+
+	TC_OK(tc_write(g, 0, "d/x", "1"));
+	t = tc_txn_start(g);
+	for (int i = 0; i < 2046; i++) {
+		snprintf(path, sizeof(path), "m%d", i);
+		TC_ERR(tc_read(g, t, path), "ENOENT");
+	}
+	m = tc_rm(g, t, "d/x");
+	taken = m->hdr.type != XS_ERROR;
+	if (!taken)
+		TC_ERR(m, "ENOSPC");
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "T", NULL));
+	m = tc_call(g, XS_DIRECTORY, 0, "d", NULL);
+	TC_OK(m);
+	if (taken) {
+		assert_int_equal(m->hdr.len, 0);
+		TC_ERR(tc_read(g, 0, "d/x"), "ENOENT");
+	} else {
+		assert_int_equal(m->hdr.len, 2);
+		assert_memory_equal(m->body, "x", 2);
+		m = tc_read(g, 0, "d/x");
+		TC_OK(m);
+		assert_int_equal(m->hdr.len, 1);
+		assert_memory_equal(m->body, "1", 1);
+	}
+	/* the tree is whole: the guest can remove what it sees */
+	TC_OK(tc_write(g, 0, "d/x", "2"));
+	m = tc_call(g, XS_DIRECTORY, 0, "d", NULL);
+	assert_int_equal(m->hdr.len, 2);
+	TC_OK(tc_rm(g, 0, "d"));
+	TC_OK(tc_write(g, 0, "d/x", "3"));
+
+	assert_int_equal(store_domain_release(s, 5), 0);
+	assert_int_equal(store_read(s, "/local/domain/5", &val, NULL), -ENOENT);
+	m = tc_call(d0, XS_DIRECTORY, 0, "/local/domain", NULL);
+	TC_OK(m);
+	assert_int_equal(m->hdr.len, 0);
+	tc_close(g);
+	tc_close(d0);
+}
+
+/*
+ * The same when the room runs out part-way through the children: with a
+ * bound of 16, the home and 12 missing paths recorded, RM d/x records d/x
+ * and could delete two of its six children before the third could not be
+ * recorded.  The RM must delete none, and a commit keep all six.
+ */
+static void test_rm_out_of_room_in_children(void **state)
+{
+	struct store_config cfg;
+	struct store *s;
+	struct tclient *g;
+	char path[32];
+	struct tmsg *m;
+	uint32_t t;
+	int i;
+
+	(void)state;
+	store_config_default(&cfg);
+	cfg.txn_nodes_max = 16;
+	s = store_create(&cfg);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	for (i = 0; i < 6; i++) {
+		snprintf(path, sizeof(path), "d/x/c%d", i);
+		TC_OK(tc_write(g, 0, path, "v"));
+	}
+	t = tc_txn_start(g);
+	for (i = 0; i < 12; i++) {
+		snprintf(path, sizeof(path), "m%d", i);
+		TC_ERR(tc_read(g, t, path), "ENOENT");
+	}
+	TC_ERR(tc_rm(g, t, "d/x"), "ENOSPC");
+	/* inside the transaction too, nothing is gone */
+	m = tc_call(g, XS_DIRECTORY, t, "d/x", NULL);
+	TC_OK(m);
+	assert_int_equal(m->hdr.len, 6 * 3);
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "T", NULL));
+	m = tc_call(g, XS_DIRECTORY, 0, "d/x", NULL);
+	assert_int_equal(m->hdr.len, 6 * 3);
+	for (i = 0; i < 6; i++) {
+		snprintf(path, sizeof(path), "d/x/c%d", i);
+		TC_OK(tc_read(g, 0, path));
+	}
+	/* with room, the same RM removes the subtree whole */
+	t = tc_txn_start(g);
+	TC_OK(tc_rm(g, t, "d/x"));
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "T", NULL));
+	TC_ERR(tc_read(g, 0, "d/x"), "ENOENT");
+	m = tc_call(g, XS_DIRECTORY, 0, "d", NULL);
+	assert_int_equal(m->hdr.len, 0);
+	tc_close(g);
+	store_destroy(s);
+}
+
+/*
+ * A transaction in which an operation failed after changing the overlay
+ * may only be aborted: "T" answers the operation's error and commits
+ * nothing.  (No request can fail that way today - each either completes
+ * or changes nothing - so the failure is marked by hand.)
+ */
+static void test_failed_txn_never_commits(void **state)
+{
+	struct store *s = *state;
+	struct tclient *g = tc_open(s, 5);
+	uint32_t t = tc_txn_start(g);
+	struct store_txn *txn;
+
+	TC_OK(tc_write(g, t, "half", "1"));
+	txn = store_txn_lookup(g->c, t);
+	assert_non_null(txn);
+	store_txn_fail(txn, -ENOMEM);
+	TC_OK(tc_write(g, t, "other", "1")); /* later requests still run */
+	TC_ERR(tc_call(g, XS_TRANSACTION_END, t, "T", NULL), "ENOMEM");
+	TC_ERR(tc_read(g, 0, "half"), "ENOENT");
+	TC_ERR(tc_read(g, 0, "other"), "ENOENT");
+	TC_ERR(tc_call(g, XS_TRANSACTION_END, t, "F", NULL), "ENOENT"); /* gone */
+	/* "F" of a failed one is fine */
+	t = tc_txn_start(g);
+	TC_OK(tc_write(g, t, "half", "1"));
+	store_txn_fail(store_txn_lookup(g->c, t), -ENOMEM);
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "F", NULL));
+	tc_close(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +461,9 @@ int main(void)
 	    cmocka_unit_test(test_txn_create_room),
 	    cmocka_unit_test(test_quota_in_txn),
 	    cmocka_unit_test(test_commit_quota),
+	    cmocka_unit_test_setup_teardown(test_rm_out_of_room, setup, teardown),
+	    cmocka_unit_test(test_rm_out_of_room_in_children),
+	    cmocka_unit_test_setup_teardown(test_failed_txn_never_commits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
