@@ -20,8 +20,10 @@
  * The store is xenstored's design on one thread.  The node database
  * (tree.c) is a hash table of records keyed by absolute path; each record
  * holds the value, the permission list and the NUL-separated names of its
- * children, exactly as xenstored keeps them in its TDB.  Every committed
- * change gives the record a fresh generation number from one counter.
+ * children, exactly as xenstored keeps them in its TDB.  Every change
+ * gives the record a fresh generation number from one counter (a
+ * transaction's copy gets one too, and another when it is committed), so
+ * equal generations mean the same version of a record (XS_DIRECTORY_PART).
  *
  * A transaction (txn.c) is an overlay of records keyed by path: records it
  * changed (copies, or "deleted") and the generation it first saw of every
@@ -54,7 +56,7 @@ struct store_node {
 	uint32_t childlen; /* bytes in @children */
 	struct store_perm *perms;
 	uint32_t nperms; /* >= 1; perms[0] is the owner */
-	uint64_t gen;	 /* generation of the last committed change */
+	uint64_t gen;	 /* generation of the last change (see above) */
 	UT_hash_handle hh;
 };
 

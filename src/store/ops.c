@@ -101,7 +101,82 @@ static int do_directory(struct store_conn *c, struct req *r)
 
 	if (e)
 		return e;
+	/* over a payload: E2BIG, and libxenstore goes on with DIRECTORY_PART */
 	return reply(c, r, node->children, node->childlen);
+}
+
+/* A strict decimal offset: xenstored's atoi() would take garbage as 0. */
+static int parse_offset(const char *s, uint32_t *out)
+{
+	size_t n = strlen(s);
+	uint64_t v = 0;
+
+	/* 10 digits hold any uint32_t; libxenstore sends at most 7 */
+	if (n == 0 || n > 10 || strspn(s, "0123456789") != n)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * XS_DIRECTORY_PART "<path>\0<offset>\0", for child lists longer than a
+ * payload (libxenstore's xs_directory() falls back to it on E2BIG), as
+ * xenstored answers it: "<generation>\0", then the whole names from byte
+ * <offset> of the child list that fit in the payload, and an empty name
+ * ("\0") once the list is complete; an offset at or past the end gets the
+ * empty name alone.  An offset inside a name is not refused: a client
+ * whose list changed between parts may send one, and the new generation
+ * tells it to start again.  The generation is the record's (tree.c,
+ * txn.c): it changes whenever the list does, inside a transaction too.
+ * Permissions as XS_DIRECTORY.
+ */
+static int do_directory_part(struct store_conn *c, struct req *r)
+{
+	char path[XENSTORE_ABS_PATH_MAX + 1];
+	char out[XENSTORE_PAYLOAD_MAX];
+	const struct store_node *node;
+	size_t glen, len = 0;
+	uint32_t off;
+	int e;
+
+	if (count_strings(r) != 2 || r->body[r->len - 1] != '\0')
+		return -EINVAL;
+	e = parse_offset(r->body + strlen(r->body) + 1, &off);
+	if (e)
+		return e;
+	e = node_path(c, r->body, path);
+	if (e)
+		return e;
+	e = store_op_read(c->s, &r->actor, path, &node);
+	if (e)
+		return e;
+	glen = (size_t)snprintf(out, sizeof(out), "%llu", (unsigned long long)node->gen) + 1;
+	if (off < node->childlen) {
+		const char *list = node->children + off;
+		size_t left = node->childlen - off;
+		/* one byte stays free for the empty name that ends the list */
+		size_t room = sizeof(out) - glen - 1;
+
+		while (len < left) {
+			size_t n = strnlen(list + len, left - len) + 1;
+
+			if (len + n > room)
+				break;
+			len += n;
+		}
+		/* a name is shorter than a path: the first always fits */
+		if (len == 0)
+			return -E2BIG;
+		memcpy(out + glen, list, len);
+		if (len < left)
+			return reply(c, r, out, glen + len);
+	}
+	out[glen + len] = '\0';
+	return reply(c, r, out, glen + len + 1);
 }
 
 static int do_get_perms(struct store_conn *c, struct req *r)
@@ -361,7 +436,8 @@ static const struct {
     [XS_RESUME] = {do_enosys, F_PRIV},
     [XS_SET_TARGET] = {do_enosys, F_PRIV},
     [XS_RESET_WATCHES] = {do_reset_watches, 0},
-    /* DIRECTORY_PART, WATCH_EVENT, ERROR and unknown types: ENOSYS */
+    [XS_DIRECTORY_PART] = {do_directory_part, 0},
+    /* WATCH_EVENT, ERROR and unknown types: ENOSYS */
 };
 
 /**

@@ -23,6 +23,11 @@
  * events queued while it ran.  "F", closing the connection and releasing
  * the domain just free the overlay.
  *
+ * A record put in the overlay gets a generation from the store's counter
+ * too, though commit ignores it (it compares @seen_gen): XS_DIRECTORY_PART
+ * shows a client the generation of the list it reads in parts, and a list
+ * the transaction changed must then change its generation as well.
+ *
  * An operation that fails after changing the overlay (none should: see
  * tree.c) marks the transaction failed: "T" then answers that error and
  * applies nothing, as xenstored refuses a failed transaction.
@@ -176,7 +181,7 @@ int store_txn_find(struct store *s, struct store_txn *t, const char *name,
  *
  * Not bounded by store_txn_room(): callers record every path they put
  * before the first put (tree.c), so a put finds its path recorded and
- * cannot fail.
+ * cannot fail.  @n gets a fresh generation (see the Theory of Operation).
  *
  * Return: 0 or -ENOMEM (a path not recorded)
  */
@@ -197,6 +202,8 @@ int store_txn_put(struct store *s, struct store_txn *t, const char *name, struct
 	}
 	if (e->modified)
 		store_node_free(e->node);
+	if (n)
+		n->gen = ++s->gen;
 	e->node = n;
 	e->modified = true;
 	t->changes++;

@@ -61,6 +61,29 @@ long=$(head -c 5000 /dev/zero | tr '\0' x)
 check_fails "oversized value is refused, store survives" $T xenstore-write /test/big "$long"
 check "store still answers" [ "$($T xenstore-read /test/a)" = hello ]
 
+# A child list longer than one payload (500 names of 20 characters, 10500 bytes):
+# DIRECTORY answers E2BIG and libxenstore reads it with DIRECTORY_PART.
+big_args=()
+for ((i = 0; i < 500; i++)); do
+	big_args+=("/big/$(printf 'child-name-%09d' "$i")" "v$i")
+done
+check "xenstore-write 500 children" $T xenstore-write "${big_args[@]}"
+big_want=$(for ((i = 0; i < 500; i++)); do printf 'child-name-%09d\n' "$i"; done)
+big_list=$($T xenstore-list /big)
+check "xenstore-list of 500 children (past one payload) exits 0" [ $? -eq 0 ]
+check "... and lists all 500, in order" [ "$big_list" = "$big_want" ]
+big_ls=$($T xenstore-ls /big)
+check "xenstore-ls of them exits 0" [ $? -eq 0 ]
+check "... and shows all 500 with their values" \
+	[ "$(grep -cE '^child-name-[0-9]{9} = "v[0-9]+"$' <<<"$big_ls")" -eq 500 ]
+check "... the last one too" grep -qx 'child-name-000000499 = "v499"' <<<"$big_ls"
+$T xenstore-write /after-big x
+all_ls=$($T xenstore-ls /)
+check "xenstore-ls / exits 0" [ $? -eq 0 ]
+check "... and goes on past the big node" grep -qx 'after-big = "x"' <<<"$all_ls"
+check "... with the 500 in it" [ "$(grep -cE '^ child-name-[0-9]{9} = ' <<<"$all_ls")" -eq 500 ]
+check "xenstore-rm of them" $T xenstore-rm /big /after-big
+
 check "pvnet status talks to pvnetd" $T "$PVNET" -d "$run" status
 check "pvnet status --json is JSON" bash -c "$T '$PVNET' -d '$run' status --json | python3 -m json.tool >/dev/null"
 

@@ -160,7 +160,6 @@ static void test_privileged_and_unknown(void **state)
 	assert_string_equal(m->body, "T");
 	m = tc_call(d0, XS_IS_DOMAIN_INTRODUCED, 0, "6", NULL);
 	assert_string_equal(m->body, "F");
-	TC_ERR(tc_call(g, XS_DIRECTORY_PART, 0, "/", "0", NULL), "ENOSYS");
 	TC_ERR(tc_call(g, XS_WATCH_EVENT, 0, "/", "0", NULL), "ENOSYS");
 	TC_ERR(tc_call(g, XS_ERROR, 0, "x", NULL), "ENOSYS");
 	TC_ERR(tc_call(g, XS_TYPE_COUNT, 0, "x", NULL), "ENOSYS");
@@ -253,6 +252,200 @@ static void test_domain_introduce_release(void **state)
 	assert_int_equal(store_domain_introduce(s, 5), 0);
 }
 
+/* One XS_DIRECTORY_PART: @off as sent, and its reply. */
+static struct tmsg *dir_part(struct tclient *tc, uint32_t tx, const char *path, const char *off)
+{
+	return tc_call(tc, XS_DIRECTORY_PART, tx, path, off, NULL);
+}
+
+/* The generation a DIRECTORY_PART reply starts with: decimal digits, then NUL. */
+static const char *part_gen(const struct tmsg *m)
+{
+	size_t n = strlen(m->body);
+
+	assert_int_equal(m->hdr.type, XS_DIRECTORY_PART);
+	assert_true(n > 0 && n < m->hdr.len);
+	assert_int_equal(strspn(m->body, "0123456789"), n);
+	return m->body;
+}
+
+/*
+ * Read @path's whole child list part by part, as libxenstore's
+ * xs_directory() does after E2BIG; @list gets the names (each with its
+ * NUL), @gen the generation.  Return: the number of parts.
+ */
+static int read_parts(struct tclient *tc, uint32_t tx, const char *path, char *list, size_t size,
+		      size_t *len, char *gen)
+{
+	char off[16];
+	int parts = 0;
+
+	*len = 0;
+	for (;;) {
+		struct tmsg *m;
+		size_t glen, n;
+
+		snprintf(off, sizeof(off), "%zu", *len);
+		m = dir_part(tc, tx, path, off);
+		TC_OK(m);
+		assert_true(m->hdr.len <= XENSTORE_PAYLOAD_MAX);
+		glen = strlen(part_gen(m)) + 1;
+		if (parts == 0)
+			strcpy(gen, m->body);
+		else
+			assert_string_equal(m->body, gen); /* nothing changed meanwhile */
+		parts++;
+		n = m->hdr.len - glen;
+		assert_true(n > 0);
+		/* every part is whole names */
+		assert_int_equal(m->body[m->hdr.len - 1], '\0');
+		assert_true(*len + n <= size);
+		memcpy(list + *len, m->body + glen, n);
+		*len += n;
+		/* the last part ends with an empty name */
+		if (n == 1 || (n >= 2 && m->body[m->hdr.len - 2] == '\0'))
+			break;
+	}
+	(*len)--; /* the empty name */
+	return parts;
+}
+
+/*
+ * XS_DIRECTORY_PART (review finding 2), as xenstored answers it: request
+ * "<path>\0<offset>\0", reply "<generation>\0" and the whole names from
+ * byte <offset> of the child list that fit, with an empty name after the
+ * last one; an offset at or past the end gets the empty name alone.
+ */
+static void test_directory_part(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0);
+	struct tclient *g = tc_open(s, 5);
+	static char want[16384], got[16384];
+	char path[80], gen[32], gen2[32], off[32];
+	size_t wlen = 0, glen;
+	struct tmsg *m;
+	int i, parts;
+
+	for (i = 0; i < 200; i++) {
+		int n = snprintf(path, sizeof(path), "/big/child-with-a-long-name-%04d", i);
+
+		assert_int_equal(store_mkdir(s, path), 0);
+		memcpy(want + wlen, path + 5, (size_t)n - 5 + 1);
+		wlen += (size_t)n - 5 + 1;
+	}
+	TC_ERR(tc_call(d0, XS_DIRECTORY, 0, "/big", NULL), "E2BIG");
+	parts = read_parts(d0, 0, "/big", got, sizeof(got), &glen, gen);
+	assert_int_equal(parts, 2); /* 6600 bytes of names */
+	assert_int_equal(glen, wlen);
+	assert_memory_equal(got, want, wlen);
+	/* the first part is as full as whole names allow */
+	m = dir_part(d0, 0, "/big", "0");
+	assert_true(m->hdr.len + 33 >= XENSTORE_PAYLOAD_MAX); /* 33: a name and its NUL */
+	assert_int_not_equal(m->body[m->hdr.len - 2], '\0');
+
+	/* at the end, or past it: the empty name alone */
+	for (i = 0; i < 3; i++) {
+		snprintf(off, sizeof(off), "%zu", wlen + (size_t)(i == 2 ? 1000000 : i));
+		m = dir_part(d0, 0, "/big", off);
+		TC_OK(m);
+		assert_string_equal(part_gen(m), gen);
+		assert_int_equal(m->hdr.len, strlen(gen) + 2);
+		assert_int_equal(m->body[m->hdr.len - 1], '\0');
+	}
+	/* an offset inside a name gives the rest of the list from there, as xenstored */
+	m = dir_part(d0, 0, "/big", "1");
+	TC_OK(m);
+	assert_string_equal(m->body + strlen(part_gen(m)) + 1, "hild-with-a-long-name-0000");
+
+	/* a small list: one part with its end */
+	assert_int_equal(store_mkdir(s, "/small/a"), 0);
+	assert_int_equal(store_mkdir(s, "/small/bc"), 0);
+	m = dir_part(d0, 0, "/small", "0");
+	glen = strlen(part_gen(m)) + 1;
+	assert_int_equal(m->hdr.len, glen + 6);
+	assert_memory_equal(m->body + glen, "a\0bc\0", 6);
+
+	/* the generation changes with the children, and only then */
+	m = dir_part(d0, 0, "/big", "0");
+	assert_string_equal(part_gen(m), gen);
+	assert_int_equal(store_mkdir(s, "/big/one-more"), 0);
+	m = dir_part(d0, 0, "/big", "0");
+	assert_string_not_equal(part_gen(m), gen);
+	strcpy(gen2, m->body);
+	assert_int_equal(store_rm(s, "/big/one-more"), 0);
+	m = dir_part(d0, 0, "/big", "0");
+	assert_string_not_equal(part_gen(m), gen2);
+	assert_string_not_equal(m->body, gen);
+
+	/* bad requests */
+	static const char *const bad[] = {"",	"x",  "-1",   "+1",
+					  " 1", "1x", "0x10", "99999999999999999999"};
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++)
+		TC_ERR(dir_part(d0, 0, "/big", bad[i]), "EINVAL");
+	TC_ERR(tc_call(d0, XS_DIRECTORY_PART, 0, "/big", NULL), "EINVAL");
+	TC_ERR(tc_call(d0, XS_DIRECTORY_PART, 0, "/big", "0", "0", NULL), "EINVAL");
+	assert_int_equal(tc_send(d0, XS_DIRECTORY_PART, 9, 0,
+				 "/big\0"
+				 "0",
+				 6),
+			 0);
+	TC_ERR(tc_reply(d0), "EINVAL"); /* the offset is not terminated */
+	TC_ERR(dir_part(d0, 0, "@releaseDomain", "0"), "EINVAL");
+	TC_ERR(dir_part(d0, 0, "/nothing", "0"), "ENOENT");
+
+	/* permissions as XS_DIRECTORY: the guest may not read /big, may its home */
+	TC_ERR(tc_call(g, XS_DIRECTORY, 0, "/big", NULL), "EACCES");
+	TC_ERR(dir_part(g, 0, "/big", "0"), "EACCES");
+	TC_OK(tc_write(g, 0, "k", "v"));
+	m = dir_part(g, 0, "", "0");
+	TC_ERR(m, "EINVAL"); /* "" is no path */
+	m = dir_part(g, 0, "/local/domain/5", "0");
+	glen = strlen(part_gen(m)) + 1;
+	assert_int_equal(m->hdr.len, glen + 3);
+	assert_memory_equal(m->body + glen, "k\0", 3);
+	tc_close(g);
+	tc_close(d0);
+}
+
+/*
+ * Inside a transaction, DIRECTORY_PART sees the transaction's children,
+ * and the generation of a list the transaction changed still tells each
+ * version apart: a client reading parts learns of its own changes too.
+ */
+static void test_directory_part_txn(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0);
+	static char got[16384];
+	char path[80], gen[32], gen_t[32], gen_t2[32];
+	size_t glen;
+	uint32_t t;
+	int i;
+
+	for (i = 0; i < 150; i++) {
+		snprintf(path, sizeof(path), "/big/child-with-a-long-name-%04d", i);
+		assert_int_equal(store_mkdir(s, path), 0);
+	}
+	read_parts(d0, 0, "/big", got, sizeof(got), &glen, gen);
+	t = tc_txn_start(d0);
+	read_parts(d0, t, "/big", got, sizeof(got), &glen, gen_t);
+	assert_string_equal(gen_t, gen); /* unchanged: the committed list */
+	TC_OK(tc_mkdir(d0, t, "/big/in-txn"));
+	read_parts(d0, t, "/big", got, sizeof(got), &glen, gen_t);
+	assert_string_not_equal(gen_t, gen);
+	assert_memory_equal(got + glen - sizeof("in-txn"), "in-txn", sizeof("in-txn"));
+	/* outside, the committed list is unchanged */
+	read_parts(d0, 0, "/big", got, sizeof(got), &glen, gen_t2);
+	assert_string_equal(gen_t2, gen);
+	TC_OK(tc_rm(d0, t, "/big/in-txn"));
+	read_parts(d0, t, "/big", got, sizeof(got), &glen, gen_t2);
+	assert_string_not_equal(gen_t2, gen_t);
+	assert_string_not_equal(gen_t2, gen);
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "F", NULL));
+	tc_close(d0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +458,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_privileged_and_unknown, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_in_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_domain_introduce_release, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_directory_part, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_directory_part_txn, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
