@@ -603,7 +603,11 @@ int pvnet_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
  * @n: how many frames
  *
  * Each frame's length is the sum of its fragments' len.  Frames not
- * queued (ring full) still belong to the application.
+ * queued (ring full) still belong to the application.  A malformed frame
+ * (a NULL entry of @bufs is one) or one that needs what the backend did
+ * not negotiate stops the call there: the frames before it are queued and
+ * counted, it and those after it are not and still belong to the
+ * application.
  *
  * Return: the number of frames queued, -EINVAL if the first one is
  * malformed, -EOPNOTSUPP if it needs what the backend did not negotiate

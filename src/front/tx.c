@@ -315,13 +315,15 @@ static bool app_buf_ok(const struct front_queue *q, const struct pvnet_buf *b)
 	return data >= page && data - page + b->len <= FRAG_MAX && b->len > 0;
 }
 
-/* Fragments of an application frame; return their count or -EINVAL. */
+/* Fragments of an application frame (NULL: none, malformed); return their count or -EINVAL. */
 static int buf2frags(const struct front_queue *q, struct pvnet_buf *head,
 		     struct front_tx_frag *frags, uint32_t *len)
 {
 	unsigned int nf = 0;
 
 	*len = 0;
+	if (!head)
+		return -EINVAL;
 	for (struct pvnet_buf *b = head; b; b = b->next) {
 		/* Also stops a chain the application looped back on itself. */
 		if (nf == XEN_NETIF_NR_SLOTS_MIN || !app_buf_ok(q, b))

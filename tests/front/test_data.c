@@ -468,6 +468,48 @@ static void test_zero_copy(void **state)
 	ctx_fini(&c);
 }
 
+/*
+ * A NULL entry in bufs[] is a malformed frame: refused with -EINVAL when it
+ * comes first, else the call stops there and counts the frames before it
+ * (pvnet_tx_submit() used to dereference it).
+ */
+static void test_zero_copy_null_entry(void **state)
+{
+	static struct be_frame f;
+	struct pvnet_buf *bufs[3];
+	RING_IDX prod;
+	struct ctx c;
+
+	ctx_init(&c, 32, 64);
+	prod = c.be.tx.sring->req_prod;
+	bufs[0] = NULL;
+	assert_int_equal(pvnet_tx_submit(c.vif, 0, bufs, 1), -EINVAL);
+	assert_int_equal(c.be.tx.sring->req_prod, prod);
+
+	/* {valid, NULL, valid}: one frame goes, the third stays the application's. */
+	assert_int_equal(pvnet_tx_alloc(c.vif, 0, bufs, 1), 1);
+	assert_int_equal(pvnet_tx_alloc(c.vif, 0, &bufs[2], 1), 1);
+	fill(bufs[0]->data, 100, 1);
+	bufs[0]->len = 100;
+	bufs[1] = NULL;
+	fill(bufs[2]->data, 200, 2);
+	bufs[2]->len = 200;
+	assert_int_equal(pvnet_tx_submit(c.vif, 0, bufs, 3), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	assert_int_equal(f.len, 100);
+	assert_false(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	be_tx_push(&c.be);
+	bufs[0] = bufs[2];
+	bufs[1] = NULL;
+	assert_int_equal(pvnet_tx_submit(c.vif, 0, bufs, 2), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	assert_int_equal(f.len, 200);
+	be_tx_push(&c.be);
+	assert_null(pvnet_vif_error(c.vif));
+	assert_int_equal(stat(c.vif, "tx_packets"), 2);
+	ctx_fini(&c);
+}
+
 /* ---- hostile backends: the vif breaks with a reason, nothing crashes ---- */
 
 static void expect_broken(struct ctx *c, int rc, const char *text)
@@ -640,6 +682,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_rx_burst_wrap_and_refill),
 	    cmocka_unit_test(test_zero_copy),
 	    cmocka_unit_test(test_zero_copy_out_of_buffers_wakes),
+	    cmocka_unit_test(test_zero_copy_null_entry),
 	    cmocka_unit_test(test_wait_arms_late),
 	    cmocka_unit_test(test_hostile_tx),
 	    cmocka_unit_test(test_hostile_rx),
