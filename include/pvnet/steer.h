@@ -66,13 +66,21 @@ bool pvnet_vif_has_ctrl_ring(const struct pvnet_vif *vif);
  *
  * For tools and tests; the calls below are built on it.
  *
- * A call that times out leaves its request on the ring: the backend's
- * late answer is dropped by a later call (requests are answered in order).
+ * A call that times out leaves its request on the ring.  Responses are
+ * matched to requests by id, in whatever order the backend gives them
+ * (netif.h does not promise request order): the late answer to a request
+ * whose call gave up is consumed and dropped by a later call.  A request
+ * that names the data page (pvnet_vif_ctrl_page_ref()'s grant as the page
+ * of SET_HASH_KEY, SET_HASH_MAPPING or ADD/DEL_GREF_MAPPING) holds the page
+ * until it is answered, timed out or not: netif.h requires the page to
+ * stay as it is until then.
  *
  * Return: the response status (XEN_NETIF_CTRL_STATUS_*, >= 0), or
  * -EOPNOTSUPP (no control ring), -ETIMEDOUT, -EBUSY (a ring's worth of
- * requests unanswered), -EIO (the backend answered out of order or more
- * than was asked: the vif is then broken), -ENOTCONN
+ * requests unanswered, or the request names the data page while an earlier
+ * request naming it is unanswered), -EIO (the backend answered an id never
+ * asked for, answered one twice, or answered more than was asked: the vif
+ * is then broken), -ENOTCONN
  */
 int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_t data1,
 		   uint32_t data2, uint32_t *out);
@@ -83,9 +91,15 @@ int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_
  * @page: receives the page (4096 bytes, granted read-only to the backend)
  *
  * What pvnet_vif_set_hash_key() and _mapping() fill before their request;
- * pvnet_vif_ctrl() callers may fill it too.
+ * pvnet_vif_ctrl() callers may fill it too, after this call succeeded and
+ * before their request.  While a request naming the page is unanswered
+ * (its call timed out) the page is the backend's to read and is not given
+ * out: answers already on the ring are taken first, so -EBUSY lasts until
+ * the backend answers that request.
  *
- * Return: the grant reference, or -EOPNOTSUPP without a control ring
+ * Return: the grant reference, -EOPNOTSUPP without a control ring, -EBUSY
+ * (a request naming the page is unanswered; -ENOTCONN or -EIO instead
+ * when the vif is down)
  */
 int64_t pvnet_vif_ctrl_page_ref(struct pvnet_vif *vif, void **page);
 
@@ -123,7 +137,10 @@ int pvnet_vif_set_hash_flags(struct pvnet_vif *vif, uint32_t flags);
  * @key: the key
  * @len: its length, at most PVNET_HASH_KEY_MAX (shorter keys are zero-padded)
  *
- * Return: 0 or -errno
+ * The key goes in the data page (pvnet_vif_ctrl_page_ref()).
+ *
+ * Return: 0 or -errno; -EBUSY while an earlier key or mapping request
+ * that timed out is unanswered (the page is not written then)
  */
 int pvnet_vif_set_hash_key(struct pvnet_vif *vif, const uint8_t *key, uint32_t len);
 
@@ -143,9 +160,11 @@ int pvnet_vif_get_hash_mapping_size(struct pvnet_vif *vif, uint32_t *size);
  *	h goes to queue table[h % n]
  * @n: entries, 0..pvnet_vif_get_hash_mapping_size(); 0 means h % queues
  *
- * Sends SET_HASH_MAPPING_SIZE then one SET_HASH_MAPPING of the whole table.
+ * Sends SET_HASH_MAPPING_SIZE then one SET_HASH_MAPPING of the whole table,
+ * passed in the data page (pvnet_vif_ctrl_page_ref()).
  *
- * Return: 0 or -errno
+ * Return: 0 or -errno; -EBUSY (nothing sent) when @n > 0 while an
+ * earlier key or mapping request that timed out is unanswered
  */
 int pvnet_vif_set_hash_mapping(struct pvnet_vif *vif, const uint32_t *table, uint32_t n);
 

@@ -23,11 +23,36 @@
  * as the queues' keys (reference §2).  Both pages stay granted until the
  * vif is torn down, like every other page of the vif.
  *
- * Requests are synchronous: one on the ring at a time, pushed with the
- * notify check, then the response is awaited (poll on the channel, bounded
- * by timeout_ms; rsp_event re-armed before each sleep).  The response is
- * copied once; its id must be the request's, else the backend is broken.
- * These are control calls: the caller serialises them (pvnet.h).
+ * Calls are synchronous: each pushes one request with the notify check,
+ * then awaits its response (poll on the channel, bounded by timeout_ms;
+ * rsp_event re-armed before each sleep).  A call that gives up
+ * (-ETIMEDOUT) leaves its request on the ring, so several may be
+ * unanswered, and netif.h lets the backend answer them in any order
+ * ("there is no requirement that responses are issued in the same order
+ * as requests").  Responses are therefore matched by id:
+ *
+ *   pending[id % ring size]   one entry per unanswered request; a new
+ *                             request takes an id whose entry is free
+ *                             (one is: the ring is not full)
+ *   answer to the call        returned to it
+ *   answer to an abandoned    consumed and dropped, by whichever call
+ *   request                   finds it first; its entry is freed
+ *   id not pending            never asked for, or answered twice: the
+ *                             backend is broken (so is a response
+ *                             producer beyond our requests)
+ *
+ * Each response is copied once and only the copy is used.
+ *
+ * The data page: netif.h says the grant a SET_HASH_KEY or SET_HASH_MAPPING
+ * names "must remain valid until the response has been processed", and
+ * the backend reads the page when it processes the request, which may be
+ * after the call gave up.  So while a request naming the page is
+ * unanswered (page_busy) nothing writes it again: the calls that would
+ * (pvnet_vif_ctrl_page_ref() and the key and mapping calls built on it, a
+ * raw pvnet_vif_ctrl() naming the page) return -EBUSY until its answer
+ * is taken.
+ *
+ * These are control calls: the caller serialises them (steer.h).
  */
 
 /* The status codes of the control ring as errno values. */
@@ -44,6 +69,9 @@ static int status2errno(uint32_t st)
 		return -EINVAL;
 	}
 }
+
+/* Ids wrap at 65536; the table must index them the same way across the wrap. */
+_Static_assert(65536 % FRONT_CTRL_RING_SIZE == 0, "ctrl ring size divides the id space");
 
 _Static_assert(PVNET_HASH_ALG_TOEPLITZ == XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ &&
 		   PVNET_HASH_IPV4 == XEN_NETIF_CTRL_HASH_TYPE_IPV4 &&
@@ -108,14 +136,6 @@ bool pvnet_vif_has_ctrl_ring(const struct pvnet_vif *vif)
 	return vif->ctrl.active;
 }
 
-int64_t pvnet_vif_ctrl_page_ref(struct pvnet_vif *vif, void **page)
-{
-	if (!vif->ctrl.active)
-		return -EOPNOTSUPP;
-	*page = pvnet_domain_page(vif->dom, vif->ctrl.data_frame);
-	return vif->ctrl.data_ref;
-}
-
 static int64_t ms_now(void)
 {
 	struct timespec ts;
@@ -125,23 +145,28 @@ static int64_t ms_now(void)
 }
 
 /*
- * Take one response (one is there: rsp_prod was checked).  Requests are
- * answered in order, so it must be for the oldest request not answered
- * yet; that may be one whose call gave up waiting (-ETIMEDOUT) and whose
- * answer came late.  Returns 0, or -EIO (the vif is broken) for anything
- * else.
+ * Take one response (one is there: rsp_prod was checked).  Its id must be
+ * pending: the request of the call waiting, or one whose call gave up
+ * (-ETIMEDOUT) and whose answer came late, in any order.  Returns 0 with
+ * the request's entry freed, or -EIO (the vif is broken) for an id never
+ * asked for or answered already.
  */
 static int take_response(struct pvnet_vif *vif, struct xen_netif_ctrl_response *rsp)
 {
 	struct front_ctrl *c = &vif->ctrl;
+	struct front_ctrl_req *p;
 
 	RING_COPY_RESPONSE(&c->ring, c->ring.rsp_cons, rsp);
 	c->ring.rsp_cons++;
-	if (rsp->id != c->rsp_next) {
-		front_vif_broken(vif, "ctrl: response id %u, expected %u", rsp->id, c->rsp_next);
+	p = &c->pending[rsp->id % FRONT_CTRL_RING_SIZE];
+	if (!p->busy || p->id != rsp->id) {
+		front_vif_broken(vif, "ctrl: response id %u answers no pending request", rsp->id);
 		return -EIO;
 	}
-	c->rsp_next++;
+	p->busy = false;
+	if (p->page)
+		c->page_busy = false; /* at most one request names the page at a time */
+	p->page = false;
 	return 0;
 }
 
@@ -159,7 +184,7 @@ static int responses(struct pvnet_vif *vif, RING_IDX *prod)
 	return *prod != c->ring.rsp_cons;
 }
 
-/* Wait for the response to request @id, dropping late ones to earlier requests; 0, -ETIMEDOUT, -EIO. */
+/* Wait for the response to request @id, dropping answers to abandoned ones; 0, -ETIMEDOUT, -EIO. */
 static int wait_response(struct pvnet_vif *vif, uint16_t id, struct xen_netif_ctrl_response *rsp)
 {
 	struct front_ctrl *c = &vif->ctrl;
@@ -194,6 +219,62 @@ static int wait_response(struct pvnet_vif *vif, uint16_t id, struct xen_netif_ct
 	}
 }
 
+/* Take the answers that came while no call waited: all to abandoned requests; 0 or -EIO. */
+static int reap(struct pvnet_vif *vif)
+{
+	struct xen_netif_ctrl_response rsp;
+	RING_IDX prod;
+	int rc;
+
+	while ((rc = responses(vif, &prod)) > 0)
+		if (take_response(vif, &rsp) < 0)
+			return -EIO;
+	return rc;
+}
+
+/* Does a request of @type with @data name the grant @ref as a page the backend reads? */
+static bool names_page(uint16_t type, const uint32_t data[3], grant_ref_t ref)
+{
+	switch (type) {
+	case XEN_NETIF_CTRL_TYPE_SET_HASH_KEY:
+	case XEN_NETIF_CTRL_TYPE_SET_HASH_MAPPING:
+		return data[0] == ref;
+	case XEN_NETIF_CTRL_TYPE_ADD_GREF_MAPPING:
+	case XEN_NETIF_CTRL_TYPE_DEL_GREF_MAPPING:
+		return data[1] == ref;
+	default:
+		return false;
+	}
+}
+
+/* A free id for a new request (the ring is not full, so there is one), or -EBUSY. */
+static int new_id(struct front_ctrl *c)
+{
+	for (unsigned int i = 0; i < FRONT_CTRL_RING_SIZE; i++) {
+		uint16_t id = c->next_id++;
+
+		if (!c->pending[id % FRONT_CTRL_RING_SIZE].busy)
+			return id;
+	}
+	return -EBUSY; /* NEVER: an entry per unanswered request, fewer than a ring's worth */
+}
+
+int64_t pvnet_vif_ctrl_page_ref(struct pvnet_vif *vif, void **page)
+{
+	struct front_ctrl *c = &vif->ctrl;
+	int st = atomic_load_explicit(&vif->status, memory_order_acquire);
+
+	if (!c->active)
+		return -EOPNOTSUPP;
+	/* An answer already there frees the page now rather than at the next call. */
+	if (!st && reap(vif) < 0)
+		return -EIO;
+	if (c->page_busy)
+		return st ? st : -EBUSY;
+	*page = pvnet_domain_page(vif->dom, c->data_frame);
+	return c->data_ref;
+}
+
 int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_t data1,
 		   uint32_t data2, uint32_t *out)
 {
@@ -201,31 +282,35 @@ int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_
 	struct xen_netif_ctrl_response rsp = {0};
 	struct xen_netif_ctrl_request *req;
 	int st = atomic_load_explicit(&vif->status, memory_order_acquire);
-	RING_IDX prod;
-	uint16_t id;
-	int notify, rc;
+	const uint32_t data[3] = {data0, data1, data2};
+	bool page;
+	int id, notify, rc;
 
 	if (st)
 		return st;
 	if (!c->active)
 		return -EOPNOTSUPP;
 	/* Late answers to calls that gave up free their slots; a ring of unanswered requests is full. */
-	while ((rc = responses(vif, &prod)) > 0)
-		if (take_response(vif, &rsp) < 0)
-			return -EIO;
+	rc = reap(vif);
 	if (rc < 0)
 		return rc;
-	if (RING_FULL(&c->ring))
+	page = names_page(type, data, c->data_ref);
+	if (RING_FULL(&c->ring) || (page && c->page_busy))
 		return -EBUSY;
-	id = c->next_id++;
+	id = new_id(c);
+	if (id < 0)
+		return id;
+	c->pending[id % FRONT_CTRL_RING_SIZE] =
+	    (struct front_ctrl_req){.id = (uint16_t)id, .busy = true, .page = page};
+	c->page_busy |= page;
 	req = RING_GET_REQUEST(&c->ring, c->ring.req_prod_pvt);
-	*req =
-	    (struct xen_netif_ctrl_request){.id = id, .type = type, .data = {data0, data1, data2}};
+	*req = (struct xen_netif_ctrl_request){
+	    .id = (uint16_t)id, .type = type, .data = {data0, data1, data2}};
 	c->ring.req_prod_pvt++;
 	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&c->ring, notify);
 	if (notify)
 		pvnet_evtchn_notify(&c->ev);
-	rc = wait_response(vif, id, &rsp);
+	rc = wait_response(vif, (uint16_t)id, &rsp);
 	if (rc < 0)
 		return rc;
 	if (out)
@@ -278,12 +363,16 @@ int pvnet_vif_get_hash_mapping_size(struct pvnet_vif *vif, uint32_t *size)
 
 int pvnet_vif_set_hash_mapping(struct pvnet_vif *vif, const uint32_t *table, uint32_t n)
 {
-	void *page;
-	int64_t ref = pvnet_vif_ctrl_page_ref(vif, &page);
+	void *page = NULL;
+	int64_t ref = 0;
 	int rc;
 
-	if (ref < 0)
-		return (int)ref;
+	/* Before the size is sent: a busy page must leave the backend's table as it was. */
+	if (n) {
+		ref = pvnet_vif_ctrl_page_ref(vif, &page);
+		if (ref < 0)
+			return (int)ref;
+	}
 	if (n > PVNET_PAGE_SIZE / sizeof(uint32_t))
 		return -EINVAL;
 	rc = ctrl_call(vif, XEN_NETIF_CTRL_TYPE_SET_HASH_MAPPING_SIZE, n, 0, 0, NULL);

@@ -244,6 +244,21 @@ uint32_t front_steer_inflight(struct front_steer *st, uint32_t hash);
 
 /* ---- ctrl.c: the control ring ---- */
 
+/* Requests the control ring holds (one page): at most this many are unanswered. */
+#define FRONT_CTRL_RING_SIZE __CONST_RING_SIZE(xen_netif_ctrl, PVNET_PAGE_SIZE)
+
+/**
+ * struct front_ctrl_req - a request on the control ring, not answered yet
+ * @id: its id; it sits at index id % FRONT_CTRL_RING_SIZE of the table
+ * @busy: it is unanswered (the entry is in use)
+ * @page: it names the data page, which must stay as it is until the answer
+ */
+struct front_ctrl_req {
+	uint16_t id;
+	bool busy;
+	bool page;
+};
+
 /**
  * struct front_ctrl - the vif's control ring and its data page
  * @ring: the front ring (shared page written as ring.h says)
@@ -252,7 +267,11 @@ uint32_t front_steer_inflight(struct front_steer *st, uint32_t hash);
  * @data_frame: the page keys and tables are passed in
  * @data_ref: its grant (read-only)
  * @ev: the event channel (event-channel-ctrl)
- * @next_id: id of the next request
+ * @next_id: where the search for the next request's id starts
+ * @pending: the unanswered requests, by id % FRONT_CTRL_RING_SIZE: one
+ *	per request between rsp_cons and req_prod_pvt, so an entry is
+ *	always free when the ring is not full
+ * @page_busy: an unanswered request names the data page
  * @active: both grants and the channel exist and the keys were written
  */
 struct front_ctrl {
@@ -261,8 +280,9 @@ struct front_ctrl {
 	grant_ref_t ring_ref, data_ref;
 	bool ring_granted, data_granted;
 	struct pvnet_evtchn ev;
-	uint16_t next_id;  /* id of the next request */
-	uint16_t rsp_next; /* id the next response must carry (requests are answered in order) */
+	uint16_t next_id;
+	struct front_ctrl_req pending[FRONT_CTRL_RING_SIZE];
+	bool page_busy;
 	bool active;
 };
 

@@ -404,53 +404,6 @@ static void test_domain_name(void **state)
 	pvnet_domain_destroy(b);
 }
 
-/* Answer the control ring's request of index @idx, as a correct (if slow) backend does. */
-static void ctrl_answer(xen_netif_ctrl_sring_t *s, RING_IDX idx)
-{
-	const struct xen_netif_ctrl_request *rq = &s->ring[idx % 128].req;
-
-	s->ring[idx % 128].rsp = (struct xen_netif_ctrl_response){
-	    .id = rq->id, .type = rq->type, .status = XEN_NETIF_CTRL_STATUS_SUCCESS};
-	__atomic_store_n(&s->rsp_prod, idx + 1, __ATOMIC_RELEASE);
-}
-
-/*
- * A control call that gives up (-ETIMEDOUT) leaves its request on the ring;
- * its answer, when it comes, is dropped by the next call, not taken for a
- * backend gone mad (the vif used to be broken for good).
- */
-static void test_ctrl_late_response(void **state)
-{
-	struct fake_be_opts opts = {0};
-	struct pvnet_pkt pkt = {0};
-	struct pvnet_vif *vif;
-	xen_netif_ctrl_sring_t *s;
-	char frame[60] = {0}, path[160];
-	uint32_t flags;
-	struct ctx c;
-	bool ro;
-
-	(void)state;
-	ctx_init(&c, 13, &opts);
-	snprintf(path, sizeof(path), "%s/feature-ctrl-ring", c.fb.be);
-	assert_true(xs_write(H.dom0, XBT_NULL, path, "1", 1));
-	c.cfg.ctrl_ring = true;
-	c.cfg.timeout_ms = 300;
-	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
-	s = h_grant_page(c.dom, (uint32_t)h_read_int(&H, "%s/ctrl-ring-ref", c.fb.fe), &ro);
-	assert_non_null(s);
-
-	assert_int_equal(pvnet_vif_get_hash_flags(vif, &flags), -ETIMEDOUT); /* request 0 */
-	ctrl_answer(s, 0);						     /* late */
-	assert_int_equal(pvnet_vif_get_hash_flags(vif, &flags), -ETIMEDOUT); /* request 1 */
-	assert_null(pvnet_vif_error(vif));
-	pkt.data = frame;
-	pkt.len = sizeof(frame);
-	assert_int_equal(pvnet_send(vif, 0, &pkt, 1), 1);
-	pvnet_vif_destroy(vif);
-	ctx_fini(&c);
-}
-
 /* The toolstack side writes the backend's "carrier" key (NULL: removes it). */
 static void set_carrier(struct ctx *c, const char *v)
 {
@@ -626,7 +579,6 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_no_device),
 	    cmocka_unit_test(test_backend_closes_then_reconnect),
 	    cmocka_unit_test(test_backend_carrier),
-	    cmocka_unit_test(test_ctrl_late_response),
 	    cmocka_unit_test(test_domain_name),
 	    cmocka_unit_test(test_pvnetd_not_answering),
 	    cmocka_unit_test(test_grant_in_use_is_abandoned),
