@@ -64,6 +64,23 @@ check "pvnetd logged the capture's start and stop" bash -c \
 	"grep -q 'capture of $VIF started (inout' '$RUN.log' &&
 	 grep -q 'capture of $VIF stopped: [1-9][0-9]* frames captured, 0 dropped' '$RUN.log'"
 
+# Stopped with frames still in its socket: a capture held still (SIGSTOP) while the
+# uplink pings, then stopped and let go at once, writes every frame pvnetd captured.
+F=$TAP_TMP/late.pcap
+cap_start PC "$F" "$VIF" -Q out || exit 1
+kill -STOP "$PC"
+timeout 10 ip netns exec "$U" ping -c 5 -i 0.05 -W 2 10.81.0.2 >/dev/null
+kill -TERM "$PC"
+kill -CONT "$PC"
+check "a capture stopped with frames queued exits 0" tap_stop "$PC"
+late_captured=$(sed -n "s/.*capture of $VIF stopped: \([0-9]*\) frames captured.*/\1/p" \
+	"$RUN.log" | tail -1)
+check "... writes every frame pvnetd captured ($late_captured)" \
+	grep -qx "$late_captured frames written" "$F.err"
+check "... all of them in the file, the 5 echo requests among them" bash -c \
+	"test \$(tcpdump -r '$F' 2>/dev/null | wc -l) = '$late_captured' &&
+	 test \$(tcpdump -n -r '$F' 2>/dev/null | grep -c 'echo request') -ge 5"
+
 # Only what the guest sent into the switch, cut at 60 bytes, stopping by itself at 4 frames.
 F=$TAP_TMP/in.pcap
 cap_start PC "$F" "$VIF" -Q in -s 60 -c 4 || exit 1

@@ -27,6 +27,8 @@
 #define CAP_DGRAM (sizeof(struct sw_capture_hdr) + SW_CAPTURE_SNAPMAX + SW_CAPTURE_ALIGN)
 /* How long pvnetd may take to answer (it answers in milliseconds). */
 #define CAP_CTL_TIMEOUT_MS 5000
+/* Reads of CAP_BATCH datagrams after the stop, at most: far more than a socket buffer holds. */
+#define CAP_STOP_DRAIN_MAX 4096
 
 static volatile sig_atomic_t stop_signal;
 
@@ -159,8 +161,13 @@ static int cap_start(struct cap *c, const char *port, const char *dir, uint32_t 
 	return 0;
 }
 
-/* Stop the capture and say what it did (as tcpdump does, on stderr). */
-static int cap_stop(struct cap *c, const char *port)
+/*
+ * Stop the capture, write what pvnetd captured before it stopped, and say
+ * what it did (as tcpdump does, on stderr).  pvnetd answers once no frame
+ * can be captured any more and closes its end: the frames still in the
+ * socket come before the end of file, and none is lost to the stop.
+ */
+static int cap_stop(struct cap *c, const char *port, uint8_t (*bufs)[CAP_DGRAM])
 {
 	json_t *req, *reply = NULL;
 	int rc;
@@ -176,6 +183,10 @@ static int cap_stop(struct cap *c, const char *port)
 		json_decref(reply);
 		return -1;
 	}
+	/* Bounded: a socket buffer's worth, then the end of file (or the count, or an error). */
+	for (unsigned int i = 0; c->dumper && i < CAP_STOP_DRAIN_MAX && cap_drain(c, bufs) == 1;
+	     i++)
+		;
 	fprintf(stderr, "%" PRIu64 " frames written\n%lld frames dropped by pvnetd\n", c->written,
 		(long long)json_integer_value(json_object_get(reply, "dropped")));
 	if (c->bad)
@@ -292,13 +303,13 @@ int capture_main(int argc, char **argv, const char *run_dir)
 						  PCAP_TSTAMP_PRECISION_NANO);
 	if (!pd) {
 		fprintf(stderr, "pvnet capture: libpcap: cannot open a capture handle\n");
-		cap_stop(&c, port);
+		cap_stop(&c, port, bufs);
 		goto out;
 	}
 	c.dumper = pcap_dump_open(pd, out);
 	if (!c.dumper) {
 		fprintf(stderr, "pvnet capture: %s\n", pcap_geterr(pd));
-		cap_stop(&c, port);
+		cap_stop(&c, port, bufs);
 		goto out;
 	}
 
@@ -342,7 +353,7 @@ int capture_main(int argc, char **argv, const char *run_dir)
 			break;
 		}
 	}
-	rc = cap_stop(&c, port) < 0 ? 1 : 0;
+	rc = cap_stop(&c, port, bufs) < 0 ? 1 : 0;
 out:
 	if (c.fd >= 0)
 		close(c.fd);
