@@ -7,13 +7,18 @@
  * Shared memory.  Each domain's grant table is an array of
  * grant_entry_v1_t in a memfd that the guest maps and writes at any time.
  * hv never trusts a field it has read twice: for each op it loads the
- * flags+domid word once (acquire) and the frame once into locals,
- * validates the locals, and then sets GTF_reading (and GTF_writing) with a
- * 32-bit compare-and-swap that expects exactly the flags+domid it
- * validated, as Xen's _set_status_v1() does.  If the guest changed the entry
- * in between, the CAS fails and the op starts over from a fresh read; after
+ * flags+domid word once (acquire) into a local, validates the local, and
+ * then sets GTF_reading (and GTF_writing) with a 32-bit compare-and-swap
+ * that expects exactly the flags+domid it validated, as Xen's
+ * _set_status_v1() does.  If the guest changed the entry in between, the
+ * CAS fails and the op starts over from a fresh read; after
  * HV_GRANT_RETRIES failed attempts the entry is "unstable" and the op fails
- * with GNTST_general_error.  Nothing has been pinned at that point.
+ * with GNTST_general_error.  Nothing has been pinned at that point.  Only
+ * with the bits set, when the guest can no longer end access, is the frame
+ * read (once) and checked, as Xen reads it: read before, it could be the
+ * frame of a grant the guest ended and made again with the same ref and
+ * flags, which the CAS cannot tell apart.  A bad frame clears the bits
+ * again (Xen's unlock_out_clear).
  *
  * hv-private state.  Per entry, struct hv_active (Xen's active entry) holds
  * the pin counts, the pinning domain and the frame snapshot taken at the
@@ -176,9 +181,8 @@ static int16_t hv_grant_pin(struct hv_domain *d, grant_ref_t ref, domid_t self, 
 	for (int tries = 0;; tries++) {
 		union hv_grant_combo cur, want;
 
-		/* One read of each shared field; only the locals are used below. */
+		/* One read of the shared word; only the local is used below. */
 		cur.raw = __atomic_load_n(hv_grant_word(e), __ATOMIC_ACQUIRE);
-		snap_frame = __atomic_load_n(&e->frame, __ATOMIC_RELAXED);
 
 		if ((cur.flags & GTF_type_mask) != GTF_permit_access) {
 			rc = GNTST_general_error;
@@ -188,13 +192,6 @@ static int16_t hv_grant_pin(struct hv_domain *d, grant_ref_t ref, domid_t self, 
 			rc = GNTST_permission_denied;
 			goto unlock;
 		}
-		if (pinned)
-			snap_frame = act->frame;
-		else if (snap_frame >= d->npages) {
-			rc = GNTST_bad_page;
-			goto unlock;
-		}
-
 		want = cur;
 		want.flags |= GTF_reading | (write ? GTF_writing : 0);
 		if (hv_gnttab_race_hook)
@@ -209,6 +206,22 @@ static int16_t hv_grant_pin(struct hv_domain *d, grant_ref_t ref, domid_t self, 
 	}
 
 	if (!pinned) {
+		/*
+		 * The frame is read only now, with the in-use bits set, as Xen
+		 * does: until then the guest may end access, reuse the page and
+		 * grant the same ref for another one with the same flags, which
+		 * the compare-and-swap cannot tell from no change at all.
+		 */
+		snap_frame = __atomic_load_n(&e->frame, __ATOMIC_ACQUIRE);
+		if (snap_frame >= d->npages) {
+			/* Nothing else pins it: the bits just set go again (Xen's unlock_out_clear). */
+			union hv_grant_combo mask = {.raw = UINT32_MAX};
+
+			mask.flags = (uint16_t) ~(GTF_reading | (write ? GTF_writing : 0));
+			__atomic_fetch_and(hv_grant_word(e), mask.raw, __ATOMIC_RELEASE);
+			rc = GNTST_bad_page;
+			goto unlock;
+		}
 		act->domid = self;
 		act->frame = snap_frame;
 	}

@@ -660,6 +660,71 @@ static void test_guest_rewrites_during_pin(void **state)
 	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), 0);
 }
 
+static struct guest *regrant_guest;
+static grant_ref_t regrant_ref;
+static uint32_t regrant_frame;
+
+/*
+ * A correct guest between hv's read of the entry and its CAS: it ends
+ * access (nothing is in use yet, so that succeeds), reuses the page and
+ * grants the same ref for another page with the same flags.
+ */
+static void hook_regrant(grant_entry_v1_t *e)
+{
+	(void)e;
+	if (hook_calls++)
+		return;
+	assert_int_equal(hv_gntshr_end_access(&regrant_guest->gs, regrant_ref), 0);
+	memcpy(regrant_guest->mem + 1 * HV_PAGE_SIZE, "the guest's again", 18);
+	assert_int_equal(
+	    hv_gntshr_grant_access(&regrant_guest->gs, regrant_ref, 0, regrant_frame, false), 0);
+}
+
+/* Map and copy use the frame the entry names once it is in use, never the ended grant's. */
+static void test_regrant_during_pin(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+	uint8_t in[4] = {1, 2, 3, 4};
+	xengnttab_grant_copy_segment_t seg = {.source.virt = in,
+					      .dest.foreign = {r, 8, f->g.domid},
+					      .len = 4,
+					      .flags = GNTCOPY_dest_gref};
+
+	regrant_guest = &f->g;
+	regrant_ref = r;
+	regrant_frame = 2;
+	hook_calls = 0;
+	hv_gnttab_race_hook = hook_regrant;
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
+	hv_gnttab_race_hook = NULL;
+	memcpy((void *)(uintptr_t)op.host_addr, "backend", 8);
+	assert_string_equal((char *)f->g.mem + 2 * HV_PAGE_SIZE, "backend");
+	assert_string_equal((char *)f->g.mem + HV_PAGE_SIZE, "the guest's again");
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+
+	/* a grant copy's destination the same way: the write lands in the new page */
+	regrant_frame = 3;
+	hook_calls = 0;
+	hv_gnttab_race_hook = hook_regrant;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 1, &seg), 0);
+	hv_gnttab_race_hook = NULL;
+	assert_int_equal(seg.status, GNTST_okay);
+	assert_memory_equal(f->g.mem + 3 * HV_PAGE_SIZE + 8, in, 4);
+	assert_memory_equal(f->g.mem + 2 * HV_PAGE_SIZE + 8, (uint8_t[4]){0}, 4);
+
+	/* re-granted for a frame past the domain's memory: refused, the in-use bits cleared */
+	regrant_frame = 1000000;
+	hook_calls = 0;
+	hv_gnttab_race_hook = hook_regrant;
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_bad_page);
+	hv_gnttab_race_hook = NULL;
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+	assert_int_equal(maps_in_use(f), 0);
+	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), 0);
+}
+
 /* The guest rewrites a mapped entry: the mapping keeps its frame, new maps are checked. */
 static void test_guest_rewrites_mapped_entry(void **state)
 {
@@ -737,6 +802,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_copy_while_mapped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_during_pin, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_mapped_entry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_regrant_during_pin, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pinned_entry_other_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred_release_after_unmap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unmaps, setup, teardown),
