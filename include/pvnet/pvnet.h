@@ -11,7 +11,7 @@
  *   ┌──────────────────────┐        ┌───────────────────────────────┐
  *   │ guest memory (memfd) │──fd───▶│ hv: maps it, grants checked   │
  *   │ grant table (mapped) │◀──fd───│ hv: owns it, guest writes it  │
- *   │ event channels       │◀─fds──▶│ hv: eventfd pair per channel  │
+ *   │ event channels       │◀─fds──▶│ hv: socketpairs per channel   │
  *   │ xenstore client      │─sock──▶│ store: DIR/xenstore-domN.sock │
  *   └──────────────────────┘        └───────────────────────────────┘
  *
@@ -152,12 +152,14 @@ int pvnet_grant_end(struct pvnet_domain *dom, uint32_t ref);
  * struct pvnet_evtchn - one end of an event channel, held by a guest
  * @port: the port number (what goes into xenstore)
  * @fd: pollable: readable when an event is pending
- * @kick_fd: written to notify the other end (private to the library)
+ * @kick_fd: notifies the other end (private to the library)
+ * @self_fd: makes @fd readable (private to the library)
  */
 struct pvnet_evtchn {
 	uint32_t port;
 	int fd;
 	int kick_fd;
+	int self_fd;
 };
 
 /**

@@ -29,7 +29,7 @@
  * mapped here read-write because the guest writes its own entries, as on
  * Xen.  Grant references come from hv's guest-side allocator; event
  * channels are allocated by a control request and then used directly
- * through their eventfds.  Control requests are synchronous and serialised
+ * through their signal sockets (hv/evtchn_guest.c).  Control requests are synchronous and serialised
  * by the caller (objects are not thread safe); notifying and consuming
  * events is.  Every request waits for its answer a bounded time
  * (PVNET_CTL_TIMEOUT_MS unless a vif's timeout_ms says otherwise): a
@@ -321,7 +321,7 @@ int pvnet_evtchn_alloc(struct pvnet_domain *d, uint16_t remote, struct pvnet_evt
 	rc = domain_call(d, req, NULL, 0, &reply, rfds, &nrfds, PVNET_CTL_TIMEOUT_MS);
 	json_decref(req);
 	port = json_object_get(reply, "port");
-	if (rc == 0 && (nrfds != 2 || !json_is_integer(port)))
+	if (rc == 0 && (nrfds != 3 || !json_is_integer(port)))
 		rc = -EPROTO;
 	if (rc < 0) {
 		while (nrfds)
@@ -332,6 +332,7 @@ int pvnet_evtchn_alloc(struct pvnet_domain *d, uint16_t remote, struct pvnet_evt
 	ch->port = (uint32_t)json_integer_value(port);
 	ch->fd = rfds[0];
 	ch->kick_fd = rfds[1];
+	ch->self_fd = rfds[2];
 	json_decref(reply);
 	return 0;
 }
@@ -341,6 +342,13 @@ int pvnet_evtchn_notify(const struct pvnet_evtchn *ch)
 	struct hv_evtchn_guest g = {.port = ch->port, .wait_fd = ch->fd, .kick_fd = ch->kick_fd};
 
 	return hv_evtchn_guest_notify(&g);
+}
+
+int front_evtchn_self_kick(const struct pvnet_evtchn *ch)
+{
+	struct hv_evtchn_guest g = {.port = ch->port, .self_fd = ch->self_fd};
+
+	return hv_evtchn_guest_self_kick(&g);
 }
 
 int pvnet_evtchn_pending(const struct pvnet_evtchn *ch)
@@ -363,7 +371,8 @@ int pvnet_evtchn_close(struct pvnet_domain *d, struct pvnet_evtchn *ch)
 	json_decref(reply);
 	close(ch->fd);
 	close(ch->kick_fd);
-	ch->fd = ch->kick_fd = -1;
+	close(ch->self_fd);
+	ch->fd = ch->kick_fd = ch->self_fd = -1;
 	return rc;
 }
 

@@ -24,6 +24,8 @@ int front_domain_grant_page(struct pvnet_domain *d, uint16_t remote, bool readon
 			    grant_ref_t *ref);
 void front_domain_ungrant_page(struct pvnet_domain *d, uint32_t frame, grant_ref_t ref);
 int front_domain_call(struct pvnet_domain *d, const json_t *req, json_t **reply, int timeout_ms);
+/* Make @ch's fd readable, as an event would (the self kick of queue.c); 0 or -errno. */
+int front_evtchn_self_kick(const struct pvnet_evtchn *ch);
 struct hv_gntshr *front_domain_gntshr(struct pvnet_domain *d);
 
 /* ---- tx.c / rx.c pure stages (no queue state; fuzzers and tests call them) ---- */

@@ -365,13 +365,10 @@ int front_queue_tx_reap(struct front_queue *q)
 	return freed;
 }
 
+/* Our own port's signal: makes the queue fd readable again (a full queue: it already is). */
 static void self_kick(const struct pvnet_evtchn *ch)
 {
-	uint64_t one = 1;
-
-	/* Our own wait eventfd: makes the queue fd readable again (EAGAIN: it already is). */
-	if (write(ch->fd, &one, sizeof(one)) < 0)
-		return;
+	front_evtchn_self_kick(ch);
 }
 
 /**

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// evtchn.c - interdomain event channels: Xen's port life cycle over eventfds
+// evtchn.c - interdomain event channels: Xen's port life cycle over socketpairs
 
 /*
  * Theory of Operation
@@ -8,25 +8,40 @@
  * until hv_destroy() (type-stable, see hv_internal.h); port 0 is reserved
  * as on Xen.  A port is FREE, UNBOUND (allocated for one remote domain to
  * bind) or INTERDOMAIN (bound to a peer port).  Per port: a pending bit and
- * a mask bit in one atomic word, an eventfd readable while an event is
- * pending, and counters.
+ * a mask bit in one atomic word, a signal (struct hv_evtchn_sig) whose
+ * wait end is readable while an event is pending, and counters.
  *
- * Eventfds belong to the channel, not to the port.  alloc_unbound creates
+ * Signals are a SOCK_DGRAM socketpair each, not eventfds, because a guest
+ * process holds some of their fds (hv_evtchn_guest_fds()), and an fd
+ * passed over SCM_RIGHTS shares its open file description, O_NONBLOCK
+ * included: a guest that cleared O_NONBLOCK on an eventfd and filled its
+ * counter (or drained it) made pvnetd's next write (or read) block for
+ * ever, with hv->lock held when it was the raise of a bind.  On a socket
+ * every call here says MSG_DONTWAIT itself, whatever the description's
+ * flags, and MSG_NOSIGNAL, whatever the guest shut down.  A wait end is
+ * shut down for writing, so nothing but its kick end can make it
+ * readable; the sender's socket buffer bounds what a guest's kick storm
+ * queues on it (some hundreds of datagrams), so the storm costs a bounded
+ * drain.  What a guest can
+ * do to the sockets it holds (shut them down, reconnect a kick end to a
+ * socket of its own) only loses its own events.
+ *
+ * Signals belong to the channel, not to the port.  alloc_unbound creates
  * two: the port's own, and a spare that the binder's port will own.  When
- * one end of a bound channel closes, its eventfd goes back to the
- * survivor as the spare for the next binder.  So the pair of fds a guest
- * process got from hv_evtchn_guest_fds() (wait on its own, kick the
- * other) stays valid across binds and closes of the other end; the fds are
- * closed only when the last port of the channel closes.
+ * one end of a bound channel closes, its signal goes back to the survivor
+ * as the spare for the next binder.  So the fds a guest process got from
+ * hv_evtchn_guest_fds() (wait on its own, kick the other) stay valid
+ * across binds and closes of the other end; the fds are closed only when
+ * the last port of the channel closes.
  *
- * Delivery.  notify sets the peer's pending bit and writes the peer's
- * eventfd only on the 0->1 edge of pending and only if not masked; an
- * event storm costs one atomic per notify, not a syscall.  pending() clears
- * the bit and drains the eventfd (a cross-process guest writes it
- * directly, so that is where its kicks are seen; any number of them reads
- * as one event).  unmask re-signals an event that arrived while masked.  A
- * port whose owner is another process ("external") cannot be seen to
- * consume, so every notify to it writes its eventfd.
+ * Delivery.  notify sets the peer's pending bit and signals the peer only
+ * on the 0->1 edge of pending and only if not masked; an event storm costs
+ * one atomic per notify, not a syscall.  pending() drains the wait end (a
+ * cross-process guest kicks it directly, so that is where its kicks are
+ * seen; any number of them reads as one event) and clears the bit.
+ * unmask re-signals an event that arrived while masked.  A port whose
+ * owner is another process ("external") cannot be seen to consume, so
+ * every notify to it signals it.
  *
  * Threads.  The control plane (alloc, bind, close, guest_fds, domain
  * destroy) holds hv->lock.  notify, pending, mask, unmask, fd are
@@ -35,7 +50,7 @@
  * count.  Whoever unbinds a channel first clears the peer pointer and then
  * waits for the inflight count of the port(s) that pointed at it to reach 0
  * (a few instructions: a notify never blocks), so no notify can still
- * write an eventfd that has moved or been closed.  The sequentially
+ * signal a socket that has moved or been closed.  The sequentially
  * consistent ordering of those two atomics is what makes this safe (the
  * store of the peer pointer versus the load of inflight, Dekker style).
  */
@@ -43,7 +58,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -61,8 +76,49 @@ static void hv_evtchn_port_reset(struct hv_evtchn_port *p)
 	atomic_store(&p->spurious, 0);
 	p->remote_dom = 0;
 	p->remote_port = 0;
-	p->efd = -1;
-	p->spare_efd = -1;
+	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1};
+}
+
+/* A new signal: both ends non-blocking, the wait end unable to send. */
+static int hv_sig_open(struct hv_evtchn_sig *sig)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	if (shutdown(sv[0], SHUT_WR) < 0) {
+		int rc = -errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		return rc;
+	}
+	*sig = (struct hv_evtchn_sig){.wait = sv[0], .kick = sv[1]};
+	return 0;
+}
+
+static void hv_sig_close(struct hv_evtchn_sig *sig)
+{
+	if (sig->wait >= 0)
+		close(sig->wait);
+	if (sig->kick >= 0)
+		close(sig->kick);
+	*sig = (struct hv_evtchn_sig){-1, -1};
+}
+
+/*
+ * Queue one datagram on @sig's wait end; false if none was queued (a full
+ * queue: an event is pending anyway; or a socket its guest shut down).
+ */
+static bool hv_sig_kick(const struct hv_evtchn_sig *sig)
+{
+	return hv_evtchn_sig_send(sig->kick) == 1;
+}
+
+/* Take what is queued on @sig's wait end; true if there was something. */
+static bool hv_sig_drain(const struct hv_evtchn_sig *sig)
+{
+	return hv_evtchn_sig_take(sig->wait) > 0;
 }
 
 int hv_evtchn_domain_init(struct hv *hv, struct hv_domain *d)
@@ -90,14 +146,12 @@ void (*hv_evtchn_eoi_hook)(void);
 
 static void hv_evtchn_raise(struct hv_evtchn_port *q)
 {
-	static const uint64_t one = 1;
 	uint32_t old = atomic_fetch_or(&q->flags, HV_EVTCHN_PENDING);
 
 	if (!atomic_load_explicit(&q->external, memory_order_relaxed) &&
 	    (old & (HV_EVTCHN_PENDING | HV_EVTCHN_MASKED)))
 		return;
-	/* EAGAIN: counter saturated, the event is pending anyway. */
-	if (write(q->efd, &one, sizeof(one)) == sizeof(one))
+	if (hv_sig_kick(&q->sig))
 		atomic_fetch_add_explicit(&q->delivered, 1, memory_order_relaxed);
 }
 
@@ -151,25 +205,18 @@ int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtc
 	}
 	p = &d->ports[n];
 	hv_evtchn_port_reset(p);
-	p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (p->efd < 0) {
-		rc = -errno;
+	rc = hv_sig_open(&p->sig);
+	if (rc < 0)
 		goto unlock;
-	}
-	p->spare_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (p->spare_efd < 0) {
-		rc = -errno;
-		goto close_efd;
+	rc = hv_sig_open(&p->spare);
+	if (rc < 0) {
+		hv_sig_close(&p->sig);
+		goto unlock;
 	}
 	p->remote_dom = remote_dom;
 	atomic_store_explicit(&p->state, HV_ECS_UNBOUND, memory_order_release);
 	hv->nr_ports_open++;
 	*port = n;
-	goto unlock;
-
-close_efd:
-	close(p->efd);
-	p->efd = -1;
 unlock:
 	pthread_mutex_unlock(&hv->lock);
 	return rc;
@@ -209,8 +256,8 @@ int hv_evtchn_bind_interdomain(struct hv *hv, domid_t dom, domid_t remote_dom,
 	}
 	lp = &ld->ports[n];
 	hv_evtchn_port_reset(lp);
-	lp->efd = rp->spare_efd;
-	rp->spare_efd = -1;
+	lp->sig = rp->spare;
+	rp->spare = (struct hv_evtchn_sig){-1, -1};
 	lp->remote_dom = remote_dom;
 	lp->remote_port = remote_port;
 	rp->remote_port = n;
@@ -242,15 +289,14 @@ static void hv_evtchn_close_port(struct hv *hv, struct hv_evtchn_port *p)
 		hv_evtchn_quiesce(q);
 		/* As Xen's evtchn_close: the peer may be bound again by p's domain. */
 		q->remote_port = 0;
-		q->spare_efd = p->efd;
+		q->spare = p->sig;
 	} else {
 		atomic_store(&p->state, HV_ECS_FREE);
 		hv_evtchn_quiesce(p);
-		close(p->efd);
-		close(p->spare_efd);
+		hv_sig_close(&p->sig);
+		hv_sig_close(&p->spare);
 	}
-	p->efd = -1;
-	p->spare_efd = -1;
+	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1};
 	atomic_store(&p->flags, 0);
 	atomic_store(&p->external, false);
 	hv->nr_ports_open--;
@@ -323,28 +369,27 @@ int hv_evtchn_fd(struct hv *hv, domid_t dom, evtchn_port_t port)
 {
 	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
 
-	return p ? p->efd : -EINVAL;
+	return p ? p->sig.wait : -EINVAL;
 }
 
 int hv_evtchn_pending(struct hv *hv, domid_t dom, evtchn_port_t port)
 {
 	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
-	uint64_t cnt;
 	uint32_t old;
 	bool got;
 
 	if (!p)
 		return -EINVAL;
 	/*
-	 * Drain first (makes the fd unreadable, and is where a guest's kicks
-	 * land), then clear the bit.  The other order loses events for good:
+	 * Drain first (makes the wait end unreadable, and is where a guest's
+	 * kicks land), then clear the bit.  The other order loses events for good:
 	 * a notify between the two sets the bit again and writes the fd, the
 	 * drain empties the fd, and the bit stays set with the fd unreadable,
 	 * so every later notify sees it set and writes nothing.  In this order
 	 * a notify between the two finds the bit still set and writes nothing:
 	 * its event is this call's, and the caller looks at its ring after.
 	 */
-	got = read(p->efd, &cnt, sizeof(cnt)) == sizeof(cnt);
+	got = hv_sig_drain(&p->sig);
 	if (hv_evtchn_eoi_hook)
 		hv_evtchn_eoi_hook();
 	old = atomic_fetch_and(&p->flags, ~HV_EVTCHN_PENDING);
@@ -367,7 +412,6 @@ int hv_evtchn_mask(struct hv *hv, domid_t dom, evtchn_port_t port)
 
 int hv_evtchn_unmask(struct hv *hv, domid_t dom, evtchn_port_t port)
 {
-	static const uint64_t one = 1;
 	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
 	uint32_t old;
 
@@ -375,13 +419,13 @@ int hv_evtchn_unmask(struct hv *hv, domid_t dom, evtchn_port_t port)
 		return -EINVAL;
 	old = atomic_fetch_and(&p->flags, ~HV_EVTCHN_MASKED);
 	/* An event arrived while masked and was not signalled: do it now. */
-	if ((old & HV_EVTCHN_MASKED) && (old & HV_EVTCHN_PENDING) &&
-	    write(p->efd, &one, sizeof(one)) == sizeof(one))
+	if ((old & HV_EVTCHN_MASKED) && (old & HV_EVTCHN_PENDING) && hv_sig_kick(&p->sig))
 		atomic_fetch_add_explicit(&p->delivered, 1, memory_order_relaxed);
 	return 0;
 }
 
-int hv_evtchn_guest_fds(struct hv *hv, domid_t dom, evtchn_port_t port, int *wait_fd, int *kick_fd)
+int hv_evtchn_guest_fds(struct hv *hv, domid_t dom, evtchn_port_t port, int *wait_fd, int *kick_fd,
+			int *self_fd)
 {
 	struct hv_evtchn_port *p;
 	int rc = 0;
@@ -393,11 +437,12 @@ int hv_evtchn_guest_fds(struct hv *hv, domid_t dom, evtchn_port_t port, int *wai
 		goto unlock;
 	}
 	atomic_store(&p->external, true);
-	*wait_fd = p->efd;
+	*wait_fd = p->sig.wait;
+	*self_fd = p->sig.kick;
 	if (atomic_load(&p->state) == HV_ECS_INTERDOMAIN)
-		*kick_fd = atomic_load(&p->peer)->efd;
+		*kick_fd = atomic_load(&p->peer)->sig.kick;
 	else
-		*kick_fd = p->spare_efd;
+		*kick_fd = p->spare.kick;
 unlock:
 	pthread_mutex_unlock(&hv->lock);
 	return rc;

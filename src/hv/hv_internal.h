@@ -57,9 +57,19 @@ enum hv_ecs {
 #define HV_EVTCHN_MASKED  2U
 
 /*
- * struct hv_evtchn_port - one port.  @state, @peer, @remote_*, @efd,
- * @spare_efd and @external are written by the control plane under hv->lock;
- * the fast path reads @state/@peer/@external atomically and @efd, which does
+ * struct hv_evtchn_sig - how a port is signalled (evtchn.c): the two ends
+ * of a SOCK_DGRAM socketpair, @wait readable while a datagram is queued,
+ * @kick sent on to queue one; -1 when not open.
+ */
+struct hv_evtchn_sig {
+	int wait;
+	int kick;
+};
+
+/*
+ * struct hv_evtchn_port - one port.  @state, @peer, @remote_*, @sig,
+ * @spare and @external are written by the control plane under hv->lock;
+ * the fast path reads @state/@peer/@external atomically and @sig, which does
  * not change while the port is open.  @flags and the counters are atomics
  * any thread may update.
  */
@@ -67,12 +77,12 @@ struct hv_evtchn_port {
 	_Atomic uint32_t state;
 	_Atomic uint32_t flags;	   /* HV_EVTCHN_PENDING | HV_EVTCHN_MASKED */
 	_Atomic uint32_t inflight; /* notifies currently reading @peer */
-	_Atomic bool external;	   /* the owner consumes its eventfd itself */
+	_Atomic bool external;	   /* the owner consumes its signal itself */
 	struct hv_evtchn_port *_Atomic peer;
-	domid_t remote_dom;	   /* unbound: may bind; interdomain: peer's domain */
-	evtchn_port_t remote_port; /* interdomain: peer's port */
-	int efd;		   /* own eventfd, -1 when free */
-	int spare_efd;		   /* unbound: the eventfd the binder's port will own */
+	domid_t remote_dom;	    /* unbound: may bind; interdomain: peer's domain */
+	evtchn_port_t remote_port;  /* interdomain: peer's port */
+	struct hv_evtchn_sig sig;   /* own signal, -1 when free */
+	struct hv_evtchn_sig spare; /* unbound: the signal the binder's port will own */
 	_Atomic uint64_t sent;
 	_Atomic uint64_t delivered;
 	_Atomic uint64_t spurious;

@@ -110,7 +110,7 @@ static void ctx_init(struct ctx *c, uint32_t devid)
 	c->be.s = h_grant_page(c->dom, (uint32_t)h_read_int(&H, "%s/ctrl-ring-ref", c->fb.fe), &ro);
 	assert_non_null(c->be.s);
 	assert_false(ro);
-	c->be.wake_fd = c->vif->ctrl.ev.fd;
+	c->be.wake_fd = c->vif->ctrl.ev.self_fd;
 }
 
 static void ctx_fini(struct ctx *c)

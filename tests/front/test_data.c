@@ -295,7 +295,7 @@ static void test_rx_burst_wrap_and_refill(void **state)
 	uint64_t one = 1;
 	unsigned int wakeups = 0;
 
-	assert_int_equal(write(c.vif->queues[0].ev_rx.fd, &one, sizeof(one)), sizeof(one));
+	assert_int_equal(write(c.vif->queues[0].ev_rx.self_fd, &one, sizeof(one)), sizeof(one));
 	while (poll(&p, 1, 0) == 1 && wakeups < 100) {
 		assert_int_equal(pvnet_recv(c.vif, 0, pkts, 16, out, sizeof(out)), 0);
 		wakeups++;

@@ -8,8 +8,10 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "hv/hv.h"
 #include "hv/hv_internal.h"
@@ -55,7 +57,7 @@ static bool readable(int fd, int ms)
 }
 
 /* Bind dom0 to a fresh unbound port of the guest; consume the bind's event. */
-static void connect(struct fx *f, evtchn_port_t *gp, evtchn_port_t *bp)
+static void connect_ports(struct fx *f, evtchn_port_t *gp, evtchn_port_t *bp)
 {
 	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, gp), 0);
 	assert_int_not_equal(*gp, 0);
@@ -72,7 +74,7 @@ static void test_lifecycle(void **state)
 	struct hv_evtchn_stats st;
 	int gfd, bfd;
 
-	connect(f, &gp, &bp);
+	connect_ports(f, &gp, &bp);
 	gfd = hv_evtchn_fd(f->hv, f->g.domid, gp);
 	bfd = hv_evtchn_fd(f->hv, 0, bp);
 	assert_true(gfd >= 0 && bfd >= 0 && gfd != bfd);
@@ -97,14 +99,14 @@ static void test_lifecycle(void **state)
 	assert_int_equal(st.spurious, 1);
 }
 
-/* Pending is a bit, not a count: one eventfd write for a burst of notifies. */
+/* Pending is a bit, not a count: one signal for a burst of notifies. */
 static void test_edge(void **state)
 {
 	struct fx *f = *state;
 	evtchn_port_t gp, bp;
 	struct hv_evtchn_stats gs, bs;
 
-	connect(f, &gp, &bp);
+	connect_ports(f, &gp, &bp);
 	for (int i = 0; i < 100; i++)
 		assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
 	assert_int_equal(hv_evtchn_port_stats(f->hv, f->g.domid, gp, &gs), 0);
@@ -141,7 +143,7 @@ static void test_notify_during_eoi(void **state)
 	evtchn_port_t gp, bp;
 	int bfd;
 
-	connect(f, &gp, &bp);
+	connect_ports(f, &gp, &bp);
 	bfd = hv_evtchn_fd(f->hv, 0, bp);
 	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
 	assert_true(readable(bfd, 100));
@@ -161,7 +163,7 @@ static void test_mask_unmask(void **state)
 	evtchn_port_t gp, bp;
 	int bfd;
 
-	connect(f, &gp, &bp);
+	connect_ports(f, &gp, &bp);
 	bfd = hv_evtchn_fd(f->hv, 0, bp);
 	assert_int_equal(hv_evtchn_mask(f->hv, 0, bp), 0);
 	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
@@ -185,7 +187,7 @@ static void test_close_unbinds_peer(void **state)
 	evtchn_port_t gp, bp, bp2;
 	struct hv_stats st;
 
-	connect(f, &gp, &bp);
+	connect_ports(f, &gp, &bp);
 	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
 	/* The guest's end is unbound again: notifies are dropped, not errors. */
 	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
@@ -213,7 +215,7 @@ static void test_invalid_ports(void **state)
 	evtchn_port_t gp, bp, p;
 	struct guest g2;
 
-	connect(f, &gp, &bp);
+	connect_ports(f, &gp, &bp);
 	assert_int_equal(hv_evtchn_notify(f->hv, 0, 0), -EINVAL); /* reserved */
 	assert_int_equal(hv_evtchn_notify(f->hv, 0, 8), -EINVAL); /* out of range */
 	assert_int_equal(hv_evtchn_notify(f->hv, 0, UINT32_MAX), -EINVAL);
@@ -254,29 +256,31 @@ static void test_exhaustion_and_loopback(void **state)
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, p[0]), 1);
 }
 
-/* A guest process with only its two fds, from before the bind to after a rebind. */
+/* A guest process with only its three fds, from before the bind to after a rebind. */
 static void test_guest_fds(void **state)
 {
 	struct fx *f = *state;
 	struct hv_evtchn_guest g = {0};
 	evtchn_port_t bp, bp2;
-	int wait_fd, kick_fd;
+	int wait_fd, kick_fd, self_fd;
 
 	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
-	assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd), 0);
+	assert_int_equal(
+	    hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd, &g.self_fd), 0);
 	assert_int_not_equal(g.wait_fd, g.kick_fd);
+	assert_int_not_equal(g.wait_fd, g.self_fd);
 	assert_int_equal(hv_evtchn_guest_notify(&g), 0); /* before the bind: harmless */
 
 	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
-	assert_int_equal(hv_evtchn_fd(f->hv, 0, bp), g.kick_fd);
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
 
 	/* A kick storm: the backend sees one readable fd and one event. */
 	for (int i = 0; i < 1000; i++)
 		assert_int_equal(hv_evtchn_guest_notify(&g), 0);
-	assert_true(readable(g.kick_fd, 100));
+	assert_true(readable(hv_evtchn_fd(f->hv, 0, bp), 100));
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0);
+	assert_false(readable(hv_evtchn_fd(f->hv, 0, bp), 0));
 
 	/* Backend -> guest: every notify reaches an external port. */
 	assert_int_equal(hv_evtchn_guest_pending(&g), 0);
@@ -287,34 +291,113 @@ static void test_guest_fds(void **state)
 	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
 	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
 
+	/* The guest's self kick: its own fd readable, one event, the backend's untouched. */
+	assert_int_equal(hv_evtchn_guest_self_kick(&g), 0);
+	assert_true(readable(g.wait_fd, 100));
+	assert_false(readable(hv_evtchn_fd(f->hv, 0, bp), 0));
+	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
+	assert_int_equal(hv_evtchn_guest_pending(&g), 0);
+
 	/* The backend goes away and comes back: the guest's fds stay right. */
 	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
 	assert_int_equal(hv_evtchn_guest_notify(&g), 0);
-	assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &wait_fd, &kick_fd), 0);
+	assert_int_equal(
+	    hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &wait_fd, &kick_fd, &self_fd), 0);
 	assert_int_equal(wait_fd, g.wait_fd);
 	assert_int_equal(kick_fd, g.kick_fd);
+	assert_int_equal(self_fd, g.self_fd);
 	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp2), 0);
-	assert_int_equal(hv_evtchn_fd(f->hv, 0, bp2), g.kick_fd);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp2), 1);
+	assert_int_equal(hv_evtchn_guest_notify(&g), 0);
+	assert_true(readable(hv_evtchn_fd(f->hv, 0, bp2), 100));
 	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp2), 0);
 	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
-	assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, 7, &wait_fd, &kick_fd), -EINVAL);
+	assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, 7, &wait_fd, &kick_fd, &self_fd),
+			 -EINVAL);
 }
 
-/* The kick counter saturates: the guest treats that as "already pending". */
-static void test_guest_notify_saturated(void **state)
+/* Fill the queue of the signal @kick_fd feeds; returns the datagrams it took. */
+static unsigned int fill(int kick_fd)
 {
-	struct hv_evtchn_guest g = {.port = 1};
-	uint64_t big = UINT64_MAX - 1; /* the largest value an eventfd holds */
+	unsigned int n = 0;
 
-	g.kick_fd = eventfd(0, EFD_NONBLOCK);
-	g.wait_fd = eventfd(0, EFD_NONBLOCK);
-	assert_true(g.kick_fd >= 0 && g.wait_fd >= 0);
-	assert_int_equal(write(g.kick_fd, &big, sizeof(big)), sizeof(big));
-	assert_int_equal(hv_evtchn_guest_notify(&g), 0);
-	assert_int_equal(hv_evtchn_guest_pending(&g), 0);
-	close(g.wait_fd);
-	assert_true(hv_evtchn_guest_pending(&g) < 0); /* EBADF is reported, not hidden */
-	close(g.kick_fd);
+	while (hv_evtchn_sig_send(kick_fd) == 1 && n < 100000)
+		n++;
+	return n;
+}
+
+static void set_blocking(int fd)
+{
+	assert_int_equal(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK), 0);
+}
+
+/*
+ * A guest that clears O_NONBLOCK on the fds it was given (they share their
+ * open file descriptions with hv's, as SCM_RIGHTS passes them) and then
+ * fills or drains the queues: nothing hv does may block.  With eventfds a
+ * bind raising a full counter blocked for ever with hv->lock held; the
+ * alarm turns any such hang into a failure.
+ */
+static void test_guest_blocking_fds(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_guest g = {0};
+	evtchn_port_t bp;
+
+	alarm(20);
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
+	assert_int_equal(
+	    hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd, &g.self_fd), 0);
+	set_blocking(g.wait_fd);
+	set_blocking(g.kick_fd);
+	set_blocking(g.self_fd);
+
+	/* The binder's signal full before the bind, which raises it. */
+	assert_true(fill(g.kick_fd) > 0);
+	assert_int_equal(hv_evtchn_guest_notify(&g), 0); /* full: pending anyway */
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	/* drained by the guest behind the backend's back: pending finds nothing, at once */
+	fill(g.kick_fd);
+	while (hv_evtchn_sig_take(hv_evtchn_fd(f->hv, 0, bp)) > 0)
+		;
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0);
+
+	/* The guest's own queue full: notifies towards it and unmask return at once. */
+	assert_true(fill(g.self_fd) > 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_mask(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_unmask(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
+
+	/* Its own signal sockets shut down by the guest: only its events are lost. */
+	assert_int_equal(shutdown(g.self_fd, SHUT_WR), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_close(f->hv, f->g.domid, g.port), 0);
+	alarm(0);
+}
+
+/* The signals' primitives: a full queue is "pending anyway", a bad fd an error. */
+static void test_sig_primitives(void **state)
+{
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0, sv), 0);
+	assert_int_equal(hv_evtchn_sig_take(sv[0]), 0);
+	assert_int_equal(hv_evtchn_sig_send(sv[1]), 1);
+	assert_int_equal(hv_evtchn_sig_send(sv[1]), 1);
+	assert_int_equal(hv_evtchn_sig_take(sv[0]), 2);
+	assert_int_equal(hv_evtchn_sig_take(sv[0]), 0);
+	assert_true(fill(sv[1]) > 0);
+	assert_int_equal(hv_evtchn_sig_send(sv[1]), 0);
+	assert_true(hv_evtchn_sig_take(sv[0]) > 0);
+	close(sv[0]);
+	assert_true(hv_evtchn_sig_send(sv[1]) < 0); /* no receiver: reported, no SIGPIPE */
+	close(sv[1]);
+	assert_int_equal(hv_evtchn_sig_take(sv[0]), -EBADF);
 }
 
 int main(void)
@@ -328,7 +411,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_invalid_ports, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_and_loopback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_fds, setup, teardown),
-	    cmocka_unit_test(test_guest_notify_saturated),
+	    cmocka_unit_test_setup_teardown(test_guest_blocking_fds, setup, teardown),
+	    cmocka_unit_test(test_sig_primitives),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

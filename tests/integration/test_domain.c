@@ -360,7 +360,7 @@ static void test_pipelined_requests(void **state)
 		usleep(100000);
 		while (ctlmsg_recv(fd, &reply, rfds, &nr) == 0) {
 			got++;
-			ok += !json_object_get(reply, "error") && nr == 2 &&
+			ok += !json_object_get(reply, "error") && nr == 3 &&
 			      json_is_integer(json_object_get(reply, "port"));
 			while (nr)
 				close(rfds[--nr]);

@@ -31,8 +31,8 @@
  * (exit, SIGKILL), the domain is destroyed and everything it held is
  * released, as when Xen destroys a guest.  Event channels are allocated
  * here too (the hypercall a guest would make); the reply carries the
- * eventfds so that notifications afterwards never pass through this
- * thread.  `pvnet` uses the same socket, without creating a domain, for
+ * port's signal fds so that notifications afterwards never pass through
+ * this thread.  `pvnet` uses the same socket, without creating a domain, for
  * status.  Everything runs on the control-plane loop thread.
  *
  * Requests are JSON objects (see common/ctlmsg.h); every field is checked
@@ -291,12 +291,12 @@ static json_t *op_evtchn_alloc(struct ctl_conn *cc, const json_t *req, int *rfds
 	rc = hv_evtchn_alloc_unbound(c->d->hv, cc->domid, (domid_t)remote, &port);
 	if (rc < 0)
 		return ctlmsg_error(-rc, "evtchn-alloc-unbound: %s", strerror(-rc));
-	rc = hv_evtchn_guest_fds(c->d->hv, cc->domid, port, &rfds[0], &rfds[1]);
+	rc = hv_evtchn_guest_fds(c->d->hv, cc->domid, port, &rfds[0], &rfds[1], &rfds[2]);
 	if (rc < 0) {
 		hv_evtchn_close(c->d->hv, cc->domid, port);
 		return ctlmsg_error(-rc, "evtchn-alloc-unbound: %s", strerror(-rc));
 	}
-	*nrfds = 2;
+	*nrfds = 3;
 	return json_pack("{s:i}", "port", port);
 }
 
