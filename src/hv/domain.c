@@ -58,6 +58,7 @@ void hv_config_default(struct hv_config *cfg)
 	cfg->gnttab_frames = 32;
 	cfg->max_evtchns = 1024;
 	cfg->max_maptrack = 16384;
+	cfg->max_channels = 0;
 }
 
 static bool hv_config_is_valid(const struct hv_config *cfg)

@@ -198,6 +198,11 @@ int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtc
 		rc = -ESRCH;
 		goto unlock;
 	}
+	/* The channels' fds are the process's: guests together get a bounded share. */
+	if (hv->cfg.max_channels && hv->nr_channels >= hv->cfg.max_channels) {
+		rc = -ENFILE;
+		goto unlock;
+	}
 	n = hv_evtchn_find_free(hv, d);
 	if (!n) {
 		rc = -ENOSPC;
@@ -216,6 +221,7 @@ int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtc
 	p->remote_dom = remote_dom;
 	atomic_store_explicit(&p->state, HV_ECS_UNBOUND, memory_order_release);
 	hv->nr_ports_open++;
+	hv->nr_channels++;
 	*port = n;
 unlock:
 	pthread_mutex_unlock(&hv->lock);
@@ -295,6 +301,7 @@ static void hv_evtchn_close_port(struct hv *hv, struct hv_evtchn_port *p)
 		hv_evtchn_quiesce(p);
 		hv_sig_close(&p->sig);
 		hv_sig_close(&p->spare);
+		hv->nr_channels--; /* the channel's last port */
 	}
 	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1};
 	atomic_store(&p->flags, 0);

@@ -52,8 +52,9 @@ struct hv_evtchn_stats {
  * @remote_dom: the only domain allowed to bind (may be @dom)
  * @port: receives the port (never 0: reserved, as on Xen)
  *
- * Return: 0, -ESRCH (no such live domain), -ENOSPC (no free port), or the
- * -errno of socketpair()
+ * Return: 0, -ESRCH (no such live domain), -ENOSPC (no free port),
+ * -ENFILE (struct hv_config's max_channels are open), or the -errno of
+ * socketpair()
  */
 int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtchn_port_t *port);
 

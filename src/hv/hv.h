@@ -47,13 +47,21 @@ struct hv;
  *	entries each)
  * @max_evtchns: event channel ports per domain (port 0 is reserved)
  * @max_maptrack: grant mappings one hv_gnttab handle may hold at once
+ * @max_channels: event channels open at once over all domains, 0 for no
+ *	bound.  Each holds four fds (two signals, evtchn.c), so a process
+ *	that must not run out of them because of what guests allocate sets
+ *	this from its open-file limit
  */
 struct hv_config {
 	uint32_t max_domains;
 	uint32_t gnttab_frames;
 	uint32_t max_evtchns;
 	uint32_t max_maptrack;
+	uint32_t max_channels;
 };
+
+/* The fds one event channel holds in the hypervisor's process. */
+#define HV_EVTCHN_CHANNEL_FDS 4
 
 /**
  * struct hv_leak - what a domain still had in use when it was destroyed

@@ -124,6 +124,7 @@ struct hv {
 	uint32_t nr_live;
 	uint32_t nr_zombies;
 	uint32_t nr_ports_open;
+	uint32_t nr_channels; /* made by alloc_unbound, until their last port closes */
 	_Atomic uint64_t maps_in_use;
 	_Atomic uint64_t copy_ops;
 	_Atomic uint64_t map_ops;

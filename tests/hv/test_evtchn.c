@@ -256,6 +256,67 @@ static void test_exhaustion_and_loopback(void **state)
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, p[0]), 1);
 }
 
+/* fds this process has open now. */
+static unsigned int open_fds(void)
+{
+	unsigned int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/*
+ * Channels over all domains are bounded (max_channels), so guests together
+ * cannot make the process run out of fds: each channel holds exactly
+ * HV_EVTCHN_CHANNEL_FDS of them, binding adds none, and a channel's fds go
+ * with its last port.
+ */
+static void test_channel_budget(void **state)
+{
+	struct hv_config cfg;
+	struct guest g1, g2;
+	evtchn_port_t p1[3], p2, bp, extra;
+	unsigned int fds0;
+	struct hv *hv;
+
+	(void)state;
+	hv_config_default(&cfg);
+	cfg.max_channels = 4;
+	hv = hv_create(&cfg);
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 1, &g1), 0);
+	assert_int_equal(guest_create(hv, 1, &g2), 0);
+	fds0 = open_fds();
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hv_evtchn_alloc_unbound(hv, g1.domid, 0, &p1[i]), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &p2), 0);
+	assert_int_equal(open_fds() - fds0, 4 * HV_EVTCHN_CHANNEL_FDS);
+	/* the budget is everybody's: the other guest and dom0 are refused too */
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &extra), -ENFILE);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, 0, g1.domid, &extra), -ENFILE);
+	/* binding takes no budget and no fd */
+	assert_int_equal(hv_evtchn_bind_interdomain(hv, 0, g2.domid, p2, &bp), 0);
+	assert_int_equal(open_fds() - fds0, 4 * HV_EVTCHN_CHANNEL_FDS);
+	/* a channel comes back when its last port closes, not before */
+	assert_int_equal(hv_evtchn_close(hv, g2.domid, p2), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &extra), -ENFILE);
+	assert_int_equal(hv_evtchn_close(hv, 0, bp), 0);
+	assert_int_equal(open_fds() - fds0, 3 * HV_EVTCHN_CHANNEL_FDS);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &p2), 0);
+	/* a destroyed domain's channels go with it (and its memory's fds) */
+	assert_int_equal(hv_domain_destroy(hv, g1.domid, NULL), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &p1[i]), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &extra), -ENFILE);
+	fds0 = open_fds();
+	assert_int_equal(hv_domain_destroy(hv, g2.domid, NULL), 0);
+	assert_true(fds0 - open_fds() >= 4 * HV_EVTCHN_CHANNEL_FDS);
+	guest_unmap(&g1);
+	guest_unmap(&g2);
+	hv_destroy(hv);
+}
+
 /* A guest process with only its three fds, from before the bind to after a rebind. */
 static void test_guest_fds(void **state)
 {
@@ -411,6 +472,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_invalid_ports, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_and_loopback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_fds, setup, teardown),
+	    cmocka_unit_test(test_channel_budget),
 	    cmocka_unit_test_setup_teardown(test_guest_blocking_fds, setup, teardown),
 	    cmocka_unit_test(test_sig_primitives),
 	};
