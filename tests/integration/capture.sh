@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # capture.sh - pvnet capture: a vif's and an uplink's frames into pcap files that tcpdump
 # reads (both directions, in or out only, a snap length, a count, a pipe into tcpdump),
-# the refusals, and a capture that ends when its port goes away.
+# the refusals, a capture that ends when its port goes away, a reader of its output that
+# goes away, a pcap file that cannot be written (a full tmpfs), a capture socket that
+# cannot be read (a fake pvnetd).
 # usage: capture.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -11,7 +13,14 @@ PVNET=$2
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
 command -v tcpdump >/dev/null || { echo "SKIP: tcpdump not installed"; exit 77; }
-trap tap_cleanup EXIT
+# A 64 KiB tmpfs of our own for a pcap file that fills it; unmounted before tap_cleanup
+# removes $TAP_TMP (lazily: a capture still writing to it must not keep it mounted).
+FULL=$TAP_TMP/full
+cap_cleanup() {
+	mountpoint -q "$FULL" 2>/dev/null && umount -l "$FULL"
+	tap_cleanup
+}
+trap cap_cleanup EXIT
 
 U=pvcu$$
 A=pvca$$
@@ -122,6 +131,122 @@ check "a pipe into tcpdump -r -: the uplink's out frames as they come" \
 	test "$(grep -c '10.81.0.2 > 10.81.0.1: ICMP echo request' "$TAP_TMP/pipe.txt")" -ge 1
 check "... and only its out frames" \
 	test "$(grep -c 'echo reply' "$TAP_TMP/pipe.txt")" = 0
+
+# ms_since T0: milliseconds since T0 (a `date +%s%N`).
+ms_since() {
+	echo $((($(date +%s%N) - $1) / 1000000))
+}
+
+# Jumbo frames (MTU 9000, 8042-byte echo replies): a record larger than stdio's buffer is
+# written inside pcap_dump(), where a failure used to go unseen (the flush after it
+# succeeds with nothing left to write).
+ip -n "$U" link set up0 mtu 9000 && ip -n "$A" link set eth0 mtu 9000
+check "MTU 9000: an 8000-byte ping crosses the switch" bash -c \
+	"timeout 10 ip netns exec '$U' ping -c 1 -W 2 -s 8000 10.81.0.2 >/dev/null"
+
+# A full disk: exit 1 with the reason, and no frame counted that is not in the file.
+mkdir -p "$FULL" && mount -t tmpfs -o size=64k pvnet-capture-test "$FULL"
+timeout 20 "$PVNET" -d "$RUN" capture "$VIF" -Q in -c 20 -w "$FULL/c.pcap" \
+	2>"$TAP_TMP/full.err" &
+PF=$!
+TAP_PIDS+=("$PF")
+for ((i = 0; i < 100; i++)); do
+	grep -q capturing "$TAP_TMP/full.err" 2>/dev/null && break
+	sleep 0.05
+done
+timeout 15 ip netns exec "$U" ping -c 20 -i 0.1 -W 2 -s 8000 10.81.0.2 >/dev/null
+wait "$PF"
+check "a pcap file on a full tmpfs: exit 1" test $? = 1
+check "... saying why" grep -q '^pvnet capture: writing the pcap file: No space left on device' \
+	"$TAP_TMP/full.err"
+full_written=$(sed -n 's/^\([0-9]*\) frames written$/\1/p' "$TAP_TMP/full.err")
+check "... counting only frames that are in the file (${full_written:-none} written)" \
+	python3 - "$FULL/c.pcap" "${full_written:-x}" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, whole = 24, 0
+while off + 16 <= len(d):
+    cap, = struct.unpack('<I', d[off + 8:off + 12])
+    if off + 16 + cap > len(d):
+        break
+    whole, off = whole + 1, off + 16 + cap
+n = int(sys.argv[2])
+assert n < 20 and n <= whole, (n, whole)
+PY
+umount "$FULL"
+
+# A reader that goes away (head): the capture ends at once, exit 0, saying why.
+t0=$(date +%s%N)
+timeout 15 ip netns exec "$U" ping -c 40 -i 0.1 -W 2 -s 8000 10.81.0.2 >/dev/null &
+PG=$!
+TAP_PIDS+=("$PG")
+timeout 8 "$PVNET" -d "$RUN" capture "$VIF" -Q in 2>"$TAP_TMP/head.err" | head -c 100 >/dev/null
+check "a reader that goes away (head -c 100) ends the capture of jumbo frames, exit 0" \
+	test "${PIPESTATUS[0]}" = 0
+head_ms=$(ms_since "$t0")
+check "... within a few seconds (${head_ms} ms)" test "$head_ms" -lt 4000
+check "... saying why" grep -q "the capture of $VIF ended (the reader of its output went away)" \
+	"$TAP_TMP/head.err"
+kill "$PG" 2>/dev/null
+wait "$PG" 2>/dev/null
+
+# A reader that goes away while the port is idle (no IPv6 to chatter): noticed within a
+# poll period, and the port can be captured again at once.
+ip netns exec "$U" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+ip netns exec "$A" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+t0=$(date +%s%N)
+timeout 8 "$PVNET" -d "$RUN" capture "$VIF" 2>"$TAP_TMP/idle.err" | (sleep 1; exit 0)
+check "a reader that goes away from an idle port's capture: it ends, exit 0" \
+	test "${PIPESTATUS[0]}" = 0
+idle_ms=$(ms_since "$t0")
+check "... within 3 s (${idle_ms} ms)" test "$idle_ms" -lt 3000
+check "... saying why" grep -q "the capture of $VIF ended (the reader of its output went away)" \
+	"$TAP_TMP/idle.err"
+cap_start PC "$TAP_TMP/again.pcap" "$VIF" &&
+	check "... and the port can be captured again" tap_stop "$PC"
+
+# A port name that is not UTF-8 is no port name: a usage error, not "out of memory".
+"$PVNET" -d "$RUN" capture $'\xff' -w "$TAP_TMP/x" 2>"$TAP_TMP/utf8.err"
+check "a port name that is not UTF-8: usage error (exit 2)" test $? = 2
+check "... saying so" grep -q 'not a port name (not valid UTF-8)' "$TAP_TMP/utf8.err"
+
+# A capture socket that cannot be read (a fake pvnetd hands out a regular file): the
+# reason printed, exit 1, and pvnetd still asked to stop.
+FAKE=$TAP_TMP/fake
+mkdir -p "$FAKE"
+timeout 20 python3 - "$FAKE/pvnetd.sock" "$FAKE/ops" "$TAP_TMP/x" <<'PY' &
+import array, json, os, socket, sys
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+srv.bind(sys.argv[1])
+srv.listen(1)
+c, _ = srv.accept()
+with open(sys.argv[2], "w") as log:
+    while True:
+        data = c.recv(65536)
+        if not data:
+            break
+        req = json.loads(data)
+        log.write(req["op"] + "\n")
+        log.flush()
+        anc = []
+        if req["op"] == "capture-start":
+            fd = os.open(sys.argv[3], os.O_RDWR | os.O_CREAT, 0o600)
+            anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))]
+            rep = {"port": req["port"], "direction": req["direction"], "snaplen": req["snaplen"]}
+        else:
+            rep = {"port": req["port"], "captured": 0, "dropped": 0}
+        c.sendmsg([json.dumps(rep).encode()], anc)
+PY
+PK=$!
+TAP_PIDS+=("$PK")
+wait_for_file "$FAKE/pvnetd.sock" 10
+timeout 10 "$PVNET" -d "$FAKE" capture vif1.0 -w "$TAP_TMP/fake.pcap" 2>"$TAP_TMP/fake.err"
+check "a capture socket that cannot be read: exit 1" test $? = 1
+check "... saying why" grep -q \
+	'^pvnet capture: reading the capture socket: Socket operation on non-socket' \
+	"$TAP_TMP/fake.err"
+check "... and pvnetd is asked to stop" grep -qx capture-stop "$FAKE/ops"
+wait "$PK" 2>/dev/null
 
 # Refusals: each with a reason, pvnetd unharmed.
 check_fails "an unknown port is refused" "$PVNET" -d "$RUN" capture vif99.0 -w "$TAP_TMP/x"

@@ -57,14 +57,32 @@ static void usage(FILE *f)
 }
 
 /**
+ * enum cap_end - how a read of the capture socket left things
+ * @CAP_MORE: go on
+ * @CAP_COUNTED: -c frames written
+ * @CAP_EOF: end of file: the port or pvnetd went away (or pvnetd stopped the capture)
+ * @CAP_READER_GONE: the output is a pipe (or socket) nobody reads any more (EPIPE, or
+ *	POLLERR/POLLHUP on it): stop quietly, as tcpdump does
+ * @CAP_FAILED: reading the socket or writing the file failed (the reason is printed)
+ */
+enum cap_end {
+	CAP_MORE,
+	CAP_COUNTED,
+	CAP_EOF,
+	CAP_READER_GONE,
+	CAP_FAILED,
+};
+
+/**
  * struct cap - one run of pvnet capture
  * @ctl: the control connection (the capture lives as long as it)
  * @fd: the capture socket
  * @snaplen: as pvnetd confirmed it
  * @dumper: the pcap output
  * @count: frames to write, 0 for no bound
- * @written: frames written
+ * @written: frames written (flushed to the file without an error)
  * @bad: datagrams with a malformed record, or cut short (never expected)
+ * @broken: the socket or the output failed, or the reader went away: read and write no more
  */
 struct cap {
 	int ctl;
@@ -74,31 +92,73 @@ struct cap {
 	uint64_t count;
 	uint64_t written;
 	uint64_t bad;
+	bool broken;
 };
 
-/* Read and write what is there; returns 1 to go on, 0 at the end (count, EOF), -1 on error. */
-static int cap_drain(struct cap *c, uint8_t (*bufs)[CAP_DGRAM])
+/*
+ * Flush the pcap output and say whether everything written since the last
+ * flush reached it (@err: an errno already seen while writing, or 0).  A
+ * record larger than stdio's buffer is written inside pcap_dump() itself:
+ * if that write fails, stdio sets the stream's error flag and drops the
+ * buffer, and the flush that follows has nothing to write and succeeds.
+ * So the error flag is checked as well as the flush.
+ */
+static enum cap_end cap_flush(struct cap *c, int err)
 {
+	FILE *f = pcap_dump_file(c->dumper);
+
+	if (!err) {
+		errno = 0;
+		if (pcap_dump_flush(c->dumper) < 0 || ferror(f))
+			err = errno ? errno : EIO;
+	}
+	if (!err)
+		return CAP_MORE;
+	c->broken = true;
+	if (err == EPIPE)
+		return CAP_READER_GONE;
+	fprintf(stderr, "pvnet capture: writing the pcap file: %s\n", strerror(err));
+	return CAP_FAILED;
+}
+
+/*
+ * Read and write what is there.  Frames count as written once the flush
+ * after their batch succeeded: a batch that failed to be written is not
+ * counted, although some of it may be in the file.
+ */
+static enum cap_end cap_drain(struct cap *c, uint8_t (*bufs)[CAP_DGRAM])
+{
+	FILE *f = pcap_dump_file(c->dumper);
 	struct mmsghdr msg[CAP_BATCH];
 	struct iovec iov[CAP_BATCH];
-	int n;
+	uint64_t batch = 0; /* frames dumped in this batch */
+	enum cap_end end;
+	bool eof = false;
+	int n, err = 0;
 
 	for (unsigned int i = 0; i < CAP_BATCH; i++) {
 		iov[i] = (struct iovec){.iov_base = bufs[i], .iov_len = sizeof(bufs[i])};
 		msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
 	}
 	n = recvmmsg(c->fd, msg, CAP_BATCH, MSG_DONTWAIT, NULL);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 1 : -1;
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return CAP_MORE;
+		perror("pvnet capture: reading the capture socket");
+		c->broken = true;
+		return CAP_FAILED;
+	}
 	if (n == 0)
-		return 0; /* end of file: the port or pvnetd went away */
-	for (int i = 0; i < n && !(c->count && c->written >= c->count); i++) {
+		return CAP_EOF;
+	for (int i = 0; i < n && !err && !(c->count && c->written + batch >= c->count); i++) {
 		struct capture_rec r;
 		size_t off = 0;
 		int rc;
 
-		if (msg[i].msg_len == 0 && !(msg[i].msg_hdr.msg_flags & MSG_TRUNC))
-			return 0; /* end of file (recvmmsg counts it as an empty message) */
+		if (msg[i].msg_len == 0 && !(msg[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+			eof = true; /* end of file (recvmmsg counts it as an empty message) */
+			break;
+		}
 		if (msg[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			c->bad++;
 			continue;
@@ -112,19 +172,58 @@ static int cap_drain(struct cap *c, uint8_t (*bufs)[CAP_DGRAM])
 			ph.caplen = r.caplen;
 			ph.len = r.len;
 			pcap_dump((u_char *)c->dumper, &ph, r.data);
-			if (++c->written == c->count)
+			if (ferror(f)) { /* errno is the failed write's */
+				err = errno ? errno : EIO;
+				break;
+			}
+			if (c->written + ++batch == c->count)
 				break;
 		}
 		if (rc < 0)
 			c->bad++;
 	}
-	if (pcap_dump_flush(c->dumper) < 0) {
-		if (errno != EPIPE)
-			fprintf(stderr, "pvnet capture: writing the pcap file: %s\n",
-				strerror(errno));
-		return errno == EPIPE ? 0 : -1; /* a reader that stopped reading ends us */
+	end = cap_flush(c, err);
+	if (end != CAP_MORE)
+		return end;
+	c->written += batch;
+	if (c->count && c->written >= c->count)
+		return CAP_COUNTED;
+	return eof ? CAP_EOF : CAP_MORE;
+}
+
+/* Say why the capture of @port ended, unless it is by -c or already said. */
+static void cap_say_end(const char *port, enum cap_end end)
+{
+	if (end == CAP_EOF)
+		fprintf(stderr,
+			"pvnet capture: the capture of %s ended (the port or pvnetd went away)\n",
+			port);
+	else if (end == CAP_READER_GONE)
+		fprintf(
+		    stderr,
+		    "pvnet capture: the capture of %s ended (the reader of its output went away)\n",
+		    port);
+}
+
+/*
+ * Port names travel to pvnetd as JSON strings, which are UTF-8: a name that
+ * is not cannot name a port.  json_string() refuses it, as json_pack() would
+ * (which could only say NULL); json_string_nocheck() tells that apart from
+ * running out of memory.
+ */
+static bool cap_port_is_utf8(const char *port)
+{
+	json_t *s = json_string(port);
+
+	if (!s) {
+		s = json_string_nocheck(port);
+		if (!s)
+			return true; /* out of memory: cap_start() says so */
+		json_decref(s);
+		return false;
 	}
-	return c->count && c->written >= c->count ? 0 : 1;
+	json_decref(s);
+	return true;
 }
 
 /* Ask pvnetd for the capture; fills c->fd and c->snaplen. */
@@ -169,6 +268,7 @@ static int cap_start(struct cap *c, const char *port, const char *dir, uint32_t 
  */
 static int cap_stop(struct cap *c, const char *port, uint8_t (*bufs)[CAP_DGRAM])
 {
+	enum cap_end end = CAP_MORE;
 	json_t *req, *reply = NULL;
 	int rc;
 
@@ -183,16 +283,23 @@ static int cap_stop(struct cap *c, const char *port, uint8_t (*bufs)[CAP_DGRAM])
 		json_decref(reply);
 		return -1;
 	}
-	/* Bounded: a socket buffer's worth, then the end of file (or the count, or an error). */
-	for (unsigned int i = 0; c->dumper && i < CAP_STOP_DRAIN_MAX && cap_drain(c, bufs) == 1;
-	     i++)
-		;
+	/*
+	 * Bounded: a socket buffer's worth, then the end of file (or the count,
+	 * or an error).  Nothing to read or write once either side failed.
+	 */
+	for (unsigned int i = 0; c->dumper && !c->broken && i < CAP_STOP_DRAIN_MAX; i++) {
+		end = cap_drain(c, bufs);
+		if (end != CAP_MORE)
+			break;
+	}
+	if (end == CAP_READER_GONE)
+		cap_say_end(port, end);
 	fprintf(stderr, "%" PRIu64 " frames written\n%lld frames dropped by pvnetd\n", c->written,
 		(long long)json_integer_value(json_object_get(reply, "dropped")));
 	if (c->bad)
 		fprintf(stderr, "%" PRIu64 " malformed capture datagrams skipped\n", c->bad);
 	json_decref(reply);
-	return 0;
+	return end == CAP_FAILED ? -1 : 0;
 }
 
 int capture_main(int argc, char **argv, const char *run_dir)
@@ -211,6 +318,7 @@ int capture_main(int argc, char **argv, const char *run_dir)
 	struct cap c = {.ctl = -1, .fd = -1};
 	uint8_t(*bufs)[CAP_DGRAM] = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
+	enum cap_end end = CAP_MORE;
 	struct timespec t0, t;
 	pcap_t *pd = NULL;
 	int o, err, rc = 1;
@@ -269,6 +377,11 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		return 2;
 	}
 	port = argv[optind];
+	if (!cap_port_is_utf8(port)) {
+		fprintf(stderr,
+			"pvnet capture: the port given is not a port name (not valid UTF-8)\n");
+		return 2;
+	}
 	if (!strcmp(out, "-") && isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "pvnet capture: stdout is a terminal: give -w FILE, or pipe it "
 				"into tcpdump -r -\n");
@@ -306,6 +419,10 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		cap_stop(&c, port, bufs);
 		goto out;
 	}
+	/* Without SA_RESTART: a signal ends poll() at once.  EPIPE, not SIGPIPE, for a reader gone. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	c.dumper = pcap_dump_open(pd, out);
 	if (!c.dumper) {
 		fprintf(stderr, "pvnet capture: %s\n", pcap_geterr(pd));
@@ -313,15 +430,22 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		goto out;
 	}
 
-	/* Without SA_RESTART: a signal ends poll() at once. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fprintf(stderr, "pvnet capture: capturing %s (%s, snap length %u)\n", port, dir, c.snaplen);
-	for (;;) {
-		struct pollfd pf = {.fd = c.fd, .events = POLLIN};
-		int wait_ms = 1000, r;
+	/* The pcap header now: a file that cannot take even that, or a pipe nobody reads, ends it. */
+	end = cap_flush(&c, 0);
+	while (end == CAP_MORE) {
+		/*
+		 * The output too, asking for nothing: a pipe's (or FIFO's) write end
+		 * reports POLLERR once its last reader has gone, a socket POLLHUP,
+		 * so a capture of an idle port ends as soon as its reader does.  A
+		 * regular file reports nothing.
+		 */
+		struct pollfd pf[2] = {
+		    {.fd = c.fd, .events = POLLIN},
+		    {.fd = fileno(pcap_dump_file(c.dumper)), .events = 0},
+		};
+		int wait_ms = 1000;
 
 		if (secs) {
 			int64_t left;
@@ -335,25 +459,20 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		}
 		if (stop_signal)
 			break;
-		if (poll(&pf, 1, wait_ms) < 0 && errno != EINTR) {
+		if (poll(pf, 2, wait_ms) < 0 && errno != EINTR) {
 			perror("pvnet capture: poll");
-			goto out;
-		}
-		if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-		r = cap_drain(&c, bufs);
-		if (r < 0)
-			goto out;
-		if (r == 0) {
-			if (!c.count || c.written < c.count)
-				fprintf(stderr,
-					"pvnet capture: the capture of %s ended (the port "
-					"or pvnetd went away)\n",
-					port);
+			end = CAP_FAILED;
 			break;
 		}
+		if (pf[1].revents & (POLLERR | POLLHUP)) {
+			c.broken = true; /* what is still in the socket has nowhere to go */
+			end = CAP_READER_GONE;
+		} else if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			end = cap_drain(&c, bufs);
+		}
 	}
-	rc = cap_stop(&c, port, bufs) < 0 ? 1 : 0;
+	cap_say_end(port, end);
+	rc = cap_stop(&c, port, bufs) < 0 || end == CAP_FAILED ? 1 : 0;
 out:
 	if (c.fd >= 0)
 		close(c.fd);

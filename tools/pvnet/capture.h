@@ -19,10 +19,14 @@
  * pcap file with libpcap (Ethernet link type, nanosecond timestamps),
  * flushes after every batch so that a reader of a pipe
  * (`pvnet capture vif1.0 | tcpdump -r -`) sees frames as they come, and
- * stops on SIGINT/SIGTERM, after -c frames, after -t seconds, or when the
- * port goes away.  It then asks pvnetd to stop ("capture-stop") and prints
- * how many frames were captured and how many pvnetd dropped because this
- * process fell behind.
+ * stops on SIGINT/SIGTERM, after -c frames, after -t seconds, when the
+ * port goes away, or when the reader of its output goes away (EPIPE, or
+ * POLLERR on the output polled beside the socket, so an idle port's
+ * capture ends too).  A frame counts as written once the flush after its
+ * batch succeeded and the stream's error flag is clear (a write that fails
+ * inside pcap_dump() leaves the flush nothing to fail on).  It then asks
+ * pvnetd to stop ("capture-stop") and prints how many frames were written
+ * and how many pvnetd dropped because this process fell behind.
  */
 
 /**
