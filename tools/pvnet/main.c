@@ -68,25 +68,21 @@ static int ctl_open(void)
 	return fd < 0 ? -1 : fd;
 }
 
-/* Ask pvnetd for its status; prints the error and returns NULL when it cannot. */
-/* pvnetd's status; @vif: only that vif, "" for the list of vifs without their counters. */
-static json_t *fetch_status(const char *cmd, const char *vif)
+/*
+ * pvnetd's status on @fd; @vif: only that vif, or "" for the list of vifs
+ * without their counters.  Prints the error and returns NULL when it cannot.
+ */
+static json_t *status_call(int fd, const char *cmd, const char *vif)
 {
 	json_t *req, *reply = NULL;
-	int fd, rc;
+	int rc;
 
-	fd = ctl_open();
-	if (fd < 0)
-		return NULL;
-	if (!vif)
-		req = json_pack("{s:s}", "op", "status");
-	else if (!*vif)
+	if (!*vif)
 		req = json_pack("{s:s, s:b}", "op", "status", "vifs", 0);
 	else
 		req = json_pack("{s:s, s:s}", "op", "status", "vif", vif);
 	rc = req ? ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL) : -EINVAL;
 	json_decref(req);
-	close(fd);
 	if (rc == -ETIMEDOUT) {
 		fprintf(stderr, "pvnet %s: pvnetd at %s did not answer within %d s\n", cmd, run_dir,
 			PVNET_CLI_TIMEOUT_MS / 1000);
@@ -99,6 +95,67 @@ static json_t *fetch_status(const char *cmd, const char *vif)
 		return NULL;
 	}
 	return reply;
+}
+
+/*
+ * pvnetd's status; @vif: only that vif, "" for the list of vifs without
+ * their counters, NULL for every vif with its counters.  Prints the error
+ * and returns NULL when it cannot.
+ *
+ * Every vif's counters may not fit one control message (64 KiB, some 8
+ * vifs of 8 queues; pvnetd answers E2BIG), so for NULL the list comes
+ * first and then each vif, on the same connection, merged into the
+ * document one request would give: the same keys in the same places.  A
+ * vif gone meanwhile is left out.
+ */
+static json_t *fetch_status(const char *cmd, const char *vif)
+{
+	json_t *reply, *all, *one, *v;
+	size_t i;
+	int fd;
+
+	fd = ctl_open();
+	if (fd < 0)
+		return NULL;
+	reply = status_call(fd, cmd, vif ? vif : "");
+	if (!reply || vif)
+		goto out;
+	all = json_array();
+	json_array_foreach(json_object_get(reply, "vifs"), i, v)
+	{
+		const char *name = json_string_value(json_object_get(v, "name"));
+
+		if (!name || !*name)
+			continue; /* "" would ask for the list again */
+		one = status_call(fd, cmd, name);
+		if (!one) {
+			json_decref(all);
+			json_decref(reply);
+			reply = NULL;
+			goto out;
+		}
+		if (json_is_array(json_object_get(one, "vifs")))
+			json_array_extend(all, json_object_get(one, "vifs"));
+		json_decref(one);
+	}
+	json_object_set_new(reply, "vifs", all); /* in place: the key keeps its place */
+out:
+	close(fd);
+	return reply;
+}
+
+/*
+ * Whether stdout took everything: a write error (a full disk, /dev/full)
+ * is sticky in ferror() and may have been seen before the last fflush(),
+ * which then has nothing left to write and succeeds.  Returns @rc, or 1
+ * after saying so when stdout failed.
+ */
+static int stdout_done(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	fprintf(stderr, "pvnet: writing stdout: %s\n", strerror(errno ? errno : EIO));
+	return rc ? rc : 1;
 }
 
 /* "  features: sg gso-tcpv4 ..., rate 62500 bytes per 50000 us": what a vif negotiated. */
@@ -147,29 +204,9 @@ static int cmd_show(int argc, char **argv)
 			return 2;
 		}
 	}
-	/*
-	 * One vif per request: all of them with their counters may not fit one
-	 * control message.  The list first, then each vif.
-	 */
-	reply = fetch_status("show", only ? only : "");
+	reply = fetch_status("show", only);
 	if (!reply)
 		return 1;
-	if (!only) {
-		json_t *all = json_array(), *one;
-
-		json_array_foreach(json_object_get(reply, "vifs"), i, vif)
-		{
-			const char *name = json_string_value(json_object_get(vif, "name"));
-
-			if (!name)
-				continue; /* NULL would ask for every vif's counters at once */
-			one = fetch_status("show", name);
-			if (one)
-				json_array_extend(all, json_object_get(one, "vifs"));
-			json_decref(one); /* a vif gone meanwhile is not shown */
-		}
-		json_object_set_new(reply, "vifs", all);
-	}
 	out = json_array();
 	json_array_foreach(json_object_get(reply, "vifs"), i, vif)
 	{
@@ -246,7 +283,7 @@ static int cmd_status(int argc, char **argv)
 		fprintf(stderr, "pvnet status: unknown argument '%s'\n", argv[a]);
 		return 2;
 	}
-	/* The text needs no vif counters (pvnet show has them): the short form always fits. */
+	/* The text needs no vif counters (pvnet show has them): the list alone. */
 	reply = fetch_status("status", as_json ? NULL : "");
 	if (!reply)
 		return 1;
@@ -335,7 +372,7 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return stdout_done(0);
 		default:
 			usage(stderr);
 			return 2;
@@ -348,9 +385,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[0], "status"))
-		return cmd_status(argc, argv);
+		return stdout_done(cmd_status(argc, argv));
 	if (!strcmp(argv[0], "show"))
-		return cmd_show(argc, argv);
+		return stdout_done(cmd_show(argc, argv));
 	if (!strcmp(argv[0], "bench"))
 		return bench_main(argc, argv, run_dir_given ? run_dir : NULL);
 	if (!strcmp(argv[0], "attach"))
@@ -366,7 +403,7 @@ int main(int argc, char **argv)
 			printf("pvnet %s\n", PVNET_VERSION);
 		else
 			usage(stdout);
-		return 0;
+		return stdout_done(0);
 	}
 	fprintf(stderr, "pvnet: unknown command '%s'\n", argv[0]);
 	usage(stderr);

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/* test_status.c - `pvnet status` and `pvnet show` against a real pvnetd: many vifs, stdout errors */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <pvnet/pvnet.h>
+
+#include "common/ctlmsg.h"
+#include "itest.h"
+
+/*
+ * One pvnetd for the whole file, and one domain with enough connected vifs
+ * that their counters do not fit one control message (CTLMSG_MAX, 64 KiB):
+ * 10 vifs of 8 queues (pvnetd's default maximum), some 7 KB of counters
+ * each; the first test checks that pvnetd refuses them in one reply.  Each
+ * test runs the pvnet binary as a user does, stdout and stderr into files.
+ */
+#define NVIFS	10
+#define NQUEUES 8
+
+static const char *pvnetd_path, *pvnet_path;
+static struct itest T;
+static struct pvnet_domain *dom;
+static struct pvnet_vif *vifs[NVIFS];
+static char out_path[PATH_MAX], err_path[PATH_MAX];
+
+static int group_setup(void **state)
+{
+	struct pvnet_vif_config cfg;
+
+	(void)state;
+	if (itest_start(&T, pvnetd_path, "status", NULL) < 0)
+		return -1;
+	snprintf(out_path, sizeof(out_path), "%s.out", T.run_dir);
+	snprintf(err_path, sizeof(err_path), "%s.err", T.run_dir);
+	/* The fewest pages a queue may have: 2 rings + 18 TX + 19 RX buffers. */
+	if (pvnet_domain_create(T.run_dir, 4096, &dom) < 0)
+		return -1;
+	for (unsigned int d = 0; d < NVIFS; d++) {
+		pvnet_vif_config_default(&cfg);
+		cfg.devid = d;
+		cfg.queues = NQUEUES;
+		cfg.tx_buffers = PVNET_MAX_FRAGS;
+		cfg.rx_buffers = PVNET_MAX_FRAGS + 1;
+		if (pvnet_vif_create(dom, &cfg, &vifs[d]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	for (unsigned int d = 0; d < NVIFS; d++)
+		pvnet_vif_destroy(vifs[d]);
+	pvnet_domain_destroy(dom);
+	unlink(out_path);
+	unlink(err_path);
+	return itest_stop(&T);
+}
+
+/*
+ * Run `pvnet -d RUN_DIR ARGS...` (NULL-terminated) with stdout into @out
+ * (a file it creates, or /dev/full) and stderr into err_path; its exit
+ * status, or -1 if it did not exit.
+ */
+static int run_pvnet(const char *out, ...)
+{
+	const char *argv[8] = {"pvnet", "-d", T.run_dir};
+	unsigned int argc = 3;
+	const char *a;
+	va_list ap;
+	pid_t pid;
+	int st;
+
+	va_start(ap, out);
+	while ((a = va_arg(ap, const char *)) && argc < 7)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		execv(pvnet_path, (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Whether the file at @path (pvnet's output, under 1 MiB) contains @s. */
+static bool file_has(const char *path, const char *s)
+{
+	size_t cap = 1 << 20, n;
+	char *buf = malloc(cap);
+	FILE *f = fopen(path, "r");
+	bool has;
+
+	assert_non_null(buf);
+	assert_non_null(f);
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	has = strstr(buf, s) != NULL;
+	free(buf);
+	return has;
+}
+
+/* pvnetd's reply to @req on a fresh connection, with ctlmsg_call()'s result in @rc. */
+static json_t *ask(json_t *req, int *rc)
+{
+	json_t *reply = NULL;
+	int fd = itest_ctl_open(&T);
+
+	*rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	json_decref(req);
+	close(fd);
+	return reply;
+}
+
+/* @a and @b have the same keys in the same order (the JSON output is an interface). */
+static void assert_same_keys(const json_t *a, const json_t *b)
+{
+	void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+
+	for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+			 ib = json_object_iter_next((json_t *)b, ib))
+		assert_string_equal(json_object_iter_key(ia), json_object_iter_key(ib));
+	assert_null(ia);
+	assert_null(ib);
+}
+
+/*
+ * `pvnet status --json` of more vifs than one message holds: exit 0, and
+ * the document pvnetd's one-message status would be (the same keys in the
+ * same places), every vif with every queue's counters.  It used to ask for
+ * everything at once and exit 1 with pvnetd's E2BIG and empty stdout.
+ */
+static void test_status_json_many_vifs(void **state)
+{
+	json_t *brief, *doc, *vif, *one;
+	json_error_t jerr;
+	char name[32];
+	size_t i;
+	int rc;
+
+	(void)state;
+	/* What the test is about: everything at once does not fit. */
+	json_decref(ask(json_pack("{s:s}", "op", "status"), &rc));
+	assert_int_equal(rc, -E2BIG);
+
+	assert_int_equal(run_pvnet(out_path, "status", "--json", NULL), 0);
+	doc = json_load_file(out_path, 0, &jerr);
+	assert_non_null(doc);
+	brief = ask(json_pack("{s:s, s:b}", "op", "status", "vifs", 0), &rc);
+	assert_int_equal(rc, 0);
+	assert_same_keys(doc, brief);
+	assert_true(json_equal(json_object_get(doc, "domains"), json_object_get(brief, "domains")));
+	json_decref(brief);
+
+	assert_int_equal(json_array_size(json_object_get(doc, "vifs")), NVIFS);
+	json_array_foreach(json_object_get(doc, "vifs"), i, vif)
+	{
+		snprintf(name, sizeof(name), "vif%u.%zu", pvnet_domain_id(dom), i);
+		assert_string_equal(json_string_value(json_object_get(vif, "name")), name);
+		assert_string_equal(json_string_value(json_object_get(vif, "state")), "Connected");
+		/* The vif as pvnetd gives it alone: the same keys, and its counters. */
+		one = ask(json_pack("{s:s, s:s}", "op", "status", "vif", name), &rc);
+		assert_int_equal(rc, 0);
+		assert_same_keys(vif, json_array_get(json_object_get(one, "vifs"), 0));
+		json_decref(one);
+		assert_int_equal(json_array_size(json_object_get(vif, "queues")), NQUEUES);
+		for (size_t q = 0; q < NQUEUES; q++)
+			assert_true(json_is_integer(json_object_get(
+			    json_array_get(json_object_get(vif, "queues"), q), "rx_packets")));
+		assert_true(
+		    json_is_integer(json_object_get(json_object_get(vif, "switch"), "rx_packets")));
+	}
+	json_decref(doc);
+}
+
+/* The text forms of status and show, of the same vifs: exit 0, all there. */
+static void test_text_many_vifs(void **state)
+{
+	char want[64];
+
+	(void)state;
+	assert_int_equal(run_pvnet(out_path, "status", NULL), 0);
+	assert_true(file_has(out_path, "domains: 1\n"));
+	assert_int_equal(run_pvnet(out_path, "show", NULL), 0);
+	snprintf(want, sizeof(want), "vif%u.%u: state Connected, %u queues", pvnet_domain_id(dom),
+		 NVIFS - 1, NQUEUES);
+	assert_true(file_has(out_path, want) || !"the last vif is not shown");
+	assert_int_equal(run_pvnet(out_path, "show", "--json", NULL), 0);
+}
+
+/*
+ * stdout that cannot be written (a full disk: /dev/full): exit 1 and say
+ * so, for the short text and the long JSON alike.  It used to exit 0, an
+ * empty file reported as success to the script that redirected it.
+ */
+static void test_stdout_full(void **state)
+{
+	static const char *const forms[][2] = {
+	    {"status", NULL},	{"status", "--json"}, {"show", NULL},
+	    {"show", "--json"}, {"version", NULL},    {"help", NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		int rc = run_pvnet("/dev/full", forms[i][0], forms[i][1], NULL);
+
+		if (rc != 1 ||
+		    !file_has(err_path, "pvnet: writing stdout: No space left on device"))
+			fail_msg("pvnet %s %s > /dev/full: exit %d", forms[i][0],
+				 forms[i][1] ? forms[i][1] : "", rc);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_status_json_many_vifs),
+	    cmocka_unit_test(test_text_many_vifs),
+	    cmocka_unit_test(test_stdout_full),
+	};
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s PVNETD PVNET\n", argv[0]);
+		return 2;
+	}
+	pvnetd_path = argv[1];
+	pvnet_path = argv[2];
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
