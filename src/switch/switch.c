@@ -207,6 +207,20 @@ void sw_destroy(struct sw *sw)
 	free(sw);
 }
 
+/* Is @name a published port's?  Under ctl_lock, which every change of ports[] holds. */
+static bool port_name_is_taken(struct sw *sw, const char *name)
+{
+	unsigned int hi = atomic_load_explicit(&sw->port_hi, memory_order_relaxed);
+
+	for (unsigned int i = 0; i < hi && i < SW_MAX_PORTS; i++) {
+		struct sw_port *q = atomic_load_explicit(&sw->ports[i], memory_order_relaxed);
+
+		if (q && !strcmp(q->name, name))
+			return true;
+	}
+	return false;
+}
+
 int sw_port_add(struct sw *sw, const char *name, const struct sw_port_ops *ops, void *priv,
 		struct sw_port **out)
 {
@@ -230,6 +244,11 @@ int sw_port_add(struct sw *sw, const char *name, const struct sw_port_ops *ops, 
 	atomic_init(&p->mac_limit, sw->cfg.port_mac_limit);
 
 	pthread_mutex_lock(&sw->ctl_lock);
+	/* Names are how `pvnet capture` and `pvnet status` find a port: one port each. */
+	if (port_name_is_taken(sw, name)) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
 	for (num = 0; num < SW_MAX_PORTS; num++)
 		if (!atomic_load_explicit(&sw->ports[num], memory_order_relaxed))
 			break;

@@ -228,13 +228,16 @@ void sw_destroy(struct sw *sw);
 /**
  * sw_port_add() - add a port
  * @sw: the switch
- * @name: its name, shorter than SW_PORT_NAME_MAX
+ * @name: its name, shorter than SW_PORT_NAME_MAX, and no other port's:
+ *	`pvnet capture` and `pvnet status` find a port by its name
  * @ops: callbacks, valid until sw_port_del() returns
  * @priv: the port type's pointer, stored in the port
  * @out: the new port; it may receive frames as soon as this returns
  *
- * Return: 0, -EINVAL (no name, no xmit), -ENAMETOOLONG, -ENOSPC (all
- * SW_MAX_PORTS numbers in use) or -ENOMEM.
+ * Return: 0, -EINVAL (no name, no xmit), -ENAMETOOLONG, -EEXIST (a port
+ * of that name is on the switch; a deleted port's name is free again once
+ * sw_port_del() returned), -ENOSPC (all SW_MAX_PORTS numbers in use) or
+ * -ENOMEM.
  */
 int sw_port_add(struct sw *sw, const char *name, const struct sw_port_ops *ops, void *priv,
 		struct sw_port **out);

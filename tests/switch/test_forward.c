@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -485,6 +486,7 @@ static void test_port_add_errors(void **state)
 	static const struct sw_port_ops noops = {.xmit = NULL};
 	struct env *e = *state;
 	struct sw_port *ports[SW_MAX_PORTS], *p;
+	char name[SW_PORT_NAME_MAX];
 	uint8_t a[6];
 	unsigned int n = 0;
 
@@ -492,8 +494,12 @@ static void test_port_add_errors(void **state)
 			 -ENAMETOOLONG);
 	assert_int_equal(sw_port_add(e->sw, "", &ops, NULL, &p), -EINVAL);
 	assert_int_equal(sw_port_add(e->sw, "x", &noops, NULL, &p), -EINVAL);
-	while (sw_port_add(e->sw, "many", &ops, NULL, &ports[n]) == 0)
+	for (;;) {
+		snprintf(name, sizeof(name), "many%u", n);
+		if (sw_port_add(e->sw, name, &ops, NULL, &ports[n]) < 0)
+			break;
 		n++;
+	}
 	assert_int_equal(n, SW_MAX_PORTS - NPORTS);
 	assert_int_equal(sw_port_add(e->sw, "more", &ops, NULL, &p), -ENOSPC);
 	for (unsigned int i = 1; i < n; i++)
@@ -507,6 +513,40 @@ static void test_port_add_errors(void **state)
 	fake_send(e->sw, &e->fp[0], 1, bcast, a);
 	assert_int_equal(deadlock_ret, -EDEADLK);
 	assert_int_equal(sw_port_del(e->sw, ports[0]), 0);
+}
+
+/*
+ * A name is one port's: `pvnet capture NAME` takes the first port of that
+ * name, so a second one (a TAP uplink called like a guest's vif) would hide
+ * the first from it.  Refused whatever the port type; free again once the
+ * port holding it is deleted.
+ */
+static void test_port_name_unique(void **state)
+{
+	static const struct sw_port_ops ops = {.xmit = xmit_del_self};
+	struct env *e = *state;
+	struct sw_port *p = NULL, *q = NULL;
+	uint8_t a[6];
+
+	/* fake_port_add() named the setup's ports p0..p3. */
+	assert_int_equal(sw_port_add(e->sw, "p1", &ops, NULL, &p), -EEXIST);
+	assert_null(p);
+	/* ... and p1 is still the port its name finds, and still forwards. */
+	fake_mac(a, 1);
+	assert_int_equal(fake_send(e->sw, &e->fp[0], 0, bcast, a), 1);
+	assert_true(fake_delivered(1, 0));
+
+	assert_int_equal(sw_port_add(e->sw, "vif1.0", &ops, NULL, &p), 0);
+	assert_int_equal(sw_port_add(e->sw, "vif1.0", &ops, NULL, &q), -EEXIST);
+	assert_null(q);
+	/* Names differ by a byte: not the same name. */
+	assert_int_equal(sw_port_add(e->sw, "vif1.00", &ops, NULL, &q), 0);
+	assert_int_equal(sw_port_del(e->sw, q), 0);
+	q = NULL;
+	/* Deleted, its name is free again. */
+	assert_int_equal(sw_port_del(e->sw, p), 0);
+	assert_int_equal(sw_port_add(e->sw, "vif1.0", &ops, NULL, &q), 0);
+	assert_int_equal(sw_port_del(e->sw, q), 0);
 }
 
 static void test_stats_table(void **state)
@@ -575,6 +615,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_batch_repeats_and_changes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_del_removes_macs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_add_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_name_unique, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stats_table, setup, teardown),
 	    cmocka_unit_test(test_config_bounds),
 	};

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -274,9 +275,12 @@ static void test_concurrent_forwarding(void **state)
 	atomic_store(&clock_ns, 1000000000000ULL);
 	assert_int_equal(sw_create(&cfg, &sw), 0);
 	for (unsigned int i = 0; i < 3; i++) {
+		char name[8];
+
 		tports[i].max_accept = i == 2 ? 16 : ~0U;
 		atomic_store(&tports[i].alive, true);
-		assert_int_equal(sw_port_add(sw, "t", &tport_ops, &tports[i], &tports[i].port), 0);
+		snprintf(name, sizeof(name), "t%u", i); /* a name is one port's */
+		assert_int_equal(sw_port_add(sw, name, &tport_ops, &tports[i], &tports[i].port), 0);
 	}
 	/* The deferred port: the consumer thread puts its references. */
 	dport.max_accept = ~0U;
