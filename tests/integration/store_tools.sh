@@ -3,8 +3,9 @@
 # store_tools.sh - drive pvnetd's store with Xen's own clients (xenstore-utils)
 # usage: store_tools.sh PVNETD PVNET
 set -u
-PVNETD=$1
-PVNET=$2
+# Absolute: some checks run them from other directories (meson gives build-relative paths).
+PVNETD=$(realpath -- "$1")
+PVNET=$(realpath -- "$2")
 . "$(dirname "$0")/lib.sh"
 
 for t in xenstore-read xenstore-write xenstore-ls xenstore-rm xenstore-watch xenstore-list \
@@ -136,6 +137,147 @@ $T "$PVNETD" --run-dir "$tmp/fail" --uplink tap:pvnt0@pvnet-no-such-ns 2>/dev/nu
 rc=$?
 check "a start that fails (an uplink in no namespace): exit status 1" [ $rc -eq 1 ]
 check "... leaves no pvnetd.pid" test -d "$tmp/fail" -a ! -e "$tmp/fail/pvnetd.pid"
+
+# Numbers are decimal digits and nothing else: a blank or a sign before them is refused.
+for opt in "--poll-us" "--max-queues" "--mac-ageing" "--rx-stall-timeout"; do
+	for val in " +5" " 4" "+5" "5 " ""; do
+		timeout 3 "$PVNETD" --run-dir "$tmp/bad" "$opt" "$val" 2>"$tmp/bad.err"
+		rc=$?
+		check "pvnetd $opt '$val': exit status 2" [ $rc -eq 2 ]
+		check "... saying why" grep -q -- "pvnetd: $opt: '$val' is not" "$tmp/bad.err"
+		check "... nothing started" test ! -e "$tmp/bad"
+		rm -rf "$tmp/bad"
+	done
+done
+
+# An uplink whose switch port name another port could have is refused before anything
+# starts (exit 2), the namespace not looked for yet: a TAP named as a guest's vif is
+# (vif<DOMID>.<DEVID>), two uplinks of one name.  The namespaces do not exist, so an
+# uplink let through fails to start (exit 1) without making anything.
+nons=pvnet-no-such-ns-$$
+refused_uplink() { # WHY ARGS...: exit 2, the message names WHY, no run directory
+	local why=$1 rc
+	shift
+	$T "$PVNETD" --run-dir "$tmp/bad" "$@" 2>"$tmp/bad.err"
+	rc=$?
+	check "pvnetd $*: exit status 2" [ $rc -eq 2 ]
+	check "... saying why" grep -q -- "pvnetd: --uplink: .*$why" "$tmp/bad.err"
+	check "... nothing started" test ! -e "$tmp/bad"
+	rm -rf "$tmp/bad"
+}
+refused_uplink "how a guest's vif is named" --uplink "tap:vif1.0@$nons"
+refused_uplink "how a guest's vif is named" --uplink "tap:vif32751.15@$nons"
+refused_uplink "would be switch port up0" --uplink "tap:up0@$nons-a" --uplink "tap:up0@$nons-b"
+refused_uplink "would be switch port vxlan42" --uplink "tap:vxlan42@$nons" \
+	--uplink "vxlan:id=42,remote=192.0.2.1,netns=$nons"
+refused_uplink "would be switch port vxlan42" \
+	--uplink "vxlan:id=42,remote=192.0.2.1,netns=$nons-a" \
+	--uplink "vxlan:id=42,remote=192.0.2.2,netns=$nons-b"
+refused_uplink "would be switch port vxlan7:4790" \
+	--uplink "vxlan:id=7,remote=192.0.2.1,dstport=4790,netns=$nons-a" \
+	--uplink "vxlan:id=7,remote=192.0.2.2,dstport=4790,netns=$nons-b"
+for ok_up in "tap:vif1@$nons" "tap:vif1.@$nons" "tap:vifa.0@$nons" "tap:vif1.0x@$nons" \
+	"tap:xvif1.0@$nons"; do
+	$T "$PVNETD" --run-dir "$tmp/up" --uplink "$ok_up" 2>/dev/null
+	rc=$?
+	check "pvnetd --uplink $ok_up is no vif's name: past the options (exit 1, no namespace)" \
+		[ $rc -eq 1 ]
+done
+$T "$PVNETD" --run-dir "$tmp/up" --uplink "vxlan:id=42,remote=192.0.2.1,netns=$nons-a" \
+	--uplink "vxlan:id=42,remote=192.0.2.2,dstport=4790,netns=$nons-b" 2>/dev/null
+rc=$?
+check "two VXLAN uplinks of one VNI on two ports: names differ, past the options" [ $rc -eq 1 ]
+rm -rf "$tmp/up"
+
+# The run directory is made absolute, and every socket pvnetd binds in it must fit a
+# sockaddr_un (107 bytes and a NUL): the longest is xenstore-domN.sock.new of the
+# largest domid (32751), 26 bytes after DIR/, so DIR may have 80 bytes.  A longer
+# one is refused at start-up (exit 1, saying so), not by the first domain's socket.
+rtmp=$(cd "$tmp" && pwd -P)
+pad_dir() { # LEN: a directory path under $rtmp of LEN bytes
+	local d="$rtmp/"
+	while [ ${#d} -lt "$1" ]; do d+=x; done
+	printf '%s' "$d"
+}
+if [ ${#rtmp} -le 60 ]; then
+	for len in 100 81; do
+		dir=$(pad_dir "$len")
+		$T "$PVNETD" --run-dir "$dir" 2>"$tmp/long.err"
+		rc=$?
+		check "a run directory of $len bytes: exit status 1" [ $rc -eq 1 ]
+		check "... saying it is too long for its sockets" \
+			grep -q "run directory $dir is too long for its sockets: .*xenstore-dom32751.sock.new would be $((len + 27)) bytes.*at most 80 bytes" \
+			"$tmp/long.err"
+		check "... and leaving no directory behind" test ! -e "$dir"
+	done
+	dir=$(pad_dir 80)
+	start_pvnetd "$dir" || exit 1
+	check "a run directory of 80 bytes: pvnetd starts" $T "$PVNET" -d "$dir" status
+	stop_pvnetd
+	check "... and stops cleanly" [ $? -eq 0 ]
+	rm -rf "$dir" "$dir.log"
+	# Through a relative path the length that counts is the absolute one.
+	dir=$(pad_dir 75)
+	mkdir -p "$dir"
+	(cd "$dir" && $T "$PVNETD" --run-dir rel12 2>"$tmp/long.err")
+	rc=$?
+	check "a relative run directory of 5 bytes, 81 absolute: exit status 1" [ $rc -eq 1 ]
+	check "... naming its absolute path" grep -q "run directory $dir/rel12 is too long" \
+		"$tmp/long.err"
+	check "... and leaving no directory behind" test ! -e "$dir/rel12"
+	rm -rf "$dir"
+else
+	echo "# $rtmp is too long for the run directory length tests: skipped"
+fi
+
+# A relative run directory: every path pvnetd logs and hands out is absolute, so a
+# frontend in another directory finds its domain's store socket.
+mkdir "$tmp/cwd"
+(cd "$tmp/cwd" && exec "$PVNETD" --run-dir rel --log-level debug 2>>"$tmp/rel.log") &
+PVNETD_PID=$!
+wait_for_file "$tmp/cwd/rel/pvnetd.sock" 10
+check "pvnetd with a relative run directory logs its sockets' absolute paths" \
+	grep -q "store at $rtmp/cwd/rel/xenstore.sock, control at $rtmp/cwd/rel/pvnetd.sock" \
+	"$tmp/rel.log"
+# A domain made from /: the store socket of the reply, connected to from there.
+# shellcheck disable=SC2016 # Python, not shell
+domain_py='
+import fcntl, json, os, socket, sys, time
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.connect(sys.argv[1] + "/pvnetd.sock")
+mem = os.memfd_create("guest", os.MFD_ALLOW_SEALING)
+os.ftruncate(mem, 4 * 4096)
+fcntl.fcntl(mem, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+socket.send_fds(c, [json.dumps({"op": "domain-create", "pages": 4}).encode()], [mem])
+msg, fds, _, _ = socket.recv_fds(c, 65536, 4)
+store = json.loads(msg)["store"]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(store)
+s.close()
+open(sys.argv[2] + ".new", "w").write(store)
+os.rename(sys.argv[2] + ".new", sys.argv[2])
+while not os.path.exists(sys.argv[3]):
+	time.sleep(0.05)
+'
+(cd / && exec timeout 20 python3 -c "$domain_py" "$tmp/cwd/rel" "$tmp/store" "$tmp/stop") &
+dom_pid=$!
+wait_for_file "$tmp/store" 10
+store=$(cat "$tmp/store" 2>/dev/null)
+check "... the store socket domain-create hands out is absolute and reachable from /" \
+	[ "$store" = "$rtmp/cwd/rel/xenstore-dom1.sock" ]
+check "... pvnet status shows it" grep -qF "store $rtmp/cwd/rel/xenstore-dom1.sock" \
+	<($T "$PVNET" -d "$tmp/cwd/rel" status)
+check "... pvnet status --json too" [ "$($T "$PVNET" -d "$tmp/cwd/rel" status --json |
+	python3 -c 'import json, sys
+print([d["store"] for d in json.load(sys.stdin)["domains"] if d["domid"] == 1][0])')" = \
+	"$rtmp/cwd/rel/xenstore-dom1.sock" ]
+touch "$tmp/stop"
+wait "$dom_pid"
+check "... the domain's process ends" [ $? -eq 0 ]
+stop_pvnetd
+check "... and it stops cleanly" [ $? -eq 0 ]
+check "... removing its sockets" test ! -e "$tmp/cwd/rel/xenstore.sock" -a \
+	! -e "$tmp/cwd/rel/pvnetd.sock" -a ! -e "$tmp/cwd/rel/xenstore-dom1.sock"
 
 # pvnet's own usage: status 2 for what it cannot take, 0 for version and help.
 check "pvnet version names itself" grep -qx "pvnet [0-9.]*" <("$PVNET" version)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -24,6 +26,7 @@
 #include "uplink/port.h"
 #include "uplink/vxlan_port.h"
 
+#include "cliarg.h"
 #include "pvnetd.h"
 
 static void usage(FILE *f)
@@ -35,7 +38,9 @@ static void usage(FILE *f)
 		"  -d, --run-dir DIR      sockets go here (default /run/pvnet):\n"
 		"                         DIR/xenstore.sock (domain 0, mode 0600),\n"
 		"                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock;\n"
-		"                         DIR/pvnetd.pid, locked, keeps a second pvnetd out\n"
+		"                         DIR/pvnetd.pid, locked, keeps a second pvnetd out;\n"
+		"                         made absolute (symbolic links resolved), and at most\n"
+		"                         80 bytes then, so its sockets' paths fit sun_path\n"
 		"  -t, --tx-mode MODE     how guest TX payloads reach the switch: map (grant-map,\n"
 		"                         zero copy; default), copy (grant-copy) or persistent\n"
 		"                         (offer feature-persistent: pages mapped once and kept,\n"
@@ -43,7 +48,8 @@ static void usage(FILE *f)
 		"                         accept it get map; docs/persistent-grants.md)\n"
 		"  -u, --uplink tap:NAME[@NETNS]\n"
 		"                         add a TAP uplink port NAME (in namespace NETNS) to the\n"
-		"                         switch, with checksum and TSO offloads (docs/tap.md)\n"
+		"                         switch, with checksum and TSO offloads (docs/tap.md);\n"
+		"                         not vif<N>.<M>, a guest's vif's name\n"
 		"  -u, --uplink "
 		"vxlan:id=VNI,remote=ADDR[,remote=ADDR...][,local=ADDR][,dstport=PORT]\n"
 		"                         [,srcport=MIN-MAX][,mtu=N][,netns=NS]\n"
@@ -52,7 +58,9 @@ static void usage(FILE *f)
 		"                         vxlan device; up to 8 remotes, each MAC learnt behind\n"
 		"                         one; each flow from one source port), port 4789 and\n"
 		"                         MTU 1500 unless given\n"
-		"                         (docs/vxlan.md); --uplink may be given up to 8 times\n"
+		"                         (docs/vxlan.md), the port named vxlanVNI (or\n"
+		"                         vxlanVNI:PORT); --uplink may be given up to 8 times,\n"
+		"                         each uplink's port name its own\n"
 		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
 		"                         1..16, default 8\n"
 		"  -p, --poll-us US       the longest an idle netback worker polls before it\n"
@@ -87,6 +95,43 @@ static void bad_option(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/* vif<DOMID>.<DEVID>: the switch port name netback gives a guest's vif, as Linux's does. */
+static bool name_is_vif(const char *name)
+{
+	size_t dom, dev;
+
+	if (strncmp(name, "vif", 3))
+		return false;
+	dom = strspn(name + 3, "0123456789");
+	if (!dom || name[3 + dom] != '.')
+		return false;
+	dev = strspn(name + 4 + dom, "0123456789");
+	return dev && !name[4 + dom + dev];
+}
+
+/*
+ * The uplinks' switch port names, each with the --uplink argument it came
+ * from: a name is one port's (sw_port_add() refuses a second), and
+ * `pvnet capture NAME` and `pvnet status` know a port by it, so a name that
+ * could be taken twice is refused before anything starts.
+ */
+struct uplink_names {
+	const char *name[PVNETD_MAX_UPLINKS];
+	const char *spec[PVNETD_MAX_UPLINKS];
+	unsigned int n;
+};
+
+static void uplink_name_add(struct uplink_names *un, const char *name, const char *spec)
+{
+	for (unsigned int i = 0; i < un->n; i++)
+		if (!strcmp(un->name[i], name))
+			bad_option("--uplink: '%s' would be switch port %s, which '%s' is already: "
+				   "port names must differ",
+				   spec, name, un->spec[i]);
+	un->name[un->n] = name;
+	un->spec[un->n++] = spec;
 }
 
 /* The uplink port types' counters, for `pvnet status` (struct pvnetd_uplink). */
@@ -144,33 +189,86 @@ static int ageing_start(struct pvnetd *d)
 	return rc;
 }
 
-/* A decimal number 0..@max, nothing else. */
-static int parse_uint(const char *s, unsigned int max, unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = (unsigned int)v;
-	return 0;
-}
-
+/* Make @dir unless it exists; 1 if this made it, 0 if it was there, or -errno. */
 static int make_run_dir(const char *dir)
 {
 	struct stat st;
+	int made = 1;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
+	if (mkdir(dir, 0755) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		made = 0;
+	}
 	if (stat(dir, &st) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	return 0;
+	return made;
+}
+
+/*
+ * The longest socket path pvnetd will ever bind in @dir: each of its
+ * sockets is bound as NAME.new and renamed once listening (store_listen(),
+ * ctl_create()), and the per-domain ones carry the largest domid hv can
+ * hand out (ids wrap below DOMID_FIRST_RESERVED).  Written to @buf, a
+ * sockaddr_un's sun_path or longer; returns its length.  A run directory
+ * whose longest path does not fit sun_path would start, and then fail the
+ * first domain whose id is long enough with EINVAL, logging nothing.
+ */
+static size_t run_dir_longest_sock(const char *dir, char *buf, size_t size)
+{
+	char name[64];
+	const char *names[] = {PVNETD_STORE_SOCK, PVNETD_CTL_SOCK, name};
+	size_t longest = 0;
+	char sock[PATH_MAX];
+
+	snprintf(name, sizeof(name), PVNETD_DOMAIN_SOCK, (unsigned int)DOMID_FIRST_RESERVED - 1);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = (size_t)snprintf(sock, sizeof(sock), "%s/%s.new", dir, names[i]);
+
+		if (n >= longest) {
+			longest = n;
+			snprintf(buf, size, "%s", sock);
+		}
+	}
+	return longest;
+}
+
+/*
+ * @dir, made if absent, as the absolute path without symbolic links that
+ * every socket path pvnetd binds, hands out (a domain's store socket, sent
+ * to a frontend that may run in another directory) and logs is made of; its
+ * sockets' longest path fits a sockaddr_un.  Dies (status 1) otherwise,
+ * removing the directory if it made it.
+ */
+static void run_dir_resolve(char *dir, size_t size)
+{
+	struct sockaddr_un sa;
+	char abs[PATH_MAX], longest[PATH_MAX];
+	size_t n;
+	int made;
+
+	made = make_run_dir(dir);
+	if (made < 0)
+		die("run directory %s: %s", dir, strerror(-made));
+	if (!realpath(dir, abs)) {
+		int e = errno;
+
+		if (made)
+			rmdir(dir);
+		die("run directory %s: cannot make it absolute: %s", dir, strerror(e));
+	}
+	n = run_dir_longest_sock(abs, longest, sizeof(longest));
+	if (n >= sizeof(sa.sun_path) || strlen(abs) >= size) {
+		if (made)
+			rmdir(dir);
+		die("run directory %s is too long for its sockets: %s would be %zu bytes, a "
+		    "socket path holds at most %zu; use a run directory of at most %zu bytes",
+		    abs, longest, n, sizeof(sa.sun_path) - 1,
+		    sizeof(sa.sun_path) - 1 - (n - strlen(abs)));
+	}
+	snprintf(dir, size, "%s", abs);
 }
 
 /* DIR/pvnetd.pid once pvnetd holds it: removed at exit, a failed start included. */
@@ -252,12 +350,13 @@ int main(int argc, char **argv)
 	char up_name[PVNETD_MAX_UPLINKS][16 /* IFNAMSIZ */],
 	    up_ns[PVNETD_MAX_UPLINKS][UPLINK_NETNS_MAX + 1], why[128];
 	unsigned int nup = 0, nvx = 0;
+	struct uplink_names un = {0};
 	struct store_config scfg;
 	struct back_config bcfg;
 	struct sw_config swcfg;
 	struct hv_config hcfg;
 	char path[PATH_MAX];
-	unsigned int v;
+	unsigned long v;
 	long holder;
 	int lock_fd;
 	sigset_t mask;
@@ -291,28 +390,29 @@ int main(int argc, char **argv)
 				bad_option("--tx-mode: '%s' is not map, copy or persistent",
 					   optarg);
 			break;
+		/* Numbers are decimal digits and nothing else: no sign, no blank (cliarg.c). */
 		case 'q':
-			if (parse_uint(optarg, BACK_MAX_QUEUES_LIMIT, &v) < 0 || v == 0)
+			if (cliarg_ulong(optarg, 1, BACK_MAX_QUEUES_LIMIT, &v) < 0)
 				bad_option("--max-queues: '%s' is not 1..%u", optarg,
 					   BACK_MAX_QUEUES_LIMIT);
-			bcfg.max_queues = v;
+			bcfg.max_queues = (unsigned int)v;
 			break;
 		case 'p':
-			if (parse_uint(optarg, 1000, &v) < 0)
+			if (cliarg_ulong(optarg, 0, 1000, &v) < 0)
 				bad_option("--poll-us: '%s' is not 0..1000", optarg);
-			bcfg.poll_us = v;
+			bcfg.poll_us = (unsigned int)v;
 			break;
 		case 'a':
-			if (parse_uint(optarg, SW_AGEING_MAX_S, &v) < 0 || v == 0)
+			if (cliarg_ulong(optarg, 1, SW_AGEING_MAX_S, &v) < 0)
 				bad_option("--mac-ageing: '%s' is not 1..%u (s)", optarg,
 					   SW_AGEING_MAX_S);
-			swcfg.ageing_s = v;
+			swcfg.ageing_s = (unsigned int)v;
 			break;
 		case 's':
-			if (parse_uint(optarg, 3600000, &v) < 0)
+			if (cliarg_ulong(optarg, 0, 3600000, &v) < 0)
 				bad_option("--rx-stall-timeout: '%s' is not 0..3600000 (ms)",
 					   optarg);
-			bcfg.rx_stall_timeout_ms = v;
+			bcfg.rx_stall_timeout_ms = (unsigned int)v;
 			break;
 		case 'u':
 			if (nup + nvx == PVNETD_MAX_UPLINKS)
@@ -327,6 +427,7 @@ int main(int argc, char **argv)
 						    "--uplink: '%s' is a tunnel given before "
 						    "(same VNI, port, namespace and a remote)",
 						    optarg);
+				uplink_name_add(&un, vx[nvx].name, optarg);
 				nvx++;
 				break;
 			}
@@ -339,6 +440,13 @@ int main(int argc, char **argv)
 				if (!strcmp(up_name[i], up_name[nup]) &&
 				    !strcmp(up_ns[i], up_ns[nup]))
 					bad_option("--uplink: '%s' is given twice", optarg);
+			/* Checked here, before the namespace is looked for at start-up. */
+			if (name_is_vif(up_name[nup]))
+				bad_option("--uplink: '%s': %s is how a guest's vif is named "
+					   "(vif<DOMID>.<DEVID>): a TAP uplink must be named "
+					   "otherwise",
+					   optarg, up_name[nup]);
+			uplink_name_add(&un, up_name[nup], optarg);
 			nup++;
 			break;
 		case 'h':
@@ -371,9 +479,7 @@ int main(int argc, char **argv)
 				warn("cannot raise the open-file limit: %s", strerror(errno));
 		}
 	}
-	rc = make_run_dir(d.run_dir);
-	if (rc < 0)
-		die("run directory %s: %s", d.run_dir, strerror(-rc));
+	run_dir_resolve(d.run_dir, sizeof(d.run_dir));
 	snprintf(path, sizeof(path), "%s/pvnetd.pid", d.run_dir);
 	lock_fd = run_dir_lock(path, &holder);
 	if (lock_fd == -EBUSY && holder > 0)
