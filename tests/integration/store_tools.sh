@@ -279,6 +279,55 @@ check "... and it stops cleanly" [ $? -eq 0 ]
 check "... removing its sockets" test ! -e "$tmp/cwd/rel/xenstore.sock" -a \
 	! -e "$tmp/cwd/rel/pvnetd.sock" -a ! -e "$tmp/cwd/rel/xenstore-dom1.sock"
 
+# Guests together get a bounded share of pvnetd's fds for event channels (four each):
+# under an open-file limit of 1300, 69 channels ((1300 - 1024) / 4); the next is
+# refused with ENFILE, pvnetd itself still serves new connections, and the budget comes
+# back when the guest goes.
+# shellcheck disable=SC2016 # Python, not shell
+chan_py='
+import fcntl, json, os, socket, sys
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.connect(sys.argv[1] + "/pvnetd.sock")
+mem = os.memfd_create("guest", os.MFD_ALLOW_SEALING)
+os.ftruncate(mem, 4 * 4096)
+fcntl.fcntl(mem, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+socket.send_fds(c, [json.dumps({"op": "domain-create", "pages": 4}).encode()], [mem])
+socket.recv_fds(c, 65536, 4)
+ok, err = 0, None
+for i in range(int(sys.argv[2])):
+	c.send(json.dumps({"op": "evtchn-alloc-unbound", "remote": 0}).encode())
+	msg, fds, _, _ = socket.recv_fds(c, 65536, 8)
+	for fd in fds:
+		os.close(fd)
+	r = json.loads(msg)
+	if "error" in r:
+		err = r["errno"]
+		break
+	ok += 1
+print(ok, err, flush=True)
+sys.stdin.read()  # hold the domain until told to go
+'
+chanrun=$tmp/chan
+mkdir "$chanrun"
+(ulimit -n 1300 && exec "$PVNETD" --run-dir "$chanrun/run" 2>>"$chanrun.log") &
+PVNETD_PID=$!
+wait_for_file "$chanrun/run/pvnetd.sock" 10
+check "under an open-file limit of 1300, pvnetd allows 69 event channels" \
+	grep -q "event channels: at most 69 open at once (open-file limit 1300)" "$chanrun.log"
+coproc GUEST1 { exec timeout 20 python3 -c "$chan_py" "$chanrun/run" 80; }
+read -r -t 15 g1_ok g1_err <&"${GUEST1[0]}"
+check "a guest gets 69 channels, then ENFILE (${g1_ok:-?} ${g1_err:-?})" \
+	[ "${g1_ok:-}" = 69 ] && [ "${g1_err:-}" = 23 ]
+check "... pvnetd still takes new connections" $T "$PVNET" -d "$chanrun/run" status
+g2=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 1 </dev/null)
+check "... another guest is refused a channel too ($g2)" [ "$g2" = "0 23" ]
+exec {GUEST1[1]}>&-
+wait "$GUEST1_PID" 2>/dev/null
+g2=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 5 </dev/null)
+check "... until the first guest goes: then 5 of 5 ($g2)" [ "$g2" = "5 None" ]
+stop_pvnetd
+check "... and pvnetd stops cleanly" [ $? -eq 0 ]
+
 # pvnet's own usage: status 2 for what it cannot take, 0 for version and help.
 check "pvnet version names itself" grep -qx "pvnet [0-9.]*" <("$PVNET" version)
 check "pvnet help prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help)

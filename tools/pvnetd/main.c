@@ -328,6 +328,35 @@ static int run_dir_lock(const char *path, long *holder)
 	return -EAGAIN;
 }
 
+/*
+ * The event channels guests may have open at once: the fds a quarter of
+ * the open-file limit (at least PVNETD_FD_RESERVE) leaves, four to a
+ * channel.  The rest stays pvnetd's own (store and control connections,
+ * domains' memory, vif queues, uplinks, captures), so that what guests
+ * allocate can refuse only their own next channel (ENFILE), nothing else.
+ */
+#define PVNETD_FD_RESERVE 1024u
+#define PVNETD_MIN_CHANNELS 64u
+
+static uint32_t channel_budget(void)
+{
+	struct rlimit nofile;
+	uint64_t limit, reserve, n;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0 || nofile.rlim_cur == RLIM_INFINITY)
+		return 0;
+	limit = nofile.rlim_cur;
+	reserve = limit / 4 > PVNETD_FD_RESERVE ? limit / 4 : PVNETD_FD_RESERVE;
+	n = limit > reserve ? (limit - reserve) / HV_EVTCHN_CHANNEL_FDS : 0;
+	if (n < PVNETD_MIN_CHANNELS)
+		n = PVNETD_MIN_CHANNELS;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	info("event channels: at most %llu open at once (open-file limit %llu)",
+	     (unsigned long long)n, (unsigned long long)limit);
+	return (uint32_t)n;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -513,6 +542,7 @@ int main(int argc, char **argv)
 		die("event loop: signalfd: %s", strerror(-rc));
 
 	hv_config_default(&hcfg);
+	hcfg.max_channels = channel_budget();
 	d.hv = hv_create(&hcfg);
 	if (!d.hv)
 		die("hypervisor emulation: %s", strerror(errno));
