@@ -331,9 +331,17 @@ struct back_queue {
 	struct back_mpsc rxq;
 	/* Charged by xmit() on any thread: a line of its own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t rxq_bytes;
-	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan; /* next frame step 2 looks at: our TX's */
-	uint64_t rx_scan_port;			    /* and other ports' (rx.c) */
-	uint32_t rx_gen_seen;			    /* the worker's */
+	/*
+	 * Step 2 of the RX round (rx.c, rx_maintain()), positions in @rxq:
+	 * the next frame the search for our TX's looks at, the same for
+	 * other ports' frames, the next frame the copy-out looks at, and the
+	 * position before which every borrowed frame is to be copied out.
+	 */
+	_Alignas(BACK_CACHE_LINE) uint64_t rx_scan;
+	uint64_t rx_scan_port;
+	uint64_t rx_copied;
+	uint64_t rx_copy_to;
+	uint32_t rx_gen_seen;	   /* the worker's */
 	uint64_t rx_blocked_since; /* when the head began to wait (0: it does not), under rx_lock */
 	struct back_hold_pool hold;
 	struct back_rx_sw *sw; /* software offloads' scratch (rx_deliver.c), made on first use */

@@ -560,19 +560,19 @@ uint64_t back_rx_age(const struct back_mpsc_item *it, uint64_t now)
 }
 
 /*
- * Step 2 for one kind of frame, from *@scan on: copy out the frames of that
- * kind (@ours: sent by a netback TX queue; else any other port's, an
- * uplink's) that have waited @hold ns, skipping the other kind (the other
- * scan's).  Frames queue in arrival order, so the first of the kind that
- * is not due ends the scan; its deadline lowers *@due_ns.  Each scan passes
- * a frame once.  Returns true if it copied any.
+ * Step 2's search for one kind of frame, from *@scan on (@ours: frames
+ * sent by a netback TX queue; else any other port's, an uplink's): the
+ * position just past the last frame of that kind that has waited @hold
+ * ns, or 0 if none has.  Frames of the other kind are skipped (the other
+ * search's).  Frames queue in arrival order, so the first of the kind
+ * that is not due ends the search, and its deadline lowers *@due_ns; each
+ * search passes a frame once.
  */
-static bool rx_scan_held(struct back_queue *q, uint64_t *scan, bool ours, uint64_t hold,
-			 uint64_t now, uint64_t *due_ns)
+static uint64_t rx_due_end(struct back_queue *q, uint64_t *scan, bool ours, uint64_t hold,
+			   uint64_t now, uint64_t *due_ns)
 {
-	uint64_t head = back_mpsc_head(&q->rxq);
+	uint64_t head = back_mpsc_head(&q->rxq), end = 0;
 	struct back_mpsc_item *it;
-	bool did = false;
 
 	if (*scan < head)
 		*scan = head;
@@ -585,23 +585,27 @@ static bool rx_scan_held(struct back_queue *q, uint64_t *scan, bool ours, uint64
 					*due_ns = it->u64 + hold;
 				break;
 			}
-			if (rx_copy_out(q, it) < 0)
-				break;
-			did = true;
+			end = *scan + 1;
 		}
 		(*scan)++;
 	}
-	return did;
+	return end;
 }
 
 /*
  * Steps 1 and 2: expire the head, copy out frames held too long.  Returns
  * true if it changed anything; *due_ns receives the next deadline.
+ *
+ * Copies go to the hold pool, a FIFO that must get them in queue order:
+ * so every borrowed frame before a due one is copied out with it (a vif
+ * frame behind a due uplink frame goes early, which only frees its sender
+ * sooner), from rx_copied on, up to rx_copy_to, which stays set if a copy
+ * fails for now.
  */
 static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 {
 	const struct back_config *cfg = &q->b->cfg;
-	uint64_t timeout = q->vif->rx_timeout_ns;
+	uint64_t timeout = q->vif->rx_timeout_ns, head, end;
 	struct back_mpsc_item *it;
 	bool did = false;
 
@@ -617,10 +621,25 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	}
 	if (it)
 		*due_ns = it->u64 + timeout;
-	did |=
-	    rx_scan_held(q, &q->rx_scan, true, (uint64_t)cfg->tx_hold_max_us * 1000, now, due_ns);
-	did |= rx_scan_held(q, &q->rx_scan_port, false, (uint64_t)cfg->port_hold_max_us * 1000, now,
-			    due_ns);
+	end = rx_due_end(q, &q->rx_scan, true, (uint64_t)cfg->tx_hold_max_us * 1000, now, due_ns);
+	if (end > q->rx_copy_to)
+		q->rx_copy_to = end;
+	end = rx_due_end(q, &q->rx_scan_port, false, (uint64_t)cfg->port_hold_max_us * 1000, now,
+			 due_ns);
+	if (end > q->rx_copy_to)
+		q->rx_copy_to = end;
+	head = back_mpsc_head(&q->rxq);
+	if (q->rx_copied < head)
+		q->rx_copied = head;
+	while (q->rx_copied < q->rx_copy_to &&
+	       (it = back_mpsc_peek(&q->rxq, q->rx_copied - head)) != NULL) {
+		if (it->ptr) {
+			if (rx_copy_out(q, it) < 0)
+				break; /* the pool is full for now: the next round goes on */
+			did = true;
+		}
+		q->rx_copied++;
+	}
 	return did;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -228,6 +229,66 @@ static void test_port_frames_released(void **state)
 
 	assert_int_equal(recv_in_order(x, mac_up, LENT, 60, 57), LENT);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), LENT);
+	assert_int_equal(sw_port_del(x->w.sw, up), 0);
+	fx_free(x);
+}
+
+/*
+ * A vif's frame queued for B ahead of a lender's: the lender's are due
+ * first (port_hold_max_us), and copying them out takes the vif's frame
+ * before them too, so that B's hold pool gets its copies in queue order
+ * and releases them in that order (copying the vif's frame later, at
+ * tx_hold_max_us, and releasing it first aborted pvnetd).
+ */
+static void test_port_frames_behind_vif_frame(void **state)
+{
+	static const struct sw_port_ops ops = {.xmit = lent_xmit};
+	static const uint8_t mac_up[6] = {0x02, 0, 0, 0, 0x0f, 0x03};
+	static uint8_t frames[3][1000];
+	static struct sw_pkt pkts[3];
+	struct back_config cfg;
+	struct sw_pkt *v[3];
+	struct sw_port *up;
+	struct ff_rxinfo info;
+	unsigned int got = 0;
+	struct fx *x;
+	int n;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.tx_hold_max_us = 50000; /* the vif's own bound: after the lender's */
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
+	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
+	atomic_store(&lent_done, 0);
+	send_only(x, &x->a, mac_a, mac_b, 1, 1000, 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "tx_zerocopy_sent") == 1, WAIT_MS));
+	for (unsigned int i = 0; i < 3; i++)
+		v[i] = lend(&pkts[i], frames[i], 1000, mac_up, i);
+	assert_int_equal(sw_forward(x->w.sw, up, v, 3), 3);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == 3, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 1, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), 1);
+	/* past the vif's own bound too, then B takes all four, in order */
+	usleep(100000);
+	ff_rx_post(&x->b, 0, FF_RING);
+	uint64_t end = test_now_ms() + WAIT_MS;
+
+	while (got < 4 && test_now_ms() < end) {
+		n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info);
+		if (n == -EAGAIN) {
+			loop_run_once(x->w.loop, 1);
+			continue;
+		}
+		assert_int_equal(n, 1000);
+		if (got == 0)
+			make_frame(x->buf, 1000, mac_b, mac_a, 0);
+		else
+			make_frame(x->buf, 1000, mac_b, mac_up, got - 1);
+		assert_memory_equal(x->buf, x->rbuf, 1000);
+		got++;
+	}
+	assert_int_equal(got, 4);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), 4);
 	assert_int_equal(sw_port_del(x->w.sw, up), 0);
 	fx_free(x);
 }
@@ -919,6 +980,7 @@ int main(void)
 	    cmocka_unit_test(test_wrap_persistent),
 	    cmocka_unit_test(test_slow_receiver),
 	    cmocka_unit_test(test_port_frames_released),
+	    cmocka_unit_test(test_port_frames_behind_vif_frame),
 	    cmocka_unit_test(test_direct_leftovers_counted_once),
 	    cmocka_unit_test(test_wait_for_slots),
 	    cmocka_unit_test(test_backlog_goes_direct),

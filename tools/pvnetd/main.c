@@ -335,7 +335,7 @@ static int run_dir_lock(const char *path, long *holder)
  * domains' memory, vif queues, uplinks, captures), so that what guests
  * allocate can refuse only their own next channel (ENFILE), nothing else.
  */
-#define PVNETD_FD_RESERVE 1024u
+#define PVNETD_FD_RESERVE   1024u
 #define PVNETD_MIN_CHANNELS 64u
 
 static uint32_t channel_budget(void)
