@@ -239,9 +239,10 @@ wait_for_file "$tmp/cwd/rel/pvnetd.sock" 10
 check "pvnetd with a relative run directory logs its sockets' absolute paths" \
 	grep -q "store at $rtmp/cwd/rel/xenstore.sock, control at $rtmp/cwd/rel/pvnetd.sock" \
 	"$tmp/rel.log"
-# A domain made from /: the store socket of the reply, connected to from there.
+# A guest in Python: a domain of pvnetd at run directory argv[1], its control
+# connection c and domain-create's reply msg; the tests below go on from there.
 # shellcheck disable=SC2016 # Python, not shell
-domain_py='
+guest_py='
 import fcntl, json, os, socket, sys, time
 c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 c.connect(sys.argv[1] + "/pvnetd.sock")
@@ -250,6 +251,10 @@ os.ftruncate(mem, 4 * 4096)
 fcntl.fcntl(mem, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
 socket.send_fds(c, [json.dumps({"op": "domain-create", "pages": 4}).encode()], [mem])
 msg, fds, _, _ = socket.recv_fds(c, 65536, 4)
+'
+# A domain made from /: the store socket of the reply, connected to from there.
+# shellcheck disable=SC2016 # Python, not shell
+domain_py="$guest_py"'
 store = json.loads(msg)["store"]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(store)
@@ -284,15 +289,7 @@ check "... removing its sockets" test ! -e "$tmp/cwd/rel/xenstore.sock" -a \
 # refused with ENFILE, pvnetd itself still serves new connections, and the budget comes
 # back when the guest goes.
 # shellcheck disable=SC2016 # Python, not shell
-chan_py='
-import fcntl, json, os, socket, sys
-c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-c.connect(sys.argv[1] + "/pvnetd.sock")
-mem = os.memfd_create("guest", os.MFD_ALLOW_SEALING)
-os.ftruncate(mem, 4 * 4096)
-fcntl.fcntl(mem, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
-socket.send_fds(c, [json.dumps({"op": "domain-create", "pages": 4}).encode()], [mem])
-socket.recv_fds(c, 65536, 4)
+chan_py="$guest_py"'
 ok, err = 0, None
 for i in range(int(sys.argv[2])):
 	c.send(json.dumps({"op": "evtchn-alloc-unbound", "remote": 0}).encode())
