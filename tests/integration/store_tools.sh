@@ -304,26 +304,31 @@ for i in range(int(sys.argv[2])):
 print(ok, err, flush=True)
 sys.stdin.read()  # hold the domain until told to go
 '
-chanrun=$tmp/chan
-mkdir "$chanrun"
-(ulimit -n 1300 && exec "$PVNETD" --run-dir "$chanrun/run" 2>>"$chanrun.log") &
-PVNETD_PID=$!
-wait_for_file "$chanrun/run/pvnetd.sock" 10
-check "under an open-file limit of 1300, pvnetd allows 69 event channels" \
-	grep -q "event channels: at most 69 open at once (open-file limit 1300)" "$chanrun.log"
-coproc GUEST1 { exec timeout 20 python3 -c "$chan_py" "$chanrun/run" 80; }
-read -r -t 15 g1_ok g1_err <&"${GUEST1[0]}"
-check "a guest gets 69 channels, then ENFILE (${g1_ok:-?} ${g1_err:-?})" \
-	[ "${g1_ok:-}" = 69 ] && [ "${g1_err:-}" = 23 ]
-check "... pvnetd still takes new connections" $T "$PVNET" -d "$chanrun/run" status
-g2=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 1 </dev/null)
-check "... another guest is refused a channel too ($g2)" [ "$g2" = "0 23" ]
-exec {GUEST1[1]}>&-
-wait "$GUEST1_PID" 2>/dev/null
-g2=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 5 </dev/null)
-check "... until the first guest goes: then 5 of 5 ($g2)" [ "$g2" = "5 None" ]
-stop_pvnetd
-check "... and pvnetd stops cleanly" [ $? -eq 0 ]
+# (A hard open-file limit below 1300 cannot be raised to it: those checks are skipped.)
+if (ulimit -n 1300) 2>/dev/null; then
+	chanrun=$tmp/chan
+	mkdir "$chanrun"
+	(ulimit -n 1300 && exec "$PVNETD" --run-dir "$chanrun/run" 2>>"$chanrun.log") &
+	PVNETD_PID=$!
+	wait_for_file "$chanrun/run/pvnetd.sock" 10
+	check "under an open-file limit of 1300, pvnetd allows 69 event channels" \
+		grep -q "event channels: at most 69 open at once (open-file limit 1300)" "$chanrun.log"
+	coproc GUEST1 { exec timeout 20 python3 -c "$chan_py" "$chanrun/run" 80; }
+	read -r -t 15 g1_ok g1_err <&"${GUEST1[0]}"
+	check "a guest gets 69 channels, then ENFILE (${g1_ok:-?} ${g1_err:-?})" \
+		[ "${g1_ok:-} ${g1_err:-}" = "69 23" ]
+	check "... pvnetd still takes new connections" $T "$PVNET" -d "$chanrun/run" status
+	g2=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 1 </dev/null)
+	check "... another guest is refused a channel too ($g2)" [ "$g2" = "0 23" ]
+	exec {GUEST1[1]}>&-
+	wait "$GUEST1_PID" 2>/dev/null
+	g2=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 5 </dev/null)
+	check "... until the first guest goes: then 5 of 5 ($g2)" [ "$g2" = "5 None" ]
+	stop_pvnetd
+	check "... and pvnetd stops cleanly" [ $? -eq 0 ]
+else
+	echo "# the hard open-file limit is below 1300: the channel budget checks are skipped"
+fi
 
 # pvnet's own usage: status 2 for what it cannot take, 0 for version and help.
 check "pvnet version names itself" grep -qx "pvnet [0-9.]*" <("$PVNET" version)
