@@ -22,9 +22,10 @@
  * shut down for writing, so nothing but its kick end can make it
  * readable; the sender's socket buffer bounds what a guest's kick storm
  * queues on it (some hundreds of datagrams), so the storm costs a bounded
- * drain.  What a guest can
- * do to the sockets it holds (shut them down, reconnect a kick end to a
- * socket of its own) only loses its own events.
+ * drain.  What a guest can do to the sockets it holds (shut them down,
+ * reconnect a kick end to a socket of its own) only loses its own events.
+ * Unlike an eventfd a socket can carry fds: hv_sig_open() and
+ * hv_sig_close() keep a guest's files out of our threads.
  *
  * Signals belong to the channel, not to the port.  alloc_unbound creates
  * two: the port's own, and a spare that the binder's port will own.  When
@@ -56,6 +57,8 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -76,34 +79,102 @@ static void hv_evtchn_port_reset(struct hv_evtchn_port *p)
 	atomic_store(&p->spurious, 0);
 	p->remote_dom = 0;
 	p->remote_port = 0;
-	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1};
+	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1, false};
 }
 
 /* A new signal: both ends non-blocking, the wait end unable to send. */
+/* Linux 6.16's option; Debian 12's headers predate it. */
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83
+#endif
+
+/*
+ * A new signal: both ends non-blocking; the wait end can neither send nor
+ * take fds (SCM_RIGHTS: a datagram holding the last reference to a file
+ * a guest chose would release it, maybe slowly, in whichever thread of
+ * ours drains or closes the socket); nothing can be sent to the kick end.
+ * A kernel before 6.16 lacks SO_PASSRIGHTS: there the deferred close
+ * below is what stands between a guest's files and our threads.
+ */
 static int hv_sig_open(struct hv_evtchn_sig *sig)
 {
-	int sv[2];
+	static const int no = 0;
+	int sv[2], rc;
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
 		return -errno;
-	if (shutdown(sv[0], SHUT_WR) < 0) {
-		int rc = -errno;
-
+	if (shutdown(sv[0], SHUT_WR) < 0 || shutdown(sv[1], SHUT_RD) < 0) {
+		rc = -errno;
 		close(sv[0]);
 		close(sv[1]);
 		return rc;
 	}
+	(void)setsockopt(sv[0], SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no));
 	*sig = (struct hv_evtchn_sig){.wait = sv[0], .kick = sv[1]};
 	return 0;
 }
 
+/*
+ * Closing later, on a thread of its own.  A guest holds its own port's
+ * wait end and may allow fds on it again, send one through its self kick
+ * and drop its copies: our close is then the last, and releases that
+ * file, which a guest can make take as long as it likes (a TCP socket
+ * lingering on unsent data).  So the signals of a port whose fds went to
+ * a guest are closed by this thread, never under hv->lock or on a worker;
+ * should it be stuck, closes wait in its pipe, and past that they are
+ * made inline.
+ */
+static int hv_closer_fd[2] = {-1, -1};
+static pthread_once_t hv_closer_once = PTHREAD_ONCE_INIT;
+
+static void *hv_closer_main(void *arg)
+{
+	int fd;
+
+	(void)arg;
+	while (read(hv_closer_fd[0], &fd, sizeof(fd)) == sizeof(fd))
+		close(fd);
+	return NULL;
+}
+
+static void hv_closer_start(void)
+{
+	pthread_t t;
+
+	if (pipe2(hv_closer_fd, O_CLOEXEC) < 0)
+		return;
+	/* The write end only: ours alone, and never to block when the thread is stuck. */
+	if (fcntl(hv_closer_fd[1], F_SETFL, O_NONBLOCK) < 0 ||
+	    pthread_create(&t, NULL, hv_closer_main, NULL) != 0) {
+		close(hv_closer_fd[0]);
+		close(hv_closer_fd[1]);
+		hv_closer_fd[0] = hv_closer_fd[1] = -1;
+		return;
+	}
+	pthread_detach(t);
+}
+
+static void hv_close_later(int fd)
+{
+	pthread_once(&hv_closer_once, hv_closer_start);
+	if (hv_closer_fd[1] < 0 || write(hv_closer_fd[1], &fd, sizeof(fd)) != sizeof(fd))
+		close(fd);
+}
+
+/* Close @sig: later (above) if a guest has had its fds. */
 static void hv_sig_close(struct hv_evtchn_sig *sig)
 {
-	if (sig->wait >= 0)
-		close(sig->wait);
-	if (sig->kick >= 0)
-		close(sig->kick);
-	*sig = (struct hv_evtchn_sig){-1, -1};
+	int fds[2] = {sig->wait, sig->kick};
+
+	for (unsigned int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (sig->guest)
+			hv_close_later(fds[i]);
+		else
+			close(fds[i]);
+	}
+	*sig = (struct hv_evtchn_sig){-1, -1, false};
 }
 
 /*
@@ -263,7 +334,7 @@ int hv_evtchn_bind_interdomain(struct hv *hv, domid_t dom, domid_t remote_dom,
 	lp = &ld->ports[n];
 	hv_evtchn_port_reset(lp);
 	lp->sig = rp->spare;
-	rp->spare = (struct hv_evtchn_sig){-1, -1};
+	rp->spare = (struct hv_evtchn_sig){-1, -1, false};
 	lp->remote_dom = remote_dom;
 	lp->remote_port = remote_port;
 	rp->remote_port = n;
@@ -303,7 +374,7 @@ static void hv_evtchn_close_port(struct hv *hv, struct hv_evtchn_port *p)
 		hv_sig_close(&p->spare);
 		hv->nr_channels--; /* the channel's last port */
 	}
-	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1};
+	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1, false};
 	atomic_store(&p->flags, 0);
 	atomic_store(&p->external, false);
 	hv->nr_ports_open--;
@@ -446,10 +517,14 @@ int hv_evtchn_guest_fds(struct hv *hv, domid_t dom, evtchn_port_t port, int *wai
 	atomic_store(&p->external, true);
 	*wait_fd = p->sig.wait;
 	*self_fd = p->sig.kick;
-	if (atomic_load(&p->state) == HV_ECS_INTERDOMAIN)
+	p->sig.guest = true; /* the flag moves with the signal, whichever port ends up with it */
+	if (atomic_load(&p->state) == HV_ECS_INTERDOMAIN) {
 		*kick_fd = atomic_load(&p->peer)->sig.kick;
-	else
+		atomic_load(&p->peer)->sig.guest = true;
+	} else {
 		*kick_fd = p->spare.kick;
+		p->spare.guest = true;
+	}
 unlock:
 	pthread_mutex_unlock(&hv->lock);
 	return rc;

@@ -64,6 +64,7 @@ enum hv_ecs {
 struct hv_evtchn_sig {
 	int wait;
 	int kick;
+	bool guest; /* some of its fds went to a guest process: closed later (evtchn.c) */
 };
 
 /*

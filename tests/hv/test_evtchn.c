@@ -10,7 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <netinet/in.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hv/hv.h"
@@ -46,6 +50,14 @@ static int teardown(void **state)
 	hv_destroy(f->hv);
 	free(f);
 	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* Is @fd readable within @ms milliseconds? */
@@ -440,6 +452,148 @@ static void test_guest_blocking_fds(void **state)
 	alarm(0);
 }
 
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS 83
+#endif
+
+/* Send one datagram carrying @fd over @sock; 0 or -errno. */
+static int send_fd(int sock, int fd)
+{
+	char one = 1;
+	struct iovec iov = {.iov_base = &one, .iov_len = 1};
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* Does this kernel have SO_PASSRIGHTS (Linux 6.16)? */
+static bool have_passrights(void)
+{
+	int sv[2], no = 0;
+	bool ok;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+	ok = setsockopt(sv[0], SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no)) == 0;
+	close(sv[0]);
+	close(sv[1]);
+	return ok;
+}
+
+/*
+ * A guest cannot park a file of its choosing in a signal pvnetd drains or
+ * closes: the wait ends refuse fds, before and after the bind, and
+ * nothing can be sent to a kick end.
+ */
+static void test_guest_cannot_pass_fds(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_guest g = {0};
+	evtchn_port_t bp;
+	int pfd[2], third[2];
+
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
+	assert_int_equal(
+	    hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd, &g.self_fd), 0);
+	if (have_passrights()) {
+		assert_int_equal(send_fd(g.kick_fd, pfd[0]), -EPERM);
+		assert_int_equal(send_fd(g.self_fd, pfd[0]), -EPERM);
+		assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
+		assert_int_equal(send_fd(g.kick_fd, pfd[0]), -EPERM);
+	} else {
+		print_message("no SO_PASSRIGHTS in this kernel: the wait ends take fds\n");
+		assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
+	}
+	/* a kick end is shut for reading: a socket of the guest's cannot queue on it */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, third), 0);
+	{
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		socklen_t len;
+
+		/* give the kick end an (abstract, autobound) address, then send to it */
+		assert_int_equal(bind(g.kick_fd, (struct sockaddr *)&a, sizeof(sa_family_t)), 0);
+		len = sizeof(a);
+		assert_int_equal(getsockname(g.kick_fd, (struct sockaddr *)&a, &len), 0);
+		assert_true(sendto(third[0], "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL,
+				   (struct sockaddr *)&a, len) < 0);
+	}
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	close(third[0]);
+	close(third[1]);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+/* A TCP socket whose close lingers @secs on unsent data (a loopback peer that never reads). */
+static int lingering_socket(int secs, int *keep)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	struct linger lg = {.l_onoff = 1, .l_linger = secs};
+	int small = 4096, c;
+	static char buf[65536];
+
+	keep[0] = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(keep[0] >= 0);
+	assert_int_equal(setsockopt(keep[0], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	assert_int_equal(bind(keep[0], (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(keep[0], 1), 0);
+	assert_int_equal(getsockname(keep[0], (struct sockaddr *)&a, &al), 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	keep[1] = accept(keep[0], NULL, NULL);
+	assert_true(keep[1] >= 0);
+	assert_int_equal(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	assert_int_equal(fcntl(c, F_SETFL, O_NONBLOCK), 0);
+	while (send(c, buf, sizeof(buf), 0) > 0)
+		;
+	return c;
+}
+
+/*
+ * The guest allows fds on its own wait end again (it holds it), parks a
+ * file whose release takes seconds there through its self kick, and drops
+ * its copies: closing the port must not wait for that file (it runs with
+ * hv->lock held), the closing thread does.
+ */
+static void test_close_with_guest_file(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_guest g = {0};
+	int yes = 1, keep[2], victim, wait_dup, self_dup;
+	uint64_t t0;
+
+	alarm(20);
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
+	assert_int_equal(
+	    hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd, &g.self_fd), 0);
+	/* the guest's own copies, as SCM_RIGHTS would have given them */
+	wait_dup = dup(g.wait_fd);
+	self_dup = dup(g.self_fd);
+	(void)setsockopt(wait_dup, SOL_SOCKET, SO_PASSRIGHTS, &yes, sizeof(yes));
+	victim = lingering_socket(3, keep);
+	assert_int_equal(send_fd(self_dup, victim), 0);
+	close(victim);
+	close(wait_dup);
+	close(self_dup);
+	t0 = now_ms();
+	assert_int_equal(hv_evtchn_close(f->hv, f->g.domid, g.port), 0);
+	assert_true(now_ms() - t0 < 1000);
+	close(keep[1]);
+	close(keep[0]);
+	alarm(0);
+}
+
 /* The signals' primitives: a full queue is "pending anyway", a bad fd an error. */
 static void test_sig_primitives(void **state)
 {
@@ -473,6 +627,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exhaustion_and_loopback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_fds, setup, teardown),
 	    cmocka_unit_test(test_channel_budget),
+	    cmocka_unit_test_setup_teardown(test_guest_cannot_pass_fds, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_with_guest_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_blocking_fds, setup, teardown),
 	    cmocka_unit_test(test_sig_primitives),
 	};
