@@ -32,20 +32,28 @@ tap_addr "$U" up0 10.81.0.1 fd81::1 && tap_addr "$A" eth0 10.81.0.2 fd81::2
 VIF="vif$(tap_domain "$A").0"
 check "ping uplink -> vif before any capture" tap_ping "$U" 10.81.0.2
 
+# wait_capturing ERR [PID]: until the capture whose stderr is ERR says it is capturing
+# (5 s at most, or until PID, if given, has exited); false if it never did.
+wait_capturing() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^pvnet capture: capturing' "$1" 2>/dev/null && return 0
+		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
+		sleep 0.05
+	done
+	return 1
+}
+
 # cap_start VAR FILE ARGS...: `pvnet capture ARGS -w FILE` in the background, VAR its pid;
 # waits until it is capturing.  Its stderr goes to FILE.err.
 cap_start() {
-	local var=$1 file=$2 pid i
+	local var=$1 file=$2 pid
 	shift 2
 	"$PVNET" -d "$RUN" capture "$@" -w "$file" 2>"$file.err" &
 	pid=$!
 	TAP_PIDS+=("$pid")
 	printf -v "$var" '%s' "$pid"
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^pvnet capture: capturing' "$file.err" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_capturing "$file.err" "$pid" && return 0
 	cat "$file.err" >&2
 	return 1
 }
@@ -121,10 +129,7 @@ assert any(c == 60 and o == 1042 for c, o in lens), lens
 	timeout 15 tcpdump -n -l -r - >"$TAP_TMP/pipe.txt" 2>/dev/null ) &
 PP=$!
 TAP_PIDS+=("$PP")
-for ((i = 0; i < 100; i++)); do
-	grep -q capturing "$TAP_TMP/pipe.err" 2>/dev/null && break
-	sleep 0.05
-done
+wait_capturing "$TAP_TMP/pipe.err"
 timeout 10 ip netns exec "$A" ping -c 3 -i 0.2 -W 2 10.81.0.1 >/dev/null
 wait "$PP"
 check "a pipe into tcpdump -r -: the uplink's out frames as they come" \
@@ -150,10 +155,7 @@ timeout 20 "$PVNET" -d "$RUN" capture "$VIF" -Q in -c 20 -w "$FULL/c.pcap" \
 	2>"$TAP_TMP/full.err" &
 PF=$!
 TAP_PIDS+=("$PF")
-for ((i = 0; i < 100; i++)); do
-	grep -q capturing "$TAP_TMP/full.err" 2>/dev/null && break
-	sleep 0.05
-done
+wait_capturing "$TAP_TMP/full.err"
 timeout 15 ip netns exec "$U" ping -c 20 -i 0.1 -W 2 -s 8000 10.81.0.2 >/dev/null
 wait "$PF"
 check "a pcap file on a full tmpfs: exit 1" test $? = 1
