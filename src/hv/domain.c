@@ -46,7 +46,6 @@
  * (gnttab_max_frames 1024 with v1, 2^17 FIFO event channels).
  */
 #define HV_CFG_MAX_GNTTAB_FRAMES 1024U
-#define HV_CFG_MAX_EVTCHNS	 (1U << 17)
 #define HV_CFG_MAX_MAPTRACK	 (1U << 20)
 
 /* Grant v1 entries in one 4 KiB grant frame. */
@@ -57,6 +56,7 @@ void hv_config_default(struct hv_config *cfg)
 	cfg->max_domains = 64;
 	cfg->gnttab_frames = 32;
 	cfg->max_evtchns = 1024;
+	cfg->dom0_evtchns = 0;
 	cfg->max_maptrack = 16384;
 	cfg->max_channels = 0;
 }
@@ -70,6 +70,8 @@ static bool hv_config_is_valid(const struct hv_config *cfg)
 		return false;
 	/* Port 0 is reserved, so at least one more. */
 	if (cfg->max_evtchns < 2 || cfg->max_evtchns > HV_CFG_MAX_EVTCHNS)
+		return false;
+	if (cfg->dom0_evtchns == 1 || cfg->dom0_evtchns > HV_CFG_MAX_EVTCHNS)
 		return false;
 	return cfg->max_maptrack >= 1 && cfg->max_maptrack <= HV_CFG_MAX_MAPTRACK;
 }

@@ -4,9 +4,9 @@
 /*
  * Theory of Operation
  *
- * State.  Each domain slot has max_evtchns ports, allocated once and kept
- * until hv_destroy() (type-stable, see hv_internal.h); port 0 is reserved
- * as on Xen.  A port is FREE, UNBOUND (allocated for one remote domain to
+ * State.  Each domain slot has max_evtchns ports (dom0's: dom0_evtchns),
+ * allocated once and kept until hv_destroy() (type-stable, see
+ * hv_internal.h); port 0 is reserved as on Xen.  A port is FREE, UNBOUND (allocated for one remote domain to
  * bind) or INTERDOMAIN (bound to a peer port).  Per port: a pending bit and
  * a mask bit in one atomic word, a signal (struct hv_evtchn_sig) whose
  * wait end is readable while an event is pending, and counters.
@@ -195,11 +195,16 @@ static bool hv_sig_drain(const struct hv_evtchn_sig *sig)
 int hv_evtchn_domain_init(struct hv *hv, struct hv_domain *d)
 {
 	if (!d->ports) {
-		d->ports = calloc(hv->cfg.max_evtchns, sizeof(*d->ports));
+		uint32_t n = hv->cfg.max_evtchns;
+
+		if (d == &hv->doms[0] && hv->cfg.dom0_evtchns)
+			n = hv->cfg.dom0_evtchns;
+		d->ports = calloc(n, sizeof(*d->ports));
 		if (!d->ports)
 			return -ENOMEM;
+		d->nr_ports = n;
 	}
-	for (uint32_t i = 0; i < hv->cfg.max_evtchns; i++)
+	for (uint32_t i = 0; i < d->nr_ports; i++)
 		hv_evtchn_port_reset(&d->ports[i]);
 	atomic_store(&d->ports[0].state, HV_ECS_RESERVED);
 	return 0;
@@ -237,7 +242,7 @@ static struct hv_evtchn_port *hv_evtchn_port_get(struct hv *hv, domid_t dom, evt
 	struct hv_domain *d = hv_domain_lookup_live(hv, dom);
 	struct hv_evtchn_port *p;
 
-	if (!d || port == 0 || port >= hv->cfg.max_evtchns)
+	if (!d || port == 0 || port >= d->nr_ports)
 		return NULL;
 	p = &d->ports[port];
 	if (!hv_evtchn_is_open(atomic_load_explicit(&p->state, memory_order_acquire)))
@@ -246,9 +251,9 @@ static struct hv_evtchn_port *hv_evtchn_port_get(struct hv *hv, domid_t dom, evt
 }
 
 /* A free port of @d other than 0, or 0 if none (hv->lock held). */
-static evtchn_port_t hv_evtchn_find_free(struct hv *hv, struct hv_domain *d)
+static evtchn_port_t hv_evtchn_find_free(const struct hv_domain *d)
 {
-	for (evtchn_port_t i = 1; i < hv->cfg.max_evtchns; i++)
+	for (evtchn_port_t i = 1; i < d->nr_ports; i++)
 		if (atomic_load(&d->ports[i].state) == HV_ECS_FREE)
 			return i;
 	return 0;
@@ -274,7 +279,7 @@ int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtc
 		rc = -ENFILE;
 		goto unlock;
 	}
-	n = hv_evtchn_find_free(hv, d);
+	n = hv_evtchn_find_free(d);
 	if (!n) {
 		rc = -ENOSPC;
 		goto unlock;
@@ -316,7 +321,7 @@ int hv_evtchn_bind_interdomain(struct hv *hv, domid_t dom, domid_t remote_dom,
 		rc = -ESRCH;
 		goto unlock;
 	}
-	if (remote_port == 0 || remote_port >= hv->cfg.max_evtchns) {
+	if (remote_port == 0 || remote_port >= rd->nr_ports) {
 		rc = -EINVAL;
 		goto unlock;
 	}
@@ -326,7 +331,7 @@ int hv_evtchn_bind_interdomain(struct hv *hv, domid_t dom, domid_t remote_dom,
 		rc = -EINVAL;
 		goto unlock;
 	}
-	n = hv_evtchn_find_free(hv, ld);
+	n = hv_evtchn_find_free(ld);
 	if (!n) {
 		rc = -ENOSPC;
 		goto unlock;
@@ -391,7 +396,7 @@ int hv_evtchn_close(struct hv *hv, domid_t dom, evtchn_port_t port)
 		rc = -ESRCH;
 		goto unlock;
 	}
-	if (port == 0 || port >= hv->cfg.max_evtchns ||
+	if (port == 0 || port >= d->nr_ports ||
 	    !hv_evtchn_is_open(atomic_load(&d->ports[port].state))) {
 		rc = -EINVAL;
 		goto unlock;
@@ -408,7 +413,7 @@ uint32_t hv_evtchn_domain_close_all(struct hv *hv, struct hv_domain *d)
 
 	if (!d->ports)
 		return 0;
-	for (evtchn_port_t i = 1; i < hv->cfg.max_evtchns; i++) {
+	for (evtchn_port_t i = 1; i < d->nr_ports; i++) {
 		if (hv_evtchn_is_open(atomic_load(&d->ports[i].state))) {
 			hv_evtchn_close_port(hv, &d->ports[i]);
 			n++;
@@ -424,7 +429,7 @@ int hv_evtchn_notify(struct hv *hv, domid_t dom, evtchn_port_t port)
 	uint32_t state;
 	int rc = 0;
 
-	if (!d || port == 0 || port >= hv->cfg.max_evtchns)
+	if (!d || port == 0 || port >= d->nr_ports)
 		return -EINVAL;
 	p = &d->ports[port];
 	/* Seq-cst: pairs with the unlink-then-quiesce of hv_evtchn_close_port(). */

@@ -45,7 +45,11 @@ struct hv;
  *	distinct modulo this number)
  * @gnttab_frames: grant table size per domain, in 4 KiB frames (512 v1
  *	entries each)
- * @max_evtchns: event channel ports per domain (port 0 is reserved)
+ * @max_evtchns: event channel ports of each guest domain, port 0 (reserved)
+ *	included, as xl.cfg's max_event_channels: so a guest's own channels
+ *	are at most max_evtchns - 1
+ * @dom0_evtchns: event channel ports of dom0, which binds guests' channels
+ *	(a backend: one port per channel it serves), 0 for max_evtchns
  * @max_maptrack: grant mappings one hv_gnttab handle may hold at once
  * @max_channels: event channels open at once over all domains, 0 for no
  *	bound.  Each holds four fds (two signals, evtchn.c), so a process
@@ -56,9 +60,13 @@ struct hv_config {
 	uint32_t max_domains;
 	uint32_t gnttab_frames;
 	uint32_t max_evtchns;
+	uint32_t dom0_evtchns;
 	uint32_t max_maptrack;
 	uint32_t max_channels;
 };
+
+/* Most event channel ports a domain may have: Xen's FIFO ABI's 2^17. */
+#define HV_CFG_MAX_EVTCHNS (1U << 17)
 
 /* The fds one event channel holds in the hypervisor's process. */
 #define HV_EVTCHN_CHANNEL_FDS 4

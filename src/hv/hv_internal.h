@@ -113,8 +113,9 @@ struct hv_domain {
 	grant_entry_v1_t *gnttab;
 	struct hv_active *active;
 
-	/* Event channels: max_evtchns ports, allocated once per slot. */
+	/* Event channels: nr_ports ports, allocated once per slot (slot 0: dom0's). */
 	struct hv_evtchn_port *ports;
+	uint32_t nr_ports;
 };
 
 struct hv {

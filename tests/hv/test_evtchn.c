@@ -348,6 +348,70 @@ static void test_channel_budget(void **state)
 	hv_destroy(hv);
 }
 
+/*
+ * A guest has max_evtchns ports, dom0 dom0_evtchns: a guest's own channels
+ * are bounded (its next alloc is -ENOSPC, other guests' are not refused),
+ * and dom0, which binds every guest's channels, has room for all of them.
+ * Port numbers past a domain's own count are invalid, whatever another
+ * domain's count.
+ */
+static void test_port_counts(void **state)
+{
+	struct hv_config cfg;
+	struct guest g1, g2;
+	evtchn_port_t gp[2][3], bp[6], extra;
+	struct hv_evtchn_stats st;
+	struct hv *hv;
+
+	(void)state;
+	hv_config_default(&cfg);
+	cfg.max_evtchns = 4;
+	cfg.dom0_evtchns = 8;
+	hv = hv_create(&cfg);
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 1, &g1), 0);
+	assert_int_equal(guest_create(hv, 1, &g2), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hv_evtchn_alloc_unbound(hv, g1.domid, 0, &gp[0][i]), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g1.domid, 0, &extra), -ENOSPC);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &gp[1][i]), 0);
+	/* dom0 binds all six: more than a guest's four ports */
+	for (int i = 0; i < 6; i++) {
+		domid_t dom = i < 3 ? g1.domid : g2.domid;
+
+		assert_int_equal(hv_evtchn_bind_interdomain(hv, 0, dom, gp[i / 3][i % 3], &bp[i]),
+				 0);
+		assert_int_equal(hv_evtchn_pending(hv, 0, bp[i]), 1);
+	}
+	assert_true(bp[5] >= 4 && bp[5] < 8);
+	assert_int_equal(hv_evtchn_notify(hv, 0, bp[5]), 0);
+	assert_int_equal(hv_evtchn_pending(hv, g2.domid, gp[1][2]), 1);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, 0, g1.domid, &extra), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, 0, g1.domid, &extra), -ENOSPC);
+	/* a guest's port 4..7 does not exist, though dom0's does */
+	assert_int_equal(hv_evtchn_notify(hv, g1.domid, bp[5]), -EINVAL);
+	assert_int_equal(hv_evtchn_fd(hv, g1.domid, bp[5]), -EINVAL);
+	assert_int_equal(hv_evtchn_close(hv, g1.domid, bp[5]), -EINVAL);
+	assert_int_equal(hv_evtchn_port_stats(hv, g1.domid, bp[5], &st), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(hv, g1.domid, 0, 4, &extra), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(hv, g1.domid, 0, extra, &extra), -ENOSPC);
+	/* nor is a port past dom0's */
+	assert_int_equal(hv_evtchn_notify(hv, 0, 8), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(hv, g1.domid, 0, 8, &extra), -EINVAL);
+	assert_int_equal(hv_domain_destroy(hv, g1.domid, NULL), 0);
+	assert_int_equal(hv_domain_destroy(hv, g2.domid, NULL), 0);
+	guest_unmap(&g1);
+	guest_unmap(&g2);
+	hv_destroy(hv);
+
+	hv_config_default(&cfg);
+	cfg.dom0_evtchns = 1;
+	assert_null(hv_create(&cfg));
+	cfg.dom0_evtchns = (1U << 17) + 1;
+	assert_null(hv_create(&cfg));
+}
+
 /* A guest process with only its three fds, from before the bind to after a rebind. */
 static void test_guest_fds(void **state)
 {
@@ -646,6 +710,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exhaustion_and_loopback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_fds, setup, teardown),
 	    cmocka_unit_test(test_channel_budget),
+	    cmocka_unit_test(test_port_counts),
 	    cmocka_unit_test_setup_teardown(test_guest_cannot_pass_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_with_guest_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_blocking_fds, setup, teardown),

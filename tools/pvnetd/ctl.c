@@ -43,9 +43,6 @@
 /* Connections open at once: each frontend domain holds one for its life. */
 #define CTL_MAX_CONNS 256
 
-/* vifs one domain may have, as a toolstack would limit NICs per guest (xl: 8 by default + spare). */
-#define CTL_MAX_VIFS 16
-
 static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT;
 
 /* Longest domain name: a namespace name (64) and an interface name (15) with room to spare. */
@@ -71,8 +68,8 @@ struct ctl_conn {
 	domid_t domid;		     /* 0 until domain-create succeeded */
 	char name[CTL_NAME_MAX + 1]; /* "" until domain-name */
 	char store_sock[PATH_MAX];
-	struct back_vif *vifs[CTL_MAX_VIFS];
-	uint32_t vif_devid[CTL_MAX_VIFS];
+	struct back_vif *vifs[PVNETD_MAX_VIFS];
+	uint32_t vif_devid[PVNETD_MAX_VIFS];
 	struct sw_capture *caps[CTL_MAX_CAPTURES]; /* a tool's captures (never a domain's) */
 	/*
 	 * A reply the client's socket had no room for, with its own copies of
@@ -116,7 +113,7 @@ static void ctl_domain_release(struct ctl_conn *cc)
 	if (!domid)
 		return;
 	/* vifs first: netback unmaps the rings and closes its ports while the domain exists. */
-	for (unsigned int i = 0; i < CTL_MAX_VIFS; i++) {
+	for (unsigned int i = 0; i < PVNETD_MAX_VIFS; i++) {
 		back_vif_destroy(cc->vifs[i]);
 		cc->vifs[i] = NULL;
 	}
@@ -289,6 +286,14 @@ static json_t *op_evtchn_alloc(struct ctl_conn *cc, const json_t *req, int *rfds
 	if (get_uint(req, "remote", DOMID_FIRST_RESERVED - 1, &remote) < 0)
 		return ctlmsg_error(EINVAL, "evtchn-alloc-unbound: \"remote\" must be a domid");
 	rc = hv_evtchn_alloc_unbound(c->d->hv, cc->domid, (domid_t)remote, &port);
+	if (rc == -ENOSPC)
+		return ctlmsg_error(ENOSPC,
+				    "evtchn-alloc-unbound: domain %u has as many event "
+				    "channels open as a guest may (pvnetd's log says how many)",
+				    cc->domid);
+	if (rc == -ENFILE)
+		return ctlmsg_error(ENFILE, "evtchn-alloc-unbound: the event channels pvnetd "
+					    "allows all guests together are in use");
 	if (rc < 0)
 		return ctlmsg_error(-rc, "evtchn-alloc-unbound: %s", strerror(-rc));
 	rc = hv_evtchn_guest_fds(c->d->hv, cc->domid, port, &rfds[0], &rfds[1], &rfds[2]);
@@ -355,7 +360,7 @@ static json_t *op_vif_create(struct ctl_conn *cc, const json_t *req)
 			return ctlmsg_error(EIO, "vif-create: no random bytes for a MAC");
 		mac[3] &= 0x7f;
 	}
-	for (int i = 0; i < CTL_MAX_VIFS; i++) {
+	for (int i = 0; i < PVNETD_MAX_VIFS; i++) {
 		if (cc->vifs[i] && cc->vif_devid[i] == devid)
 			return ctlmsg_error(EEXIST, "vif-create: vif %u.%u exists", cc->domid,
 					    (unsigned int)devid);
@@ -364,7 +369,7 @@ static json_t *op_vif_create(struct ctl_conn *cc, const json_t *req)
 	}
 	if (slot < 0)
 		return ctlmsg_error(ENOSPC, "vif-create: domain %u has %d vifs already", cc->domid,
-				    CTL_MAX_VIFS);
+				    PVNETD_MAX_VIFS);
 	rc = back_vif_create(cc->ctl->d->back, cc->domid, (uint32_t)devid, mac, &vif);
 	if (rc < 0)
 		return ctlmsg_error(-rc, "vif-create: %s", strerror(-rc));
@@ -389,7 +394,7 @@ static json_t *op_vif_destroy(struct ctl_conn *cc, const json_t *req)
 		return ctlmsg_error(EINVAL, "vif-destroy: no domain (send domain-create)");
 	if (get_uint(req, "devid", 65535, &devid) < 0)
 		return ctlmsg_error(EINVAL, "vif-destroy: \"devid\" must be 0..65535");
-	for (int i = 0; i < CTL_MAX_VIFS; i++) {
+	for (int i = 0; i < PVNETD_MAX_VIFS; i++) {
 		if (cc->vifs[i] && cc->vif_devid[i] == devid) {
 			back_vif_destroy(cc->vifs[i]);
 			cc->vifs[i] = NULL;
@@ -547,7 +552,7 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 		json_array_append_new(doms, json_pack("{s:i, s:s, s:s?}", "domid", cc->domid,
 						      "store", cc->store_sock, "name",
 						      cc->name[0] ? cc->name : NULL));
-		for (int i = 0; i < CTL_MAX_VIFS; i++) {
+		for (int i = 0; i < PVNETD_MAX_VIFS; i++) {
 			if (!cc->vifs[i])
 				continue;
 			snprintf(name, sizeof(name), "vif%u.%u", cc->domid, cc->vif_devid[i]);

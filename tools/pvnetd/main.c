@@ -329,32 +329,55 @@ static int run_dir_lock(const char *path, long *holder)
 }
 
 /*
- * The event channels guests may have open at once: the fds a quarter of
- * the open-file limit (at least PVNETD_FD_RESERVE) leaves, four to a
- * channel.  The rest stays pvnetd's own (store and control connections,
- * domains' memory, vif queues, uplinks, captures), so that what guests
- * allocate can refuse only their own next channel (ENFILE), nothing else.
+ * Event channels.  Each holds four fds of pvnetd's (HV_EVTCHN_CHANNEL_FDS),
+ * so guests together get what a quarter of the open-file limit (at least
+ * PVNETD_FD_RESERVE) leaves, and the rest stays pvnetd's own (store and
+ * control connections, domains' memory, vif queues, uplinks, captures):
+ * what guests allocate can refuse only their own next channel (ENFILE).
+ * Of that budget one guest gets a share, so that it cannot take all of it
+ * from the others: the ports a guest needs for PVNETD_MAX_VIFS vifs of
+ * --max-queues split queues and a control ring each, or an even share
+ * among max_domains - 1 guests if that is more, up to Xen's default of
+ * 1023 channels (xl.cfg's max_event_channels).  dom0's ports are
+ * netback's, one for each guest channel it binds: room for every guest's.
  */
-#define PVNETD_FD_RESERVE   1024u
-#define PVNETD_MIN_CHANNELS 64u
+#define PVNETD_FD_RESERVE    1024u
+#define PVNETD_MIN_CHANNELS  64u
+#define PVNETD_GUEST_EVTCHNS 1024u
 
-static uint32_t channel_budget(void)
+static void evtchn_limits(struct hv_config *hcfg, unsigned int max_queues)
 {
+	uint64_t guests = hcfg->max_domains - 1, budget = 0, limit = 0, reserve, ports, dom0;
 	struct rlimit nofile;
-	uint64_t limit, reserve, n;
 
-	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0 || nofile.rlim_cur == RLIM_INFINITY)
-		return 0;
-	limit = nofile.rlim_cur;
-	reserve = limit / 4 > PVNETD_FD_RESERVE ? limit / 4 : PVNETD_FD_RESERVE;
-	n = limit > reserve ? (limit - reserve) / HV_EVTCHN_CHANNEL_FDS : 0;
-	if (n < PVNETD_MIN_CHANNELS)
-		n = PVNETD_MIN_CHANNELS;
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;
-	info("event channels: at most %llu open at once (open-file limit %llu)",
-	     (unsigned long long)n, (unsigned long long)limit);
-	return (uint32_t)n;
+	ports = PVNETD_GUEST_EVTCHNS;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+		limit = nofile.rlim_cur;
+		reserve = limit / 4 > PVNETD_FD_RESERVE ? limit / 4 : PVNETD_FD_RESERVE;
+		budget = limit > reserve ? (limit - reserve) / HV_EVTCHN_CHANNEL_FDS : 0;
+		if (budget < PVNETD_MIN_CHANNELS)
+			budget = PVNETD_MIN_CHANNELS;
+		if (budget > UINT32_MAX)
+			budget = UINT32_MAX;
+		if (budget / guests + 1 < ports)
+			ports = budget / guests + 1;
+	}
+	if (ports < PVNETD_MAX_VIFS * (2 * max_queues + 1) + 1)
+		ports = PVNETD_MAX_VIFS * (2 * max_queues + 1) + 1;
+	dom0 = guests * (ports - 1) + 1;
+	if (dom0 > HV_CFG_MAX_EVTCHNS)
+		dom0 = HV_CFG_MAX_EVTCHNS;
+	hcfg->max_channels = (uint32_t)budget;
+	hcfg->max_evtchns = (uint32_t)ports;
+	hcfg->dom0_evtchns = (uint32_t)dom0;
+	if (budget)
+		info("event channels: at most %llu open at once, %llu per guest (open-file limit "
+		     "%llu)",
+		     (unsigned long long)budget, (unsigned long long)ports - 1,
+		     (unsigned long long)limit);
+	else
+		info("event channels: %llu per guest (no open-file limit)",
+		     (unsigned long long)ports - 1);
 }
 
 int main(int argc, char **argv)
@@ -542,7 +565,7 @@ int main(int argc, char **argv)
 		die("event loop: signalfd: %s", strerror(-rc));
 
 	hv_config_default(&hcfg);
-	hcfg.max_channels = channel_budget();
+	evtchn_limits(&hcfg, bcfg.max_queues);
 	d.hv = hv_create(&hcfg);
 	if (!d.hv)
 		die("hypervisor emulation: %s", strerror(errno));

@@ -16,6 +16,9 @@ struct store;
 struct sw;
 struct sw_port;
 
+/* vifs one domain may have, as a toolstack would limit NICs per guest (xl: 8 by default + spare). */
+#define PVNETD_MAX_VIFS 16
+
 /* --uplink may be given this many times. */
 #define PVNETD_MAX_UPLINKS 8u
 
