@@ -132,17 +132,29 @@ void back_ctl_kick(struct back *b)
 		err("back: cannot wake the loop thread: %s", strerror(errno));
 }
 
-/* Late EOI: consume the pending events of the channels that fired. */
-static bool eoi(struct back_queue *q, const struct pollfd *pfd, const evtchn_port_t *port,
+/*
+ * Late EOI: consume the pending events of the channels that fired.  A
+ * frontend that sent fds over a channel is hostile (a kernel before 6.16
+ * lets it): the vif is disabled, and until the control thread stops this
+ * worker the channel, which stays readable with them, is no longer polled.
+ */
+static bool eoi(struct back_queue *q, struct pollfd *pfd, const evtchn_port_t *port,
 		unsigned int npfd)
 {
 	bool any = false;
+	int rc;
 
 	for (unsigned int i = 1; i < npfd; i++) {
 		if (!(pfd[i].revents & POLLIN))
 			continue;
-		if (hv_evtchn_pending(q->b->hv, q->b->cfg.backend_id, port[i]) > 0)
+		rc = hv_evtchn_pending(q->b->hv, q->b->cfg.backend_id, port[i]);
+		if (rc > 0) {
 			any = true;
+		} else if (rc == -EBADMSG) {
+			back_queue_fatal(q, "event channel %u: the frontend sent file descriptors",
+					 port[i]);
+			pfd[i].fd = -1;
+		}
 	}
 	return any;
 }

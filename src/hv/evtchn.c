@@ -24,8 +24,9 @@
  * queues on it (some hundreds of datagrams), so the storm costs a bounded
  * drain.  What a guest can do to the sockets it holds (shut them down,
  * reconnect a kick end to a socket of its own) only loses its own events.
- * Unlike an eventfd a socket can carry fds: hv_sig_open() and
- * hv_sig_close() keep a guest's files out of our threads.
+ * Unlike an eventfd a socket can carry fds: hv_sig_open(),
+ * hv_sig_take_checked() and hv_sig_close() keep a guest's files out of
+ * our threads.
  *
  * Signals belong to the channel, not to the port.  alloc_unbound creates
  * two: the port's own, and a spare that the binder's port will own.  When
@@ -79,26 +80,29 @@ static void hv_evtchn_port_reset(struct hv_evtchn_port *p)
 	atomic_store(&p->spurious, 0);
 	p->remote_dom = 0;
 	p->remote_port = 0;
-	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1, false};
+	p->sig = p->spare = HV_EVTCHN_SIG_NONE;
 }
 
-/* A new signal: both ends non-blocking, the wait end unable to send. */
 /* Linux 6.16's option; Debian 12's headers predate it. */
 #ifndef SO_PASSRIGHTS
 #define SO_PASSRIGHTS 83
 #endif
+
+bool hv_evtchn_test_rights;
 
 /*
  * A new signal: both ends non-blocking; the wait end can neither send nor
  * take fds (SCM_RIGHTS: a datagram holding the last reference to a file
  * a guest chose would release it, maybe slowly, in whichever thread of
  * ours drains or closes the socket); nothing can be sent to the kick end.
- * A kernel before 6.16 lacks SO_PASSRIGHTS: there the deferred close
- * below is what stands between a guest's files and our threads.
+ * A kernel before 6.16 lacks SO_PASSRIGHTS: there such a datagram is never
+ * received (hv_sig_take_checked()) and the deferred close below releases
+ * it.
  */
 static int hv_sig_open(struct hv_evtchn_sig *sig)
 {
 	static const int no = 0;
+	bool rights = true;
 	int sv[2], rc;
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
@@ -109,8 +113,9 @@ static int hv_sig_open(struct hv_evtchn_sig *sig)
 		close(sv[1]);
 		return rc;
 	}
-	(void)setsockopt(sv[0], SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no));
-	*sig = (struct hv_evtchn_sig){.wait = sv[0], .kick = sv[1]};
+	if (!hv_evtchn_test_rights)
+		rights = setsockopt(sv[0], SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no)) < 0;
+	*sig = (struct hv_evtchn_sig){.wait = sv[0], .kick = sv[1], .rights = rights};
 	return 0;
 }
 
@@ -174,7 +179,7 @@ static void hv_sig_close(struct hv_evtchn_sig *sig)
 		else
 			close(fds[i]);
 	}
-	*sig = (struct hv_evtchn_sig){-1, -1, false};
+	*sig = HV_EVTCHN_SIG_NONE;
 }
 
 /*
@@ -186,10 +191,55 @@ static bool hv_sig_kick(const struct hv_evtchn_sig *sig)
 	return hv_evtchn_sig_send(sig->kick) == 1;
 }
 
-/* Take what is queued on @sig's wait end; true if there was something. */
-static bool hv_sig_drain(const struct hv_evtchn_sig *sig)
+/*
+ * Most datagrams one hv_sig_take_checked() takes: a guest's kick storm
+ * queues at most a socket buffer's worth (some hundreds), and a drain that
+ * leaves some keeps the wait end readable for the next.
+ */
+#define HV_SIG_CHECKED_MAX 256
+
+/*
+ * Take what is queued on a wait end that can receive fds, one datagram at
+ * a time, each looked at before it is received: receiving a datagram that
+ * carries fds would release the files in this thread, so such a datagram
+ * stays queued (its socket is closed off our threads, hv_sig_close()) and
+ * the answer is -EBADMSG.  A peek takes references of its own to the
+ * files and drops them at once (MSG_CTRUNC: no room for them), never the
+ * last ones.  Only this thread receives from the socket, so what it
+ * receives is what it looked at.
+ */
+static int hv_sig_take_checked(int fd)
 {
-	return hv_evtchn_sig_take(sig->wait) > 0;
+	char b;
+	struct iovec iov = {.iov_base = &b, .iov_len = 1};
+	struct msghdr m;
+	int n = 0;
+
+	while (n < HV_SIG_CHECKED_MAX) {
+		m = (struct msghdr){.msg_iov = &iov, .msg_iovlen = 1};
+		if (recvmsg(fd, &m, MSG_DONTWAIT | MSG_PEEK) < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || n ? n : -errno;
+		}
+		if (m.msg_flags & MSG_CTRUNC)
+			return -EBADMSG;
+		if (recv(fd, &b, sizeof(b), MSG_DONTWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			return n ? n : -errno;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Take what is queued on @sig's wait end: > 0 if there was something, or -EBADMSG. */
+static int hv_sig_drain(const struct hv_evtchn_sig *sig)
+{
+	if (sig->rights)
+		return hv_sig_take_checked(sig->wait);
+	return hv_evtchn_sig_take(sig->wait);
 }
 
 int hv_evtchn_domain_init(struct hv *hv, struct hv_domain *d)
@@ -339,7 +389,7 @@ int hv_evtchn_bind_interdomain(struct hv *hv, domid_t dom, domid_t remote_dom,
 	lp = &ld->ports[n];
 	hv_evtchn_port_reset(lp);
 	lp->sig = rp->spare;
-	rp->spare = (struct hv_evtchn_sig){-1, -1, false};
+	rp->spare = HV_EVTCHN_SIG_NONE;
 	lp->remote_dom = remote_dom;
 	lp->remote_port = remote_port;
 	rp->remote_port = n;
@@ -379,7 +429,7 @@ static void hv_evtchn_close_port(struct hv *hv, struct hv_evtchn_port *p)
 		hv_sig_close(&p->spare);
 		hv->nr_channels--; /* the channel's last port */
 	}
-	p->sig = p->spare = (struct hv_evtchn_sig){-1, -1, false};
+	p->sig = p->spare = HV_EVTCHN_SIG_NONE;
 	atomic_store(&p->flags, 0);
 	atomic_store(&p->external, false);
 	hv->nr_ports_open--;
@@ -460,6 +510,7 @@ int hv_evtchn_pending(struct hv *hv, domid_t dom, evtchn_port_t port)
 	struct hv_evtchn_port *p = hv_evtchn_port_get(hv, dom, port);
 	uint32_t old;
 	bool got;
+	int rc;
 
 	if (!p)
 		return -EINVAL;
@@ -472,7 +523,10 @@ int hv_evtchn_pending(struct hv *hv, domid_t dom, evtchn_port_t port)
 	 * a notify between the two finds the bit still set and writes nothing:
 	 * its event is this call's, and the caller looks at its ring after.
 	 */
-	got = hv_sig_drain(&p->sig);
+	rc = hv_sig_drain(&p->sig);
+	if (rc == -EBADMSG)
+		return rc;
+	got = rc > 0;
 	if (hv_evtchn_eoi_hook)
 		hv_evtchn_eoi_hook();
 	old = atomic_fetch_and(&p->flags, ~HV_EVTCHN_PENDING);

@@ -125,7 +125,10 @@ int hv_evtchn_fd(struct hv *hv, domid_t dom, evtchn_port_t port);
  * at its ring after this call, and polls the fd when it finds nothing,
  * misses none.
  *
- * Return: 1 if there was an event, 0 if not (counted as spurious), -EINVAL
+ * Return: 1 if there was an event, 0 if not (counted as spurious), -EINVAL,
+ * or -EBADMSG: the peer sent fds over the channel (a kernel without
+ * SO_PASSRIGHTS lets it), which stay queued, the fd readable; the owner
+ * should stop polling it and treat the peer as hostile
  */
 int hv_evtchn_pending(struct hv *hv, domid_t dom, evtchn_port_t port);
 

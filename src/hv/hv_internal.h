@@ -64,8 +64,12 @@ enum hv_ecs {
 struct hv_evtchn_sig {
 	int wait;
 	int kick;
-	bool guest; /* some of its fds went to a guest process: closed later (evtchn.c) */
+	bool guest;  /* some of its fds went to a guest process: closed later (evtchn.c) */
+	bool rights; /* the wait end can receive fds (no SO_PASSRIGHTS): drained with care */
 };
+
+/* No signal: a free port's. */
+#define HV_EVTCHN_SIG_NONE ((struct hv_evtchn_sig){.wait = -1, .kick = -1})
 
 /*
  * struct hv_evtchn_port - one port.  @state, @peer, @remote_*, @sig,
@@ -208,5 +212,11 @@ extern void (*hv_gnttab_race_hook)(grant_entry_v1_t *entry);
  * moment.  NULL in production.
  */
 extern void (*hv_evtchn_eoi_hook)(void);
+
+/*
+ * Test hook: signals made while this is set leave their wait ends able to
+ * receive fds, as every signal is on a kernel before 6.16 (no SO_PASSRIGHTS).
+ */
+extern bool hv_evtchn_test_rights;
 
 #endif /* PVNET_HV_HV_INTERNAL_H */

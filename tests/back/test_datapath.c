@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "../common/log_capture.h"
+#include "../hv/hv_test.h"
+#include "hv/hv_internal.h"
 #include "fx.h"
 
 static void basic(enum back_tx_mode mode)
@@ -898,6 +900,41 @@ static void test_event_storm(void **state)
 	fx_free(x);
 }
 
+/*
+ * A frontend that sends a file over its event channel, as a kernel before
+ * 6.16 lets it (hv_evtchn_test_rights): its vif is disabled with the
+ * reason, the file is not released by the worker (it could make that
+ * take as long as it likes), and the other vifs carry on.
+ */
+static void test_hostile_fds_over_evtchn(void **state)
+{
+	struct fx *x;
+	int wait_fd, kick_fd, self_fd, pfd[2];
+	char b;
+
+	(void)state;
+	hv_evtchn_test_rights = true;
+	x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	hv_evtchn_test_rights = false;
+	assert_int_equal(hv_evtchn_guest_fds(x->w.hv, x->a.domid, x->a.q[0].port_tx, &wait_fd,
+					     &kick_fd, &self_fd),
+			 0);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
+	assert_int_equal(pipe2(pfd, O_NONBLOCK), 0);
+	assert_int_equal(send_fd(kick_fd, pfd[1]), 0);
+	close(pfd[1]);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_state(x->va) == XenbusStateClosing, WAIT_MS));
+	assert_non_null(strstr(back_vif_error(x->va), "sent file descriptors"));
+	assert_int_equal(read(pfd[0], &b, 1), -1); /* EAGAIN: a writer is left, queued */
+	assert_int_equal(errno, EAGAIN);
+	transfer(x, &x->c, mac_c, &x->b, mac_b, 200, 60, 1514, NULL, 0);
+	fx_free(x);
+	close(wait_fd);
+	close(kick_fd);
+	close(self_fd);
+	close(pfd[0]);
+}
+
 /* Closing a vif whose packets another vif still holds, and vice versa. */
 static void test_disconnect_in_flight(void **state)
 {
@@ -990,6 +1027,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_prod_behind_cons),
 	    cmocka_unit_test(test_hostile_rx_prod_far_ahead),
 	    cmocka_unit_test(test_broken_vifs_release_frames),
+	    cmocka_unit_test(test_hostile_fds_over_evtchn),
 	    cmocka_unit_test(test_hostile_slots),
 	    cmocka_unit_test(test_hostile_zero_size_slot),
 	    cmocka_unit_test(test_hostile_page_overflow),

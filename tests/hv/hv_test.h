@@ -3,9 +3,12 @@
 #ifndef PVNET_TESTS_HV_TEST_H
 #define PVNET_TESTS_HV_TEST_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "hv/hv.h"
@@ -114,6 +117,26 @@ static inline int16_t unmap1(struct hv_gnttab *gt, grant_handle_t handle)
 static inline uint16_t gflags(const struct guest *g, grant_ref_t ref)
 {
 	return __atomic_load_n(&g->gt[ref].flags, __ATOMIC_ACQUIRE);
+}
+
+/* Send one datagram carrying @fd over @sock; 0 or -errno. */
+static inline int send_fd(int sock, int fd)
+{
+	char one = 1;
+	struct iovec iov = {.iov_base = &one, .iov_len = 1};
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
 #endif /* PVNET_TESTS_HV_TEST_H */

@@ -539,26 +539,6 @@ static void test_guest_blocking_fds(void **state)
 #define SO_PASSRIGHTS 83
 #endif
 
-/* Send one datagram carrying @fd over @sock; 0 or -errno. */
-static int send_fd(int sock, int fd)
-{
-	char one = 1;
-	struct iovec iov = {.iov_base = &one, .iov_len = 1};
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr m = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) == 1 ? 0 : -errno;
-}
-
 /* Does this kernel have SO_PASSRIGHTS (Linux 6.16)? */
 static bool have_passrights(void)
 {
@@ -677,6 +657,62 @@ static void test_close_with_guest_file(void **state)
 	alarm(0);
 }
 
+/* Is @fd's pipe at end of file (every write end released)? Waits up to @ms. */
+static bool pipe_eof(int fd, int ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	char b;
+
+	/* no writer left: POLLHUP, and read() answers 0 */
+	return poll(&pfd, 1, ms) == 1 && read(fd, &b, 1) == 0;
+}
+
+/*
+ * A kernel before 6.16 (no SO_PASSRIGHTS) lets a guest send fds to the
+ * wait end of a channel dom0 drains: pending() must not receive them
+ * (that would release the files in the draining thread, maybe for as
+ * long as the guest likes) but answer -EBADMSG and leave them queued,
+ * after taking the plain kicks before them; closing the channel
+ * releases them, on hv's closing thread.
+ */
+static void test_fds_kept_out_without_passrights(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_guest g = {0};
+	evtchn_port_t bp;
+	int pfd[2];
+
+	hv_evtchn_test_rights = true; /* signals as on a kernel before 6.16 */
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
+	hv_evtchn_test_rights = false;
+	assert_int_equal(
+	    hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd, &g.self_fd), 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	/* plain kicks are taken as ever */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hv_evtchn_guest_notify(&g), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0);
+
+	assert_int_equal(pipe2(pfd, O_NONBLOCK), 0);
+	assert_int_equal(hv_evtchn_guest_notify(&g), 0);
+	assert_int_equal(send_fd(g.kick_fd, pfd[1]), 0); /* the kernel lets it */
+	close(pfd[1]);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), -EBADMSG);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), -EBADMSG);
+	assert_true(readable(hv_evtchn_fd(f->hv, 0, bp), 0)); /* still queued */
+	assert_false(pipe_eof(pfd[0], 0));		      /* and the file not released */
+	/* the channel's last port closes: the file goes, off this thread */
+	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_close(f->hv, f->g.domid, g.port), 0);
+	close(g.wait_fd);
+	close(g.kick_fd);
+	close(g.self_fd);
+	assert_true(pipe_eof(pfd[0], 2000));
+	close(pfd[0]);
+}
+
 /* The signals' primitives: a full queue is "pending anyway", a bad fd an error. */
 static void test_sig_primitives(void **state)
 {
@@ -713,6 +749,7 @@ int main(void)
 	    cmocka_unit_test(test_port_counts),
 	    cmocka_unit_test_setup_teardown(test_guest_cannot_pass_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_with_guest_file, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fds_kept_out_without_passrights, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_blocking_fds, setup, teardown),
 	    cmocka_unit_test(test_sig_primitives),
 	};
