@@ -62,6 +62,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -81,6 +82,8 @@ static void hv_evtchn_port_reset(struct hv_evtchn_port *p)
 	p->remote_dom = 0;
 	p->remote_port = 0;
 	p->sig = p->spare = HV_EVTCHN_SIG_NONE;
+	p->owner = NULL;
+	p->owner_gen = 0;
 }
 
 /* Linux 6.16's option; Debian 12's headers predate it. */
@@ -89,6 +92,46 @@ static void hv_evtchn_port_reset(struct hv_evtchn_port *p)
 #endif
 
 bool hv_evtchn_test_rights;
+
+/*
+ * Does SO_PASSRIGHTS work here?  Asked once, by trying: the option's
+ * number is the generic one, which a kernel before 6.16 refuses, and an
+ * architecture that numbers its options apart (alpha, parisc, sparc)
+ * might take for another option; so only a refused fd counts as yes.
+ */
+static bool hv_passrights;
+static pthread_once_t hv_passrights_once = PTHREAD_ONCE_INIT;
+
+static void hv_passrights_probe(void)
+{
+	static const int no = 0;
+	char one = 1;
+	struct iovec iov = {.iov_base = &one, .iov_len = 1};
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	int sv[2], pfd[2];
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	if (pipe2(pfd, O_CLOEXEC) == 0) {
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pfd[0], sizeof(int));
+		hv_passrights =
+		    setsockopt(sv[0], SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no)) == 0 &&
+		    sendmsg(sv[1], &m, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EPERM;
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
 
 /*
  * A new signal: both ends non-blocking; the wait end can neither send nor
@@ -113,7 +156,8 @@ static int hv_sig_open(struct hv_evtchn_sig *sig)
 		close(sv[1]);
 		return rc;
 	}
-	if (!hv_evtchn_test_rights)
+	pthread_once(&hv_passrights_once, hv_passrights_probe);
+	if (hv_passrights && !hv_evtchn_test_rights)
 		rights = setsockopt(sv[0], SOL_SOCKET, SO_PASSRIGHTS, &no, sizeof(no)) < 0;
 	*sig = (struct hv_evtchn_sig){.wait = sv[0], .kick = sv[1], .rights = rights};
 	return 0;
@@ -191,6 +235,31 @@ static bool hv_sig_kick(const struct hv_evtchn_sig *sig)
 	return hv_evtchn_sig_send(sig->kick) == 1;
 }
 
+/* Most fds one datagram carries (Linux's SCM_MAX_FD). */
+#define HV_SCM_MAX_FD 253
+
+/* Hand the fds @m received to the closing thread; true if there were any. */
+static bool hv_close_rights(struct msghdr *m)
+{
+	bool any = false;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t n;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			hv_close_later(fd);
+		}
+		any = true;
+	}
+	return any;
+}
+
 /*
  * Most datagrams one hv_sig_take_checked() takes: a guest's kick storm
  * queues at most a socket buffer's worth (some hundreds), and a drain that
@@ -210,6 +279,10 @@ static bool hv_sig_kick(const struct hv_evtchn_sig *sig)
  */
 static int hv_sig_take_checked(int fd)
 {
+	union {
+		char b[CMSG_SPACE(HV_SCM_MAX_FD * sizeof(int))];
+		struct cmsghdr align;
+	} cmsg;
 	char b;
 	struct iovec iov = {.iov_base = &b, .iov_len = 1};
 	struct msghdr m;
@@ -224,11 +297,23 @@ static int hv_sig_take_checked(int fd)
 		}
 		if (m.msg_flags & MSG_CTRUNC)
 			return -EBADMSG;
-		if (recv(fd, &b, sizeof(b), MSG_DONTWAIT) < 0) {
+		/*
+		 * The peek saw no fds, unless the kernel could not copy their list
+		 * (ENOMEM: no MSG_CTRUNC then).  So the receive has room for as
+		 * many as a datagram carries, and any it gets go to the closing
+		 * thread.
+		 */
+		m = (struct msghdr){.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = cmsg.b,
+				    .msg_controllen = sizeof(cmsg.b)};
+		if (recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0) {
 			if (errno == EINTR)
 				continue;
 			return n ? n : -errno;
 		}
+		if (hv_close_rights(&m))
+			return -EBADMSG;
 		n++;
 	}
 	return n;
@@ -256,6 +341,8 @@ int hv_evtchn_domain_init(struct hv *hv, struct hv_domain *d)
 	}
 	for (uint32_t i = 0; i < d->nr_ports; i++)
 		hv_evtchn_port_reset(&d->ports[i]);
+	d->evtchn_gen++;
+	d->nr_owned = 0;
 	atomic_store(&d->ports[0].state, HV_ECS_RESERVED);
 	return 0;
 }
@@ -329,7 +416,12 @@ int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtc
 		rc = -ENFILE;
 		goto unlock;
 	}
-	n = hv_evtchn_find_free(d);
+	/*
+	 * A domain's own channels are bounded by its ports, and stay charged
+	 * to it until their last port closes: closing its ends of bound
+	 * channels (the binder's stay open) frees ports, not its share.
+	 */
+	n = d->nr_owned < d->nr_ports - 1 ? hv_evtchn_find_free(d) : 0;
 	if (!n) {
 		rc = -ENOSPC;
 		goto unlock;
@@ -345,9 +437,12 @@ int hv_evtchn_alloc_unbound(struct hv *hv, domid_t dom, domid_t remote_dom, evtc
 		goto unlock;
 	}
 	p->remote_dom = remote_dom;
+	p->owner = d;
+	p->owner_gen = d->evtchn_gen;
 	atomic_store_explicit(&p->state, HV_ECS_UNBOUND, memory_order_release);
 	hv->nr_ports_open++;
 	hv->nr_channels++;
+	d->nr_owned++;
 	*port = n;
 unlock:
 	pthread_mutex_unlock(&hv->lock);
@@ -392,6 +487,8 @@ int hv_evtchn_bind_interdomain(struct hv *hv, domid_t dom, domid_t remote_dom,
 	rp->spare = HV_EVTCHN_SIG_NONE;
 	lp->remote_dom = remote_dom;
 	lp->remote_port = remote_port;
+	lp->owner = rp->owner;
+	lp->owner_gen = rp->owner_gen;
 	rp->remote_port = n;
 	atomic_store(&lp->peer, rp);
 	atomic_store(&rp->peer, lp);
@@ -428,8 +525,11 @@ static void hv_evtchn_close_port(struct hv *hv, struct hv_evtchn_port *p)
 		hv_sig_close(&p->sig);
 		hv_sig_close(&p->spare);
 		hv->nr_channels--; /* the channel's last port */
+		if (p->owner && p->owner->evtchn_gen == p->owner_gen)
+			p->owner->nr_owned--;
 	}
 	p->sig = p->spare = HV_EVTCHN_SIG_NONE;
+	p->owner = NULL;
 	atomic_store(&p->flags, 0);
 	atomic_store(&p->external, false);
 	hv->nr_ports_open--;

@@ -46,8 +46,9 @@ struct hv;
  * @gnttab_frames: grant table size per domain, in 4 KiB frames (512 v1
  *	entries each)
  * @max_evtchns: event channel ports of each guest domain, port 0 (reserved)
- *	included, as xl.cfg's max_event_channels: so a guest's own channels
- *	are at most max_evtchns - 1
+ *	included: a guest's own channels (charged to it until their last
+ *	port closes) are at most max_evtchns - 1, what xl.cfg's
+ *	max_event_channels counts
  * @dom0_evtchns: event channel ports of dom0, which binds guests' channels
  *	(a backend: one port per channel it serves), 0 for max_evtchns
  * @max_maptrack: grant mappings one hv_gnttab handle may hold at once

@@ -88,6 +88,8 @@ struct hv_evtchn_port {
 	evtchn_port_t remote_port;  /* interdomain: peer's port */
 	struct hv_evtchn_sig sig;   /* own signal, -1 when free */
 	struct hv_evtchn_sig spare; /* unbound: the signal the binder's port will own */
+	struct hv_domain *owner;    /* the channel's allocator, charged until its last port */
+	uint32_t owner_gen;	    /* ... in that incarnation of its slot (@evtchn_gen) */
 	_Atomic uint64_t sent;
 	_Atomic uint64_t delivered;
 	_Atomic uint64_t spurious;
@@ -120,6 +122,8 @@ struct hv_domain {
 	/* Event channels: nr_ports ports, allocated once per slot (slot 0: dom0's). */
 	struct hv_evtchn_port *ports;
 	uint32_t nr_ports;
+	uint32_t evtchn_gen; /* domains this slot has held */
+	uint32_t nr_owned;   /* channels this domain allocated that are still open */
 };
 
 struct hv {

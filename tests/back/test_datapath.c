@@ -919,6 +919,10 @@ static void test_hostile_fds_over_evtchn(void **state)
 	assert_int_equal(hv_evtchn_guest_fds(x->w.hv, x->a.domid, x->a.q[0].port_tx, &wait_fd,
 					     &kick_fd, &self_fd),
 			 0);
+	/* the guest's own copies (hv's close later on its closing thread) */
+	wait_fd = dup(wait_fd);
+	kick_fd = dup(kick_fd);
+	self_fd = dup(self_fd);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
 	assert_int_equal(pipe2(pfd, O_NONBLOCK), 0);
 	assert_int_equal(send_fd(kick_fd, pfd[1]), 0);

@@ -311,7 +311,7 @@ sys.stdin.read()  # hold the domain until told to go
 # and holds them until the hold fifo is closed; its pid goes to chan_pids.
 chan_pids=()
 chan_guest() {
-	timeout 30 python3 -c "$chan_py" "$chanrun/run" "$1" <"$chanrun/hold" >"$2" {hold}>&- &
+	timeout 120 python3 -c "$chan_py" "$chanrun/run" "$1" <"$chanrun/hold" >"$2" {hold}>&- &
 	chan_pids+=($!)
 	for _ in $(seq 150); do
 		[ -s "$2" ] && break
@@ -345,7 +345,11 @@ if (ulimit -n 4000) 2>/dev/null; then
 c.send(json.dumps({"op": "evtchn-alloc-unbound", "remote": 0}).encode())
 print(socket.recv_fds(c, 65536, 8)[0].decode())' "$chanrun/run")
 	exec {hold}>&-
-	wait "${chan_pids[@]}"
+	chan_rc=0
+	for pid in "${chan_pids[@]}"; do
+		wait "$pid" || chan_rc=$?
+	done
+	check "... the guests held their channels until told to go" [ "$chan_rc" -eq 0 ]
 	g=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 5 </dev/null)
 	check "... until the guests go: then 5 of 5 ($g)" [ "$g" = "5 None" ]
 	stop_pvnetd

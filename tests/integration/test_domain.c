@@ -333,14 +333,14 @@ static int raw_domain_create(int fd, unsigned int pages)
  * A client that sends many requests before reading any reply: no reply is
  * lost (pvnetd holds one the socket cannot take and reads no more requests
  * until it is sent), so every port allocated is one the client learns of.
- * A guest's share of channels is at least 272 (16 vifs of 8 split queues
- * and a control ring) and at most 1023: the rest are refused, ENOSPC.
+ * A guest's share of channels is at most 1023, the rest refused: ENOSPC,
+ * or ENFILE where pvnetd's budget for all guests is less (at least 64).
  */
 static void test_pipelined_requests(void **state)
 {
 	enum { N = 1100 };
 	int fd = ctl_open(), rfds[CTLMSG_MAX_FDS], sent = 0, got = 0, ok = 0, full = 0, idle = 0;
-	long long before;
+	long long before, why;
 	unsigned int nr;
 	json_t *req, *reply = NULL;
 
@@ -364,8 +364,8 @@ static void test_pipelined_requests(void **state)
 			got++;
 			ok += !json_object_get(reply, "error") && nr == 3 &&
 			      json_is_integer(json_object_get(reply, "port"));
-			full += json_integer_value(json_object_get(reply, "errno")) == ENOSPC &&
-				nr == 0;
+			why = json_integer_value(json_object_get(reply, "errno"));
+			full += (why == ENOSPC || why == ENFILE) && nr == 0;
 			while (nr)
 				close(rfds[--nr]);
 			json_decref(reply);
@@ -375,7 +375,7 @@ static void test_pipelined_requests(void **state)
 	json_decref(req);
 	assert_int_equal(sent, N);
 	assert_int_equal(got, N);
-	assert_in_range(ok, 272, 1023);
+	assert_in_range(ok, 64, 1023);
 	assert_int_equal(ok + full, N);
 	assert_int_equal(stat_get("hv", "evtchns_open"), before + ok);
 	close(fd); /* the domain goes, with its ports */

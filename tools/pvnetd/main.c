@@ -339,7 +339,8 @@ static int run_dir_lock(const char *path, long *holder)
  * --max-queues split queues and a control ring each, or an even share
  * among max_domains - 1 guests if that is more, up to Xen's default of
  * 1023 channels (xl.cfg's max_event_channels).  dom0's ports are
- * netback's, one for each guest channel it binds: room for every guest's.
+ * netback's, one for each guest channel it binds: room for every guest's,
+ * or for the whole budget if that is less.
  */
 #define PVNETD_FD_RESERVE    1024u
 #define PVNETD_MIN_CHANNELS  64u
@@ -364,7 +365,10 @@ static void evtchn_limits(struct hv_config *hcfg, unsigned int max_queues)
 	}
 	if (ports < PVNETD_MAX_VIFS * (2 * max_queues + 1) + 1)
 		ports = PVNETD_MAX_VIFS * (2 * max_queues + 1) + 1;
+	/* dom0's ports are each one end of a guest's channel: no more than the budget */
 	dom0 = guests * (ports - 1) + 1;
+	if (budget && budget + 1 < dom0)
+		dom0 = budget + 1;
 	if (dom0 > HV_CFG_MAX_EVTCHNS)
 		dom0 = HV_CFG_MAX_EVTCHNS;
 	hcfg->max_channels = (uint32_t)budget;
@@ -519,7 +523,7 @@ int main(int argc, char **argv)
 	}
 
 	/*
-	 * Every event channel is two eventfds and every domain a few more
+	 * Every event channel is four fds (two socketpairs) and every domain a few more
 	 * descriptors: take the hard limit, not the usual soft 1024.
 	 */
 	{
