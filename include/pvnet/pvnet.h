@@ -25,7 +25,10 @@
  * buffers); docs/netfront.md describes the protocol side.
  *
  * All calls return 0 or a negative errno unless documented otherwise.
- * Objects are not thread safe unless documented otherwise.
+ * Objects are not thread safe unless documented otherwise.  A domain
+ * (granting, allocating and closing event channels) and the control calls
+ * of its vifs are one object: one thread at a time (data calls: see the
+ * vif section below).
  *
  * Every request to pvnetd waits for its answer a bounded time (5 s, or a
  * vif's timeout_ms): a pvnetd that does not answer makes it fail with
@@ -54,13 +57,16 @@ struct pvnet_domain;
 /**
  * pvnet_domain_create() - become a domain of the pvnetd serving @run_dir
  * @run_dir: pvnetd's run directory, or NULL for PVNET_RUN_DIR_DEFAULT
- * @pages: size of the domain's memory in 4 KiB pages (what it can grant)
+ * @pages: size of the domain's memory in 4 KiB pages (what it can grant),
+ *	1 .. 262144 (1 GiB); a vif takes 2 + tx_buffers + rx_buffers pages a
+ *	queue (pvnet_vif_create()), 770 for a queue of the defaults
  * @out: set to the new domain
  *
  * Creates a sealed memfd of @pages pages, hands it to pvnetd and maps the
  * grant table pvnetd returns.
  *
- * Return: 0, -ENOENT/-ECONNREFUSED if no pvnetd listens there, or -errno
+ * Return: 0, -ENOENT/-ECONNREFUSED if no pvnetd listens there, -EINVAL
+ * (@pages out of range), or -errno
  */
 int pvnet_domain_create(const char *run_dir, uint32_t pages, struct pvnet_domain **out);
 
@@ -168,7 +174,10 @@ struct pvnet_evtchn {
  * @remote: the domain that will bind it (0 for pvnetd)
  * @ch: filled in
  *
- * Return: 0 or -errno
+ * Return: 0, -ENOSPC (the domain has as many channels open as pvnetd gives
+ * a guest: a channel counts until its last port closes, the backend's
+ * included), -ENFILE (the channels pvnetd allows all guests are in use),
+ * or -errno
  */
 int pvnet_evtchn_alloc(struct pvnet_domain *dom, uint16_t remote, struct pvnet_evtchn *ch);
 
@@ -280,7 +289,7 @@ struct pvnet_vif;
  * @rx_buffers: RX pages per queue, PVNET_MAX_FRAGS + 1 .. 4096; more than
  *	PVNET_RING_SIZE lets the application hold zero-copy RX buffers while
  *	the ring stays full
- * @timeout_ms: bound on every wait for pvnetd or the backend
+ * @timeout_ms: bound on every wait for pvnetd or the backend, > 0
  * @prepared: the device directories already exist (written by a toolstack,
  *	as for a Xen guest at boot): do not send "vif-create" to pvnetd
  * @mac: the MAC address to ask pvnetd for; all zeroes lets pvnetd choose
@@ -325,10 +334,12 @@ void pvnet_vif_config_default(struct pvnet_vif_config *cfg);
  * and waits for the backend's Connected.  The guest memory it needs
  * (2 + tx_buffers + rx_buffers pages per queue) comes from the domain.
  *
- * Return: 0; -EINVAL (bad config); -ENODEV (no device directory);
- * -EOPNOTSUPP (backend without feature-rx-copy); -ETIMEDOUT (backend did
- * not answer within timeout_ms); -ENOTCONN (backend closed); -ENOMEM
- * (guest memory or grants exhausted); or -errno
+ * Return: 0; -EINVAL (bad config); -EEXIST (the domain has a vif of this
+ * devid); -ENODEV (no device directory); -EOPNOTSUPP (backend without
+ * feature-rx-copy); -ETIMEDOUT (backend did not answer within timeout_ms);
+ * -ENOTCONN (backend closed); -ENOMEM (guest memory or grants exhausted);
+ * -ENOSPC/-ENFILE (event channels: the domain's share, or pvnetd's for all
+ * guests, is in use; see pvnet_evtchn_alloc()); or -errno
  */
 int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cfg,
 		     struct pvnet_vif **out);
@@ -340,13 +351,18 @@ int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cf
  * Waits (bounded) for the backend to close, then ends every grant.  A page
  * whose grant the backend still has mapped is never reused (XSA-396): it
  * stays out of the domain's free pages, counted by
- * pvnet_domain_abandoned_pages().
+ * pvnet_domain_abandoned_pages().  Every struct pvnet_buf of the vif the
+ * application still holds (taken, not yet submitted, freed or released)
+ * is gone with it: neither use nor hand it back.
  */
 void pvnet_vif_destroy(struct pvnet_vif *vif);
 
 /**
  * pvnet_vif_reconnect() - tear the queues down and run the connect sequence again
  * @vif: the vif (connected, disconnected or broken)
+ *
+ * The queues are new: every struct pvnet_buf the application held is
+ * invalid, as after pvnet_vif_destroy().
  *
  * Return: as pvnet_vif_create()
  */
@@ -560,9 +576,13 @@ int pvnet_mcast_del(struct pvnet_vif *vif, unsigned int queue, const uint8_t mac
  * @flags: first buffer of a frame: PVNET_PKT_*
  * @gso_type: first buffer of a frame: PVNET_GSO_*
  * @gso_size: first buffer of a frame: the MSS
+ * @hash_type: first buffer of an RX frame with PVNET_PKT_HASH: as in
+ *	struct pvnet_pkt
  * @next: the frame's next fragment, or NULL
  * @page: the granted page holding @data (4096 bytes); do not change
  * @id: the library's name for the buffer; do not change
+ * @hash: first buffer of an RX frame with PVNET_PKT_HASH: the backend's
+ *	hash of the flow
  *
  * A buffer belongs to the application between pvnet_tx_alloc() and
  * pvnet_tx_submit()/pvnet_tx_free(), and between pvnet_rx_burst() and
@@ -574,10 +594,12 @@ struct pvnet_buf {
 	uint32_t pkt_len;
 	uint16_t flags;
 	uint8_t gso_type;
+	uint8_t hash_type; /* in what was padding: the struct's layout is unchanged */
 	uint16_t gso_size;
 	struct pvnet_buf *next;
 	void *page;
 	uint32_t id;
+	uint32_t hash; /* likewise */
 };
 
 /**

@@ -363,6 +363,8 @@ int front_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 			pb->flags = pkt.flags;
 			pb->gso_type = pkt.gso_type;
 			pb->gso_size = pkt.gso_size;
+			pb->hash_type = pkt.hash_type;
+			pb->hash = pkt.hash;
 			pb->next = NULL;
 			*link = pb;
 			link = &pb->next;
