@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # main.sh - pvnet's main job: build, then run `pvnet bench` with its embedded defaults:
-# the field reports' experiments (shared/seeds), each with pvnet's answer and a one-line
+# the field reports' experiments (docs/field-reports.md), each with pvnet's answer and a one-line
 # verdict - frame sizes 64 B..64 KiB, 1/2/4/8 queues, copy vs map (vs persistent) TX,
 # TX steering with migrating senders, and (as root, with iperf3) TCP through pvnet vs a
 # veth pair.  About a minute on 2 CPUs; pvnetd, namespaces and iperf3 are started and

@@ -29,7 +29,7 @@ extern "C" {
  * With cfg.ctrl_ring and a backend offering feature-ctrl-ring, the vif has a
  * control ring through which it tells the backend how to pick the RX queue
  * of each frame: Xen's Toeplitz hash over the hash types enabled, then a
- * mapping table from hash to queue (Windows RSS, reference §2).  These are
+ * mapping table from hash to queue (Windows RSS; xen/io/netif.h, "Control ring").  These are
  * control calls: one at a time, not concurrently with other control calls;
  * each waits (bounded by timeout_ms) for the backend's answer.  They return
  * -EOPNOTSUPP without a control ring, or when the backend answers

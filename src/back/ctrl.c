@@ -7,7 +7,7 @@
  * A frontend that wants to configure receive-side steering grants one page,
  * initialises a xen_netif_ctrl ring on it, allocates an event channel and
  * writes ctrl-ring-ref and event-channel-ctrl before it goes Connected
- * (reference §2).  At connect the loop thread maps the page and binds the
+ * (netif.h, "Control ring").  At connect the loop thread maps the page and binds the
  * channel (back_ctrl_connect); from then on the ring is served by the
  * worker of queue 0 (back_ctrl_poll), for three reasons:
  *   - isolation: a guest flooding its control ring burns only its own

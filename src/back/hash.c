@@ -6,7 +6,7 @@
  *
  * Every frame the switch hands to a vif goes to one of its RX queues; all
  * frames of one flow must go to the same one, or the guest sees them out of
- * order.  The queue is (reference §2, Linux netback's xenvif_select_queue):
+ * order.  The queue is (netif.h's control ring, Linux netback's xenvif_select_queue):
  *
  *   algorithm Toeplitz, table size > 0:  mapping[toeplitz(input) % size]
  *   algorithm Toeplitz, table size 0:    toeplitz(input) % num_queues

@@ -15,7 +15,7 @@
 #define BACK_HASH_KEY_MAX 40u
 /* Largest mapping table: Linux's XEN_NETBK_MAX_HASH_MAPPING_SIZE. */
 #define BACK_HASH_MAPPING_MAX 128u
-/* Every hash type we implement (reference §2: IPv4, IPv4+TCP, IPv6, IPv6+TCP). */
+/* Every hash type we implement (netif.h's XEN_NETIF_CTRL_HASH_TYPE_*: IPv4, IPv4+TCP, IPv6, IPv6+TCP). */
 #define BACK_HASH_TYPES_ALL                                                                        \
 	(XEN_NETIF_CTRL_HASH_TYPE_IPV4 | XEN_NETIF_CTRL_HASH_TYPE_IPV4_TCP |                       \
 	 XEN_NETIF_CTRL_HASH_TYPE_IPV6 | XEN_NETIF_CTRL_HASH_TYPE_IPV6_TCP)

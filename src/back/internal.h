@@ -17,7 +17,7 @@
 #include "hv/hv.h"
 #include "switch/switch.h"
 
-/* Both netif rings hold 256 entries in a 4 KiB page (reference §1.1). */
+/* Both netif rings hold 256 entries in a 4 KiB page (ring.h's __CONST_RING_SIZE). */
 #define BACK_TX_RING_SIZE __CONST_RING_SIZE(netif_tx, BACK_PAGE_SIZE)
 #define BACK_RX_RING_SIZE __CONST_RING_SIZE(netif_rx, BACK_PAGE_SIZE)
 _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring sizes");

@@ -12,7 +12,8 @@
 #define BACK_PAGE_SIZE 4096u
 
 /*
- * Slot limits, Linux netback parity (see reference §1.6):
+ * Slot limits, Linux netback parity (netif.h's XEN_NETIF_NR_SLOTS_MIN, netback's
+ * fatal_skb_slots):
  *  - a packet may have the first slot plus XEN_NETIF_NR_SLOTS_MIN (18) more;
  *  - with 19 or 20 more it is dropped (every slot answered with an error);
  *  - reading a 21st more slot (22 in total) means a malicious frontend:

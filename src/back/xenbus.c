@@ -9,7 +9,7 @@
  * delivers in-process watch events on the loop thread, after the operation
  * that caused them).
  *
- * State machine (Linux netback's set_backend_state, reference §3.4): the
+ * State machine (Linux netback's set_backend_state; xen/io/xenbus.h's states): the
  * backend always moves along the shortest legal path
  *
  *	Initialising -> InitWait -> Connected

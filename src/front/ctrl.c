@@ -20,7 +20,7 @@
  *   channel          event-channel-ctrl, both directions
  *
  * and writes ctrl-ring-ref and event-channel-ctrl in the same transaction
- * as the queues' keys (reference §2).  Both pages stay granted until the
+ * as the queues' keys (netif.h, "Control ring").  Both pages stay granted until the
  * vif is torn down, like every other page of the vif.
  *
  * Calls are synchronous: each pushes one request with the notify check,

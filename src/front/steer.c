@@ -9,7 +9,7 @@
 /*
  * Theory of Operation
  *
- * Which TX queue a frame takes is a per-vif policy (pvnet.h, reference §6):
+ * Which TX queue a frame takes is a per-vif policy (pvnet.h, docs/steering.md):
  *
  *   hash      queue = flow_hash(frame) % queues.  A flow never changes
  *             queue, so it is never reordered (Linux netfront's choice).

@@ -267,7 +267,7 @@ void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned
  * bench_report.c and bench_output.c: pure.  The sections of the default run (docs/benchmarks.md):
  * each repeats its points (configurations) --repeat times, reports the
  * median and min..max of every figure, and a one-line verdict against the
- * field report it answers (shared/seeds).
+ * field report it answers (docs/field-reports.md).
  */
 /*
  * Rounds of the vcpus and tx_mode sections without --repeat: their

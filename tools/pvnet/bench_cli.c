@@ -39,9 +39,10 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "Usage: pvnet bench [OPTIONS]\n"
-	    "The main job: the field reports' experiments (shared/seeds), each with pvnet's\n"
-	    "answer and a one-line verdict, about 80 s on 2 CPUs.  Frames stream from one\n"
-	    "frontend domain (A) to another (B) through a pvnetd the bench starts itself.\n"
+	    "The main job: the field reports' experiments (docs/field-reports.md), each\n"
+	    "with pvnet's answer and a one-line verdict, about 80 s on 2 CPUs.  Frames\n"
+	    "stream from one frontend domain (A) to another (B) through a pvnetd the bench\n"
+	    "starts itself.\n"
 	    "\n"
 	    "Sections (--section LIST; default sizes,vcpus,tx_mode,steering,tcp):\n"
 	    "  sizes     frame sizes 64 B..64 KiB: Tx/Rx KByte/s, Gbit/s, Mpps, CPU us/KB\n"

@@ -13,7 +13,7 @@
  * Theory of Operation
  *
  * The default `pvnet bench` runs five sections, each answering one field
- * report of shared/seeds (docs/benchmarks.md):
+ * report of docs/field-reports.md (docs/benchmarks.md):
  *
  *   sizes     netio's frame-size sweep (1 vCPU, same host)
  *   vcpus     xennet's collapse from 1 to 4 vCPUs (to 10 % of 1 vCPU)
@@ -80,7 +80,7 @@ const struct bench_sec_info bench_sec_info[BENCH_SEC_N] = {
 			 "pvnet gbit_s / the peer's gbit_s at the same frame size", 0},
 };
 
-/* netio, same host, 1 vCPU both ends (shared/seeds/xennet-multi-vcpu-collapse.txt). */
+/* netio, same host, 1 vCPU both ends (docs/field-reports.md, 1). */
 static const struct {
 	uint32_t size;
 	double tx_kbyte_s, rx_kbyte_s;
