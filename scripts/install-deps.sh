@@ -20,6 +20,7 @@ pkgs=(
 	iproute2            # network namespaces for the integration tests
 	iputils-ping        # ping across pvnet in the TAP tests
 	iperf3              # TCP through pvnet in the TAP tests and the benchmark
+	jq                  # the benchmark's tcp section reads iperf3's JSON with it
 	ethtool             # the TAP devices' offloads, checked in the TAP tests
 	gnuplot-nox         # pvnet bench --plot: PNG charts of the sweeps
 )

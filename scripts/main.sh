@@ -4,7 +4,7 @@
 # the field reports' experiments (docs/field-reports.md), each with pvnet's answer and a one-line
 # verdict - frame sizes 64 B..64 KiB, 1/2/4/8 queues, copy vs map (vs persistent) TX,
 # TX steering with migrating senders, and (as root, with iperf3) TCP through pvnet vs a
-# veth pair.  About a minute on 2 CPUs; pvnetd, namespaces and iperf3 are started and
+# veth pair.  About 80 seconds on 2 CPUs; pvnetd, namespaces and iperf3 are started and
 # stopped by the benchmark itself.  The tables go to stdout, every figure as JSON to
 # out/bench.json, charts to out/plot/ (docs/benchmarks.md).  Extra arguments are passed
 # to `pvnet bench` (e.g. --repeat 3, --peers, --section sizes).

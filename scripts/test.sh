@@ -4,7 +4,7 @@
 # under AddressSanitizer+UndefinedBehaviorSanitizer, the threaded tests under
 # ThreadSanitizer, and a clang -Werror build with the fuzz harnesses (the plain build
 # runs every suite, the clang-format check "format" too).  Ends with
-# "N passed, N failed" and exits non-zero on any failure.
+# "N passed, N failed, N skipped" and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)

@@ -38,11 +38,14 @@ __attribute__((format(printf, 2, 0))) static void log_vmsg(enum log_level level,
 {
 	char line[1024];
 	struct timespec ts;
+	struct tm tm;
 	int n;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	n = snprintf(line, sizeof(line), "%5lld.%03ld %-5s ", (long long)ts.tv_sec,
-		     ts.tv_nsec / 1000000, log_names[level]);
+	/* Local time of day, as tcpdump prints a capture's frames: the two line up. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = snprintf(line, sizeof(line), "%02d:%02d:%02d.%03ld %-5s ", tm.tm_hour, tm.tm_min,
+		     tm.tm_sec, ts.tv_nsec / 1000000, log_names[level]);
 	if (n < 0)
 		return;
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);

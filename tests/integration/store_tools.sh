@@ -361,6 +361,16 @@ fi
 # pvnet's own usage: status 2 for what it cannot take, 0 for version and help.
 check "pvnet version names itself" grep -qx "pvnet [0-9.]*" <("$PVNET" version)
 check "pvnet help prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help)
+check "pvnet --version too" grep -qx "pvnet [0-9.]*" <("$PVNET" --version)
+for cmd in "status --help" "show -h" "status --json --help"; do
+	# shellcheck disable=SC2086 # the words of the command line
+	out=$("$PVNET" -d "$tmp/none" $cmd 2>/dev/null)
+	rc=$?
+	[[ $out == "Usage: pvnet"* ]] || rc=usage-missing
+	check "pvnet $cmd: the usage, exit status 0, without asking pvnetd ($rc)" [ "$rc" = 0 ]
+done
+check "pvnet attach names the option it lacks" grep -qx "pvnet attach: --netns is required" \
+	<("$PVNET" attach --ifname eth0 2>&1 >/dev/null)
 for bad in "" "frob" "version extra" "help extra" "status --xml" "show a b"; do
 	# shellcheck disable=SC2086 # the words of the command line
 	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>&1

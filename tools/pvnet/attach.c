@@ -441,6 +441,11 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 		}
 	}
 	if (optind != argc || !o->netns || !o->ifname) {
+		if (optind != argc)
+			fprintf(stderr, "pvnet attach: unexpected argument '%s'\n", argv[optind]);
+		else
+			fprintf(stderr, "pvnet attach: %s is required\n",
+				!o->netns ? "--netns" : "--ifname");
 		attach_usage(stderr);
 		return 2;
 	}
@@ -605,8 +610,9 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	rc = pvnet_domain_create(
 	    o.run_dir, o.queues * (2 + cfg.tx_buffers + cfg.rx_buffers) + ATTACH_EXTRA_PAGES, &dom);
 	if (rc < 0) {
-		fprintf(stderr, "pvnet attach: cannot become a domain of pvnetd: %s\n",
-			strerror(-rc));
+		fprintf(stderr, "pvnet attach: cannot become a domain of pvnetd at %s: %s%s\n",
+			o.run_dir ? o.run_dir : PVNET_RUN_DIR_DEFAULT, strerror(-rc),
+			rc == -ENOENT || rc == -ECONNREFUSED ? " (is pvnetd running?)" : "");
 		goto out_free;
 	}
 	/*

@@ -41,7 +41,22 @@ static void usage(FILE *f)
 		   "  help              this text\n"
 		   "\n"
 		   "Options:\n"
-		   "  -d, --run-dir DIR  pvnetd's run directory (default /run/pvnet)\n");
+		   "  -d, --run-dir DIR  pvnetd's run directory (default /run/pvnet)\n"
+		   "  -h, --help         this text; COMMAND --help: that command's\n"
+		   "  -V, --version      print the version\n"
+		   "\n"
+		   "Exit status of status, show, version and help: 0 done, 1 pvnetd could\n"
+		   "not be reached or answered an error, 2 usage (the other commands say\n"
+		   "theirs in their --help).\n");
+}
+
+/* COMMAND --help, for the commands without options of their own. */
+static bool wants_help(int argc, char **argv)
+{
+	for (int a = 1; a < argc; a++)
+		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h"))
+			return true;
+	return false;
 }
 
 /* String member @key of @o, or "?" when pvnetd's reply lacks it (never NULL into printf). */
@@ -359,12 +374,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"run-dir", required_argument, NULL, 'd'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
 	bool run_dir_given = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			run_dir = optarg;
@@ -372,6 +388,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return stdout_done(0);
+		case 'V':
+			printf("pvnet %s\n", PVNET_VERSION);
 			return stdout_done(0);
 		default:
 			usage(stderr);
@@ -383,6 +402,10 @@ int main(int argc, char **argv)
 	if (argc < 1) {
 		usage(stderr);
 		return 2;
+	}
+	if ((!strcmp(argv[0], "status") || !strcmp(argv[0], "show")) && wants_help(argc, argv)) {
+		usage(stdout);
+		return stdout_done(0);
 	}
 	if (!strcmp(argv[0], "status"))
 		return stdout_done(cmd_status(argc, argv));
