@@ -578,9 +578,19 @@ int main(int argc, char **argv)
 	d.store = store_create(&scfg);
 	if (!d.store)
 		die("store: %s", strerror(errno));
+	/*
+	 * An uplink learns the MACs of a whole segment, up to its own limit:
+	 * room for them comes on top of the table the vifs share, so that a
+	 * busy segment cannot keep a guest's MAC from being learnt (its
+	 * frames would then be flooded to every port).
+	 */
+	swcfg.fdb_max += nup * UPLINK_TAP_MAC_LIMIT + nvx * UPLINK_VXLAN_MAC_LIMIT;
 	rc = sw_create(&swcfg, &d.sw);
 	if (rc < 0)
 		die("switch: %s", strerror(-rc));
+	if (nup + nvx)
+		info("switch: room for %u MACs, %u of them for the uplinks", swcfg.fdb_max,
+		     nup * UPLINK_TAP_MAC_LIMIT + nvx * UPLINK_VXLAN_MAC_LIMIT);
 	rc = ageing_start(&d);
 	if (rc < 0)
 		die("switch: MAC ageing timer: %s", strerror(-rc));
