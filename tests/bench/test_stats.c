@@ -150,6 +150,20 @@ static void test_figures(void **state)
 	assert_int_equal(f.unaccounted, 0);
 
 	/*
+	 * pvnetd's CPU read over 2.02 s around the receiver's 2 s window:
+	 * counted at the rate of its own window.
+	 */
+	r.b0.t_ns = 1000000000;
+	r.b1.t_ns = 3000000000;
+	r.pvnetd_cpu_t0_ns = 990000000;
+	r.pvnetd_cpu_t1_ns = 3010000000;
+	bench_figures(&r, &f);
+	assert_near(f.gbit_s, 4.0, 1e-9);
+	assert_near(f.cpu_s_pvnetd, 0.3 * 2.0 / 2.02, 1e-6);
+	assert_near(f.cpu_us_per_kb, (1.2e6 + 0.3e6 * 2.0 / 2.02) / (1e9 / 1024.0), 1e-6);
+	r.pvnetd_cpu_t0_ns = r.pvnetd_cpu_t1_ns = 0;
+
+	/*
 	 * pvnetd's CPU unknown (-d with a pvnetd we cannot see): no service
 	 * demand and no "others", rather than figures missing pvnetd's share.
 	 */
@@ -207,10 +221,11 @@ static void test_run_check(void **state)
 	r.a_end.frames += 5;
 	assert_false(bench_run_check(&r));
 	assert_non_null(strstr(r.error, "5 frames unaccounted for"));
-	/* Without netback's counters after the drain, the sum cannot be made. */
-	r.error[0] = '\0';
+	/* Without netback's counters after the drain, the sum cannot be made: the run fails. */
+	sample(&r);
 	r.back_end.ok = false;
-	assert_true(bench_run_check(&r));
+	assert_false(bench_run_check(&r));
+	assert_non_null(strstr(r.error, "cannot be accounted for"));
 
 	sample(&r);
 	r.back_end.ok = true;
@@ -286,6 +301,15 @@ static void test_result_json(void **state)
 	assert_non_null(o);
 	assert_string_equal(json_string_value(json_object_get(o, "steering")), "xps-safe");
 	assert_true(json_is_true(json_object_get(o, "migrate")));
+	/* A steered sender has no netfront TX counters in the window: null, not 0. */
+	assert_true(json_is_null(json_object_get(o, "notifications_per_1000")));
+	assert_true(json_is_null(json_object_get(o, "notifications")));
+	assert_true(
+	    json_is_null(json_object_get(json_object_get(o, "notifications_by"), "netfront_tx")));
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "notifications_by"), "netback")),
+	    1000);
+	assert_true(json_is_null(json_object_get(o, "tx_ring_full")));
 	r.steering = BENCH_STEER_QUEUE;
 	r.migrate = false;
 
@@ -461,6 +485,9 @@ static void test_back_from_status(void **state)
 		      "tx_bad_gref", 1, "tx_dropped", 1, "tx_zerocopy_sent", 5, "notifications", 2,
 		      "domid", 2, "queues", "notifications", 40, "rx_queue_full", 6, "rx_dropped",
 		      6, "domid", 9, "queues", "notifications", 1000, "rx_queue_full", 1000);
+	/* The sender's RX and the receiver's TX drops are no part of the stream. */
+	json_t *other = json_pack("{s:[{s:i, s:[{s:i}]}, {s:i, s:[{s:i}]}]}", "vifs", "domid", 1,
+				  "queues", "rx_queue_full", 4, "domid", 2, "queues", "tx_runt", 2);
 	struct bench_back b;
 
 	bench_back_from_status(st, 1, 2, &b);
@@ -476,6 +503,11 @@ static void test_back_from_status(void **state)
 	bench_back_from_status(st, 1, 5, &b);
 	assert_false(b.ok);
 	json_decref(st);
+	bench_back_from_status(other, 1, 2, &b);
+	assert_true(b.ok);
+	assert_int_equal(b.reason[4], 0);
+	assert_int_equal(b.reason[2], 0); /* tx_runt */
+	json_decref(other);
 }
 
 int main(void)

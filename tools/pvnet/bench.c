@@ -82,6 +82,15 @@ double bench_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CLOCK_MONOTONIC in ns, the frontends' clock for their snapshots. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Remove the temporary directory and what pvnetd left in it. */
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -331,6 +340,7 @@ static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, st
 	unsigned int da = A->ready.domid, db = B->ready.domid;
 	struct bench_reply ra, rb;
 	int64_t cpu0, cpu1, busy0, busy1, steal0, steal1;
+	bool clock0, clock1;
 	double t0, t1;
 	char *err = r->error;
 	size_t el = sizeof(r->error);
@@ -354,7 +364,8 @@ static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, st
 	/* t0: pvnetd's status first (a control-socket round trip), then the frontends. */
 	if (bench_pvnetd_counters(pd, da, db, &r->back0) < 0 || !r->back0.ok)
 		snprintf(err, el, "pvnetd status lacks the run's vifs");
-	cpu0 = bench_pvnetd_cpu_us(pd);
+	cpu0 = bench_pvnetd_cpu_us(pd, &clock0);
+	r->pvnetd_cpu_t0_ns = mono_ns();
 	bench_sys_cpu_us(&busy0, &steal0);
 	t0 = bench_now_s();
 	rc = cmd(b, A, "sender", BENCH_OP_SNAP, NULL, 0, &ra, err, el);
@@ -373,7 +384,9 @@ static int measure(struct bench *b, struct bench_pvnetd *pd, struct child *A, st
 	if (rc)
 		return rc;
 	t1 = bench_now_s();
-	cpu1 = bench_pvnetd_cpu_us(pd);
+	cpu1 = bench_pvnetd_cpu_us(pd, &clock1);
+	r->pvnetd_cpu_t1_ns = mono_ns();
+	r->pvnetd_cpu_clock = clock0 && clock1;
 	bench_sys_cpu_us(&busy1, &steal1);
 	r->sys_busy_us = busy0 >= 0 && busy1 >= busy0 ? busy1 - busy0 : -1;
 	r->sys_steal_us = steal0 >= 0 && steal1 >= steal0 ? steal1 - steal0 : -1;

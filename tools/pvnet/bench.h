@@ -184,7 +184,10 @@ struct bench_back {
  * @a0: sender counters at the start of the window, @a1 at its end, @a_end after the run
  * @b0: receiver counters at the start, @b1 at the end, @b_end after draining
  * @back0: netback counters at the start, @back1 at the end, @back_end after draining
- * @pvnetd_cpu_us: pvnetd's CPU time in the window (/proc/PID/stat), or -1 if unknown
+ * @pvnetd_cpu_us: pvnetd's CPU time between its two reads, or -1 if unknown
+ * @pvnetd_cpu_t0_ns: CLOCK_MONOTONIC of the first read (0 if not taken)
+ * @pvnetd_cpu_t1_ns: ... of the second
+ * @pvnetd_cpu_clock: read from pvnetd's process CPU clock (ns), not /proc (ticks)
  * @sys_busy_us: CPU time all CPUs spent busy in the window (/proc/stat), or -1 if unknown
  * @sys_steal_us: CPU time the hypervisor stole from this VM in the window, or -1
  * @learn_seen: A received B's learning broadcast before sending
@@ -207,6 +210,8 @@ struct bench_result {
 	struct bench_counts a0, a1, a_end, b0, b1, b_end;
 	struct bench_back back0, back1, back_end;
 	int64_t pvnetd_cpu_us;
+	uint64_t pvnetd_cpu_t0_ns, pvnetd_cpu_t1_ns;
+	bool pvnetd_cpu_clock;
 	int64_t sys_busy_us, sys_steal_us;
 	bool learn_seen;
 	int steering;
@@ -600,7 +605,7 @@ void bench_log_tail(const char *path);
 int bench_pvnetd_attach(struct bench_pvnetd *p, const char *run_dir);
 int bench_pvnetd_counters(const struct bench_pvnetd *p, unsigned int domid_a, unsigned int domid_b,
 			  struct bench_back *out);
-int64_t bench_pvnetd_cpu_us(const struct bench_pvnetd *p);
+int64_t bench_pvnetd_cpu_us(const struct bench_pvnetd *p, bool *clock);
 int bench_sys_cpu_us(int64_t *busy, int64_t *steal);
 void bench_pvnetd_find(const char *opt, char *path, size_t len);
 void bench_pvnetd_stop(struct bench_pvnetd *p);

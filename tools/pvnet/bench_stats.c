@@ -160,8 +160,20 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	 */
 	f->cpu_s_pvnetd = f->cpu_us_per_kb = NAN;
 	if (r->pvnetd_cpu_us >= 0) {
-		f->cpu_s_pvnetd = (double)r->pvnetd_cpu_us / 1e6;
-		cpu_us += (uint64_t)r->pvnetd_cpu_us;
+		uint64_t pvnetd_us = (uint64_t)r->pvnetd_cpu_us;
+
+		/*
+		 * Read just outside the frontends' snapshots (a few ms more than
+		 * the receiver's window): counted at the rate of its own window.
+		 */
+		if (r->pvnetd_cpu_t1_ns > r->pvnetd_cpu_t0_ns && r->b0.t_ns &&
+		    r->b1.t_ns > r->b0.t_ns &&
+		    r->pvnetd_cpu_t1_ns - r->pvnetd_cpu_t0_ns > r->b1.t_ns - r->b0.t_ns)
+			pvnetd_us =
+			    (uint64_t)((double)pvnetd_us * (double)(r->b1.t_ns - r->b0.t_ns) /
+				       (double)(r->pvnetd_cpu_t1_ns - r->pvnetd_cpu_t0_ns));
+		f->cpu_s_pvnetd = (double)pvnetd_us / 1e6;
+		cpu_us += pvnetd_us;
 		f->cpu_us_per_kb = bench_service_demand(cpu_us, f->bytes);
 	}
 	f->cpu_s_busy = f->cpu_s_steal = f->cpu_s_others = NAN;
@@ -191,6 +203,13 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	f->notifications_per_1000 =
 	    bench_per_1000(f->notify_front_tx + f->notify_front_rx, f->rx_frames) +
 	    bench_per_1000(f->notify_back, f->rx_frames) * k;
+	/*
+	 * A steered sender's queue counters are read only after its threads
+	 * are joined (docs/benchmarks.md, Limits): the window has none, so no
+	 * figure that would need them, rather than one missing their share.
+	 */
+	if (r->steering != BENCH_STEER_QUEUE)
+		f->notifications_per_1000 = NAN;
 	f->grant_ops_per_1000 = f->grant_map_per_1000 = f->grant_unmap_per_1000 =
 	    f->grant_batches_per_1000 = NAN;
 	if (r->back0.grant_known && r->back1.grant_known) {
@@ -244,7 +263,13 @@ bool bench_run_check(struct bench_result *r)
 			 r->b_end.corrupt);
 		return false;
 	}
-	if (r->back_end.ok && f.unaccounted) {
+	if (!r->back_end.ok) {
+		snprintf(r->error, sizeof(r->error),
+			 "pvnetd's counters after the drain could not be read: the frames "
+			 "cannot be accounted for");
+		return false;
+	}
+	if (f.unaccounted) {
 		snprintf(r->error, sizeof(r->error),
 			 "%" PRId64 " frames unaccounted for (sent - received - counted drops)",
 			 f.unaccounted);
@@ -283,6 +308,7 @@ static json_t *host_rtt2json(const struct bench_result *r)
  */
 json_t *bench_result2json(const struct bench_result *r)
 {
+	bool steered = r->steering != BENCH_STEER_QUEUE; /* no netfront TX counters in the window */
 	struct bench_figures f;
 	json_t *o, *drops;
 
@@ -313,9 +339,13 @@ json_t *bench_result2json(const struct bench_result *r)
 	}
 	json_object_set_new(
 	    o, "cpu_method",
-	    json_string("rusage+procstat, all pvnet processes: getrusage(RUSAGE_SELF) "
-			"of both frontend processes, /proc/PID/stat utime+stime of "
-			"pvnetd, over the timed window"));
+	    json_string(r->pvnetd_cpu_clock
+			    ? "rusage+cpuclock, all pvnet processes: getrusage(RUSAGE_SELF) "
+			      "of both frontend processes, pvnetd's process CPU clock "
+			      "(clock_getcpuclockid), over the timed window"
+			    : "rusage+procstat, all pvnet processes: getrusage(RUSAGE_SELF) "
+			      "of both frontend processes, /proc/PID/stat utime+stime of "
+			      "pvnetd, over the timed window"));
 	json_object_set_new(o, "cpu_s",
 			    json_pack("{s:o, s:o, s:o}", "frontend_tx", jreal(f.cpu_s_tx),
 				      "frontend_rx", jreal(f.cpu_s_rx), "pvnetd",
@@ -323,10 +353,11 @@ json_t *bench_result2json(const struct bench_result *r)
 	json_object_set_new(o, "machine_cpu_s",
 			    json_pack("{s:o, s:o, s:o}", "busy", jreal(f.cpu_s_busy), "steal",
 				      jreal(f.cpu_s_steal), "others", jreal(f.cpu_s_others)));
-	json_object_set_new(o, "notifications", jint(f.notifications));
+	json_object_set_new(o, "notifications", steered ? json_null() : jint(f.notifications));
 	json_object_set_new(o, "notifications_per_1000", jreal(f.notifications_per_1000));
 	json_object_set_new(o, "notifications_by",
-			    json_pack("{s:o, s:o, s:o}", "netfront_tx", jint(f.notify_front_tx),
+			    json_pack("{s:o, s:o, s:o}", "netfront_tx",
+				      steered ? json_null() : jint(f.notify_front_tx),
 				      "netfront_rx", jint(f.notify_front_rx), "netback",
 				      jint(f.notify_back)));
 	json_object_set_new(o, "grant_ops_per_1000", jreal(f.grant_ops_per_1000));
@@ -338,8 +369,9 @@ json_t *bench_result2json(const struct bench_result *r)
 	json_object_set_new(o, "corrupt", jint(f.corrupt));
 	json_object_set_new(o, "out_of_order", jint(f.out_of_order));
 	json_object_set_new(o, "gaps", jint(f.gaps));
-	json_object_set_new(o, "tx_ring_full",
-			    jint(sub(r->a1.front_tx_ring_full, r->a0.front_tx_ring_full)));
+	json_object_set_new(
+	    o, "tx_ring_full",
+	    steered ? json_null() : jint(sub(r->a1.front_tx_ring_full, r->a0.front_tx_ring_full)));
 	json_object_set_new(o, "tx_copy_fallback",
 			    jint(sub(r->a1.tx_copy_fallback, r->a0.tx_copy_fallback)));
 	json_object_set_new(o, "run_totals",
@@ -759,8 +791,14 @@ void bench_back_from_status(const json_t *status, unsigned int domid_a, unsigned
 			out->grant_unmap_ops += jget(q, gkeys[2]);
 			out->grant_batches += jget(q, gkeys[3]);
 			out->notifications += jget(q, "notifications");
+			/*
+			 * The stream's drops: the sender's on TX, the receiver's on
+			 * RX (frames for A, or from B, are no part of it).
+			 */
 			for (unsigned int r = 0; r < BENCH_BACK_NREASONS; r++)
-				out->reason[r] += jget(q, bench_back_reasons[r]);
+				if ((domid == (json_int_t)domid_a) ==
+				    !strncmp(bench_back_reasons[r], "tx_", 3))
+					out->reason[r] += jget(q, bench_back_reasons[r]);
 			if (domid == (json_int_t)domid_a) {
 				out->tx_zerocopy_sent += jget(q, "tx_zerocopy_sent");
 				out->tx_copied += jget(q, "tx_copied");
