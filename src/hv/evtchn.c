@@ -261,11 +261,12 @@ static bool hv_close_rights(struct msghdr *m)
 }
 
 /*
- * Most datagrams one hv_sig_take_checked() takes: a guest's kick storm
- * queues at most a socket buffer's worth (some hundreds), and a drain that
- * leaves some keeps the wait end readable for the next.
+ * Most datagrams one hv_sig_take_checked() takes: as many as
+ * hv_evtchn_sig_take() does (64 a call, 16 calls), more than a socket
+ * buffer holds (a guest's kick storm queues some hundreds), so that one
+ * pending() consumes every kick queued before it, as on a newer kernel.
  */
-#define HV_SIG_CHECKED_MAX 256
+#define HV_SIG_CHECKED_MAX 1024
 
 /*
  * Take what is queued on a wait end that can receive fds, one datagram at
