@@ -6,10 +6,13 @@
  *
  * State.  Each domain slot has max_evtchns ports (dom0's: dom0_evtchns),
  * allocated once and kept until hv_destroy() (type-stable, see
- * hv_internal.h); port 0 is reserved as on Xen.  A port is FREE, UNBOUND (allocated for one remote domain to
- * bind) or INTERDOMAIN (bound to a peer port).  Per port: a pending bit and
- * a mask bit in one atomic word, a signal (struct hv_evtchn_sig) whose
- * wait end is readable while an event is pending, and counters.
+ * hv_internal.h); port 0 is reserved as on Xen.  A port is FREE, UNBOUND
+ * (allocated for one remote domain to bind) or INTERDOMAIN (bound to a
+ * peer port).  Per port: a pending bit and a mask bit in one atomic word,
+ * a signal (struct hv_evtchn_sig) whose wait end is readable while an
+ * event is pending, and counters.  A channel is charged to the domain
+ * that allocated it until its last port closes (the port's owner), and a
+ * domain allocates no more than its ports less one.
  *
  * Signals are a SOCK_DGRAM socketpair each, not eventfds, because a guest
  * process holds some of their fds (hv_evtchn_guest_fds()), and an fd
