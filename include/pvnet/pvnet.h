@@ -59,7 +59,8 @@ struct pvnet_domain;
  * @run_dir: pvnetd's run directory, or NULL for PVNET_RUN_DIR_DEFAULT
  * @pages: size of the domain's memory in 4 KiB pages (what it can grant),
  *	1 .. 262144 (1 GiB); a vif takes 2 + tx_buffers + rx_buffers pages a
- *	queue (pvnet_vif_create()), 770 for a queue of the defaults
+ *	queue (pvnet_vif_create()), 770 for a queue of the defaults, and 2
+ *	more with a control ring
  * @out: set to the new domain
  *
  * Creates a sealed memfd of @pages pages, hands it to pvnetd and maps the
@@ -337,9 +338,11 @@ void pvnet_vif_config_default(struct pvnet_vif_config *cfg);
  * Return: 0; -EINVAL (bad config); -EEXIST (the domain has a vif of this
  * devid); -ENODEV (no device directory); -EOPNOTSUPP (backend without
  * feature-rx-copy); -ETIMEDOUT (backend did not answer within timeout_ms);
- * -ENOTCONN (backend closed); -ENOMEM (guest memory or grants exhausted);
- * -ENOSPC/-ENFILE (event channels: the domain's share, or pvnetd's for all
- * guests, is in use; see pvnet_evtchn_alloc()); or -errno
+ * -ENOTCONN (backend closed); -ENOMEM (guest memory exhausted); -ENOSPC
+ * (grant references exhausted, the domain has as many vifs as pvnetd
+ * allows, 16, or its share of event channels in use; see
+ * pvnet_evtchn_alloc()); -ENFILE (the event channels pvnetd allows all
+ * guests are in use); or -errno
  */
 int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cfg,
 		     struct pvnet_vif **out);
@@ -594,12 +597,12 @@ struct pvnet_buf {
 	uint32_t pkt_len;
 	uint16_t flags;
 	uint8_t gso_type;
-	uint8_t hash_type; /* in what was padding: the struct's layout is unchanged */
+	uint8_t hash_type; /* in what was padding: no other field's offset moved */
 	uint16_t gso_size;
 	struct pvnet_buf *next;
 	void *page;
 	uint32_t id;
-	uint32_t hash; /* likewise */
+	uint32_t hash; /* likewise (and the size is unchanged where pointers are 64-bit) */
 };
 
 /**

@@ -283,6 +283,8 @@ int front_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 		b->flags = 0;
 		b->gso_type = PVNET_GSO_NONE;
 		b->gso_size = 0;
+		b->hash_type = 0;
+		b->hash = 0;
 		b->next = NULL;
 		/*
 		 * The application writes the frame next, into a line the

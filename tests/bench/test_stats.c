@@ -160,6 +160,7 @@ static void test_figures(void **state)
 	bench_figures(&r, &f);
 	assert_near(f.gbit_s, 4.0, 1e-9);
 	assert_near(f.cpu_s_pvnetd, 0.3 * 2.0 / 2.02, 1e-6);
+	assert_near(f.cpu_s_busy, 1.7 * 2.0 / 2.02, 1e-6); /* the machine's, likewise */
 	assert_near(f.cpu_us_per_kb, (1.2e6 + 0.3e6 * 2.0 / 2.02) / (1e9 / 1024.0), 1e-6);
 	r.pvnetd_cpu_t0_ns = r.pvnetd_cpu_t1_ns = 0;
 
@@ -221,6 +222,23 @@ static void test_run_check(void **state)
 	r.a_end.frames += 5;
 	assert_false(bench_run_check(&r));
 	assert_non_null(strstr(r.error, "5 frames unaccounted for"));
+	/*
+	 * More drops counted than frames missing: a double count on our own
+	 * pvnetd (fails), other guests' frames dropped at B on a shared one.
+	 */
+	sample(&r);
+	r.back_end.ok = true;
+	r.back_end.reason[4] += 2;
+	assert_false(bench_run_check(&r));
+	assert_non_null(strstr(r.error, "-2 frames unaccounted for"));
+	sample(&r);
+	r.back_end.ok = true;
+	r.back_end.reason[4] += 2;
+	r.shared_pvnetd = true;
+	assert_true(bench_run_check(&r));
+	r.a_end.frames += 5;
+	assert_false(bench_run_check(&r));
+
 	/* Without netback's counters after the drain, the sum cannot be made: the run fails. */
 	sample(&r);
 	r.back_end.ok = false;
@@ -310,6 +328,8 @@ static void test_result_json(void **state)
 	    json_integer_value(json_object_get(json_object_get(o, "notifications_by"), "netback")),
 	    1000);
 	assert_true(json_is_null(json_object_get(o, "tx_ring_full")));
+	assert_true(
+	    json_is_null(json_object_get(json_object_get(o, "drops"), "netfront_tx_errors")));
 	r.steering = BENCH_STEER_QUEUE;
 	r.migrate = false;
 

@@ -451,6 +451,7 @@ void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, u
 
 	memset(r, 0, sizeof(*r));
 	r->frame_size = size;
+	r->shared_pvnetd = pd->pid == 0;
 	r->queues = queues;
 	r->verify = b->verify;
 	r->api = b->zerocopy ? "zerocopy" : "copy";

@@ -188,6 +188,8 @@ struct bench_back {
  * @pvnetd_cpu_t0_ns: CLOCK_MONOTONIC of the first read (0 if not taken)
  * @pvnetd_cpu_t1_ns: ... of the second
  * @pvnetd_cpu_clock: read from pvnetd's process CPU clock (ns), not /proc (ticks)
+ * @shared_pvnetd: a pvnetd the bench did not start (-d): other guests' frames may
+ *	be dropped at the receiver's vif and counted with the stream's
  * @sys_busy_us: CPU time all CPUs spent busy in the window (/proc/stat), or -1 if unknown
  * @sys_steal_us: CPU time the hypervisor stole from this VM in the window, or -1
  * @learn_seen: A received B's learning broadcast before sending
@@ -212,6 +214,7 @@ struct bench_result {
 	int64_t pvnetd_cpu_us;
 	uint64_t pvnetd_cpu_t0_ns, pvnetd_cpu_t1_ns;
 	bool pvnetd_cpu_clock;
+	bool shared_pvnetd;
 	int64_t sys_busy_us, sys_steal_us;
 	bool learn_seen;
 	int steering;

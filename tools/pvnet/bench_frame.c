@@ -164,6 +164,9 @@ static unsigned int range_insert(uint32_t r[MAX_RANGES][2], unsigned int n, uint
 	uint32_t out[MAX_RANGES][2];
 	unsigned int m = 0, i = 0;
 
+	if (n >= MAX_RANGES)
+		return n; /* no room: cannot happen, MAX_RANGES counts the rover */
+
 	for (; i < n && r[i][1] < from; i++)
 		memcpy(out[m++], r[i], sizeof(r[i]));
 	for (; i < n && r[i][0] <= to; i++) {
