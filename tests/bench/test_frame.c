@@ -118,12 +118,9 @@ static void test_corruption(void **state)
 	uint8_t other[9000];
 
 	tmpls(t, 2, 9000);
-	/*
-	 * Every checked region catches a flipped byte: header, bench header,
-	 * head, the rover (frame 7: bytes 64..127), stamps, tail.
-	 */
-	static const uint32_t offs[] = {0,  6,	13, 20,	 40,   42,   46,   50,	 57,
-					58, 63, 64, 127, 4080, 4090, 4100, 8191, 8999};
+	/* Every checked region catches a flipped byte: header, bench header, head, stamps, tail. */
+	static const uint32_t offs[] = {0,  6,	13,  20,   40,	 42,   46,   50,
+					57, 58, 100, 4080, 4090, 4100, 8191, 8999};
 
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED);
@@ -170,26 +167,18 @@ static void test_corruption(void **state)
 
 static void test_small_frames_every_byte_checked(void **state)
 {
-	static const uint32_t sizes[] = {60, 64, 65, 121, 122, 127, 128, 129, 137, 200, 300};
+	static const uint32_t sizes[] = {60, 64, 121, 122, 123, 137, 138, 139, 200};
 	struct bench_tmpl t[2];
 
-	/*
-	 * Up to 64 bytes (the head) the sampled check covers every byte; past
-	 * it, the tail's 16 and the rover's 64 at 64 + (seq / BENCH_ROVE_EPOCH
-	 * mod places) * 64: up to 128 bytes, all of them.
-	 */
+	/* Up to 122 bytes the sampled check covers every byte; past it, the tail's 16. */
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		uint32_t len = sizes[s];
-		uint32_t places = len > 64 ? (len - 64 + 63) / 64 : 1;
-		uint64_t seq = 99 * BENCH_ROVE_EPOCH + 5;
-		uint32_t rove = 64 + (99 % places) * 64;
 
 		tmpls(t, 2, len);
 		for (uint32_t off = 0; off < len; off++) {
-			bool checked =
-			    off < 64 || off >= len - 16 || (off >= rove && off < rove + 64);
+			bool checked = off < 122 || off >= len - 16;
 
-			fill(len, t, 1, seq, BENCH_VERIFY_SAMPLED);
+			fill(len, t, 1, 99, BENCH_VERIFY_SAMPLED);
 			frame[off] ^= 0x10;
 			assert_int_equal(check(len, t, 2, BENCH_VERIFY_SAMPLED),
 					 checked ? -EBADMSG : 0);
@@ -219,7 +208,7 @@ static void test_spans_are_what_fill_and_check_touch(void **state)
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		uint32_t len = sizes[s];
-		unsigned int n = bench_frame_spans(BENCH_VERIFY_SAMPLED, len, 42, r);
+		unsigned int n = bench_frame_spans(BENCH_VERIFY_SAMPLED, len, r);
 
 		assert_true(n >= 1 && n <= BENCH_FRAME_MAX_SPANS);
 		for (unsigned int i = 0; i < n; i++) {
@@ -240,42 +229,8 @@ static void test_spans_are_what_fill_and_check_touch(void **state)
 			frame[off] ^= 0x10;
 		}
 	}
-	/*
-	 * The rover: over as many epochs of BENCH_ROVE_EPOCH frames as there
-	 * are 64-byte places in the payload, every byte of a frame is checked
-	 * once at least; within an epoch it stays put.
-	 */
-	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		uint32_t len = sizes[s], places = len > 64 ? (len - 64 + 63) / 64 : 1;
-		static bool seen[65536];
-
-		memset(seen, 0, sizeof(seen));
-		for (uint64_t e = 3; e < 3 + places; e++) {
-			uint64_t seq = e * BENCH_ROVE_EPOCH + e % BENCH_ROVE_EPOCH;
-			unsigned int n = bench_frame_spans(BENCH_VERIFY_SAMPLED, len, seq, r);
-			uint32_t r2[BENCH_FRAME_MAX_SPANS][2];
-
-			assert_int_equal(
-			    bench_frame_spans(BENCH_VERIFY_SAMPLED, len, e * BENCH_ROVE_EPOCH, r2),
-			    n);
-			assert_memory_equal(r, r2, n * sizeof(r[0]));
-
-			for (unsigned int i = 0; i < n; i++)
-				for (uint32_t off = r[i][0]; off < r[i][1]; off++)
-					seen[off] = true;
-		}
-		for (uint32_t off = 0; off < len; off++)
-			assert_true(seen[off]);
-	}
-	/* Without a sequence number (a frame not read yet), the stamps alone. */
-	{
-		unsigned int a = bench_frame_spans(BENCH_VERIFY_SAMPLED, 9000, BENCH_SEQ_NONE, r);
-		unsigned int b = bench_frame_spans(BENCH_VERIFY_SAMPLED, 9000, 0, r);
-
-		assert_int_equal(b, a + 1); /* the rover at 64 is a range of its own */
-	}
 	/* The full check reads the whole frame: its spans leave no gap. */
-	unsigned int n = bench_frame_spans(BENCH_VERIFY_FULL, 9000, 42, r);
+	unsigned int n = bench_frame_spans(BENCH_VERIFY_FULL, 9000, r);
 
 	assert_int_equal(r[0][0], 0);
 	for (unsigned int i = 1; i < n; i++)

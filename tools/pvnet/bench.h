@@ -492,19 +492,9 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 		      uint16_t flow, uint32_t frame_len);
 void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct bench_tmpl *t,
 		      uint16_t flow, uint64_t seq, uint32_t frame_len, enum bench_verify mode);
-/* The head, one range per 4 KiB of a 64 KiB frame, the tail, the rover. */
-#define BENCH_FRAME_MAX_SPANS (3 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
-/* Sampled checks' rover: this many bytes, at a place in the payload that moves with seq. */
-#define BENCH_ROVE_LEN 64u
-/*
- * ... staying put for this many frames of a flow: a queue's 256 TX pages
- * then see it several times, and the sender's write of it finds the line
- * it wrote last time instead of one the other CPU holds.
- */
-#define BENCH_ROVE_EPOCH 1024u
-/* bench_frame_spans() of a frame whose sequence number is not known: without the rover. */
-#define BENCH_SEQ_NONE UINT64_MAX
-unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len, uint64_t seq,
+/* The head, one range per 4 KiB of a 64 KiB frame, the tail. */
+#define BENCH_FRAME_MAX_SPANS (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len,
 			       uint32_t r[BENCH_FRAME_MAX_SPANS][2]);
 int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame_len,
 		      const struct bench_tmpl *tmpls, unsigned int nflows, enum bench_verify mode,

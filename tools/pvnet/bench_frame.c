@@ -130,15 +130,14 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 }
 
 /*
- * The head: the headers and the payload bytes to the end of the frame's
- * first cache line, written and read in one piece (a 64 B frame whole, in
- * one copy).  The rover (ranges()) then costs the line the head's second
- * one did, and moves.
+ * The head: the headers and the first payload bytes, written and read in
+ * one piece (at 64 B, the whole frame in one copy).
  */
-#define HEAD_LEN 64u
+#define HEAD_PAYLOAD 64u
+#define HEAD_LEN     (BENCH_HDR_LEN + HEAD_PAYLOAD)
 
-/* Most ranges past the head: one stamp per 4 KiB of a 64 KiB frame, the tail, the rover. */
-#define MAX_RANGES (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+/* Most ranges past the head: one stamp per 4 KiB of a 64 KiB frame, the tail. */
+#define MAX_RANGES (1 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
 
 /* Add [from, to) clipped to what the ranges before it cover; none if empty. */
 static unsigned int range_add(uint32_t r[MAX_RANGES][2], unsigned int n, uint32_t from, uint32_t to)
@@ -155,43 +154,10 @@ static unsigned int range_add(uint32_t r[MAX_RANGES][2], unsigned int n, uint32_
 }
 
 /*
- * Put [from, to) into the ascending, disjoint ranges @r (@n of them),
- * merged with any it overlaps or touches; the new count.
+ * The payload ranges past the head that @mode covers: [r[i][0], r[i][1]),
+ * ascending, disjoint, within [HEAD_LEN, len); their count.
  */
-static unsigned int range_insert(uint32_t r[MAX_RANGES][2], unsigned int n, uint32_t from,
-				 uint32_t to)
-{
-	uint32_t out[MAX_RANGES][2];
-	unsigned int m = 0, i = 0;
-
-	if (n >= MAX_RANGES)
-		return n; /* no room: cannot happen, MAX_RANGES counts the rover */
-
-	for (; i < n && r[i][1] < from; i++)
-		memcpy(out[m++], r[i], sizeof(r[i]));
-	for (; i < n && r[i][0] <= to; i++) {
-		from = r[i][0] < from ? r[i][0] : from;
-		to = r[i][1] > to ? r[i][1] : to;
-	}
-	out[m][0] = from;
-	out[m++][1] = to;
-	for (; i < n && m < MAX_RANGES; i++)
-		memcpy(out[m++], r[i], sizeof(r[i]));
-	memcpy(r, out, m * sizeof(out[0]));
-	return m;
-}
-
-/*
- * The payload ranges past the head that @mode covers for frame @seq of a
- * flow: [r[i][0], r[i][1]), ascending, disjoint, within [HEAD_LEN, len);
- * their count.  Sampled: the stamps at every 4 KiB boundary and the tail,
- * and a rover, BENCH_ROVE_LEN bytes that move through the payload with
- * @seq, so that over a run every byte a frame carries is written and
- * checked, not only the stamps' (BENCH_SEQ_NONE: without the rover, for a
- * frame whose number is not known yet).
- */
-static unsigned int ranges(enum bench_verify mode, uint32_t len, uint64_t seq,
-			   uint32_t r[MAX_RANGES][2])
+static unsigned int ranges(enum bench_verify mode, uint32_t len, uint32_t r[MAX_RANGES][2])
 {
 	unsigned int n = 0;
 
@@ -200,34 +166,24 @@ static unsigned int ranges(enum bench_verify mode, uint32_t len, uint64_t seq,
 	for (uint32_t m = BENCH_STAMP_SPAN; m < len; m += BENCH_STAMP_SPAN)
 		n = range_add(r, n, m - BENCH_STAMP_LEN,
 			      m + BENCH_STAMP_LEN < len ? m + BENCH_STAMP_LEN : len);
-	n = range_add(r, n, len > BENCH_STAMP_LEN ? len - BENCH_STAMP_LEN : 0, len);
-	if (seq != BENCH_SEQ_NONE && len > HEAD_LEN) {
-		uint32_t places = (len - HEAD_LEN + BENCH_ROVE_LEN - 1) / BENCH_ROVE_LEN;
-		uint32_t from =
-		    HEAD_LEN + (uint32_t)((seq / BENCH_ROVE_EPOCH) % places) * BENCH_ROVE_LEN;
-
-		n = range_insert(r, n, from,
-				 from + BENCH_ROVE_LEN < len ? from + BENCH_ROVE_LEN : len);
-	}
-	return n;
+	return range_add(r, n, len > BENCH_STAMP_LEN ? len - BENCH_STAMP_LEN : 0, len);
 }
 
 /**
  * bench_frame_spans() - the byte ranges of a frame its fill writes and its check reads
  * @mode: the run's verify mode
  * @frame_len: the frame's length, at least BENCH_HDR_LEN
- * @seq: the frame's sequence number, or BENCH_SEQ_NONE (then without the rover)
  * @r: receives [r[i][0], r[i][1]) for each range: ascending, disjoint, within
  *     [0, @frame_len)
  *
  * Return: the number of ranges, at most BENCH_FRAME_MAX_SPANS
  */
-unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len, uint64_t seq,
+unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len,
 			       uint32_t r[BENCH_FRAME_MAX_SPANS][2])
 {
 	_Static_assert(BENCH_FRAME_MAX_SPANS == 1 + MAX_RANGES, "the head and its ranges");
 	uint32_t rest[MAX_RANGES][2];
-	unsigned int n = ranges(mode, frame_len, seq, rest);
+	unsigned int n = ranges(mode, frame_len, rest);
 
 	r[0][0] = 0;
 	r[0][1] = frame_len < HEAD_LEN ? frame_len : HEAD_LEN;
@@ -264,7 +220,7 @@ void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct b
 	if (hl > BENCH_HDR_LEN)
 		pattern(head + BENCH_HDR_LEN, seed, BENCH_HDR_LEN, hl - BENCH_HDR_LEN);
 	iov_xfer(iov, niov, 0, head, hl, true);
-	nr = ranges(mode, frame_len, seq, r);
+	nr = ranges(mode, frame_len, r);
 	for (unsigned int i = 0; i < nr; i++) {
 		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
 			uint32_t n = r[i][1] - o < CHUNK ? r[i][1] - o : CHUNK;
@@ -319,7 +275,7 @@ int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame
 		if (memcmp(want, head + BENCH_HDR_LEN, hl - BENCH_HDR_LEN))
 			return -EBADMSG;
 	}
-	nr = ranges(mode, frame_len, s, r);
+	nr = ranges(mode, frame_len, r);
 	for (unsigned int i = 0; i < nr; i++) {
 		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
 			uint32_t n = r[i][1] - o < CHUNK ? r[i][1] - o : CHUNK;

@@ -126,14 +126,14 @@ static void maybe_migrate(struct worker *w)
  * each one stalling its fill or check.
  */
 static void frame_prefetch(enum bench_verify verify, const struct pvnet_buf *b, uint32_t len,
-			   uint64_t seq, bool write)
+			   bool write)
 {
 	uint32_t r[BENCH_FRAME_MAX_SPANS][2], base = 0;
 	unsigned int nr, i = 0;
 
 	if (len < BENCH_HDR_LEN)
 		return; /* neither touches more than its length check */
-	nr = bench_frame_spans(verify, len, seq, r);
+	nr = bench_frame_spans(verify, len, r);
 	for (; b && i < nr; base += b->len, b = b->next) {
 		uint32_t end = base + b->len;
 
@@ -233,7 +233,7 @@ void *bench_guest_sender_zerocopy(void *arg)
 				for (unsigned int i = 0; i + 1 < per; i++)
 					p[i]->next = p[i + 1];
 				chain_iov(p[0], len, iov);
-				frame_prefetch(g->cfg->verify, p[0], len, w->seq + f, true);
+				frame_prefetch(g->cfg->verify, p[0], len, true);
 			}
 			for (unsigned int f = 0; f < whole; f++) {
 				struct pvnet_buf **p = pages + f * per;
@@ -371,17 +371,6 @@ static void rx_account(struct worker *w, const struct iovec *iov, unsigned int n
 /* Frames of a burst whose checked lines are being fetched ahead of the check. */
 #define RX_AHEAD 4
 
-/*
- * The sequence number frame @i of this burst likely has, so that its rover
- * (bench_frame_spans()) is fetched with the rest before its header is
- * read: the next of the queue's flow (flow q arrives on queue q) plus @i.
- * A wrong guess costs a useless prefetch, nothing else.
- */
-static uint64_t rx_seq_guess(const struct worker *w, int i)
-{
-	return w->q < BENCH_MAX_FLOWS ? w->flows[w->q].next + (uint64_t)i : BENCH_SEQ_NONE;
-}
-
 /* The fragments of a received frame as an iovec: their count, 0 if more than MAX_IOV. */
 static unsigned int rx_iov(const struct pvnet_buf *b, struct iovec iov[MAX_IOV])
 {
@@ -430,8 +419,7 @@ void *bench_guest_receiver(void *arg)
 		 * frame each, so that the misses overlap.
 		 */
 		for (int i = 0; g->cfg->zerocopy && i < n && i < RX_AHEAD; i++)
-			frame_prefetch(g->cfg->verify, bufs[i], bufs[i]->pkt_len,
-				       rx_seq_guess(w, i), false);
+			frame_prefetch(g->cfg->verify, bufs[i], bufs[i]->pkt_len, false);
 		for (int i = 0; i < n; i++) {
 			unsigned int niov;
 
@@ -443,8 +431,7 @@ void *bench_guest_receiver(void *arg)
 			}
 			if (i + RX_AHEAD < n)
 				frame_prefetch(g->cfg->verify, bufs[i + RX_AHEAD],
-					       bufs[i + RX_AHEAD]->pkt_len,
-					       rx_seq_guess(w, i + RX_AHEAD), false);
+					       bufs[i + RX_AHEAD]->pkt_len, false);
 			niov = rx_iov(bufs[i], iov);
 			if (niov)
 				rx_account(w, iov, niov, bufs[i]->pkt_len);
