@@ -39,7 +39,8 @@
  *   → host → EXIT (A, B) → reap
  *
  * "pvnetd" above is its `status` (netback counters of both vifs) and its
- * /proc/PID/stat CPU time; the frontends report their getrusage().  The
+ * CPU time (its process CPU clock, else /proc/PID/stat); the frontends
+ * report their getrusage().  The
  * figures are differences between t1 and t0; the accounting check
  * (unaccounted) uses the totals after draining.  "host" is a sample of
  * the cache-line round trip between pvnetd's CPU and the frontends'

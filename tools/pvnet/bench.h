@@ -587,7 +587,8 @@ int bench_guest_main(const struct bench_guest_cfg *cfg);
 /**
  * struct bench_pvnetd - the pvnetd a sweep runs against
  * @pid: ours (forked), or 0 when it is someone else's (-d) or gone
- * @cpu_pid: whose /proc/PID/stat CPU time is read, or 0 if unknown
+ * @cpu_pid: whose CPU time is read (its process CPU clock, else /proc/PID/stat), or 0 if
+ *	unknown
  * @run_dir: its run directory
  * @log_path: its log (ours only)
  * @mode: the --tx-mode we gave it, or "" (-d)

@@ -155,7 +155,7 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	cpu_us = sub(r->a1.cpu_us, r->a0.cpu_us) + sub(r->b1.cpu_us, r->b0.cpu_us);
 	/*
 	 * Service demand is over every pvnet process: with pvnetd's time
-	 * unknown (-d, its /proc entry unreadable) there is none, rather than
+	 * unknown (-d, neither its CPU clock nor /proc readable) there is none, rather than
 	 * a frontends-only figure under the same name.
 	 */
 	/*
