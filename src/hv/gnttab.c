@@ -508,10 +508,16 @@ int hv_gnttab_unmap_grant_refs(struct hv_gnttab *gt, uint32_t count,
 	return 0;
 }
 
-/* One side of a copy that is a grant: pinned domain, ref and direction. */
+/*
+ * One side of a copy that is a grant: the granted page, which entry in
+ * which direction, and the domain whose pin the segment drops after its
+ * copy (NULL when it rides on an earlier segment's pin).
+ */
 struct hv_copy_side {
 	struct hv_domain *d;
+	uint8_t *page;
 	grant_ref_t ref;
+	domid_t domid;
 	bool write;
 };
 
@@ -531,11 +537,35 @@ static int16_t hv_copy_pin(struct hv_gnttab *gt, struct hv_batch *b,
 		side->d = NULL;
 		return rc;
 	}
+	side->page =
+	    (write ? side->d->mem_rw : (uint8_t *)side->d->mem_ro) + (size_t)frame * HV_PAGE_SIZE;
 	side->ref = ptr->foreign.ref;
+	side->domid = ptr->foreign.domid;
 	side->write = write;
-	*p = (write ? side->d->mem_rw : (uint8_t *)side->d->mem_ro) + (size_t)frame * HV_PAGE_SIZE +
-	     ptr->foreign.offset;
+	*p = side->page + ptr->foreign.offset;
 	return GNTST_okay;
+}
+
+/*
+ * Whether the segment prepared just before holds, in @prev, the entry @ptr
+ * names in the same direction; if so, this segment's side uses that pin.
+ * Xen's grant copy keeps a source or destination across consecutive ops on
+ * the same ref, and netback makes such pairs on every frame longer than its
+ * header: the header and the rest of the first slot go into one posted
+ * page, and a copy-mode header and the rest of its slot come from one
+ * granted page.  The pin is dropped after the chunk's copies
+ * (hv_copy_flush()), so it covers this segment's copy too.
+ */
+static bool hv_copy_reuse(const struct hv_copy_side *prev, const union xengnttab_copy_ptr *ptr,
+			  bool write, struct hv_copy_side *side, uint8_t **p)
+{
+	if (!prev || !prev->page || prev->ref != ptr->foreign.ref ||
+	    prev->domid != ptr->foreign.domid || prev->write != write)
+		return false;
+	*side = *prev;
+	side->d = NULL;
+	*p = side->page + ptr->foreign.offset;
+	return true;
 }
 
 /* A segment of a copy batch between its pins and its copy. */
@@ -550,7 +580,8 @@ struct hv_copy_prep {
  * segment's status with nothing pinned.
  */
 static int16_t hv_copy_prepare(struct hv_gnttab *gt, struct hv_batch *b,
-			       xengnttab_grant_copy_segment_t *seg, struct hv_copy_prep *pp)
+			       xengnttab_grant_copy_segment_t *seg, const struct hv_copy_prep *prev,
+			       struct hv_copy_prep *pp)
 {
 	int16_t rc;
 
@@ -570,12 +601,17 @@ static int16_t hv_copy_prepare(struct hv_gnttab *gt, struct hv_batch *b,
 		return GNTST_bad_copy_arg;
 
 	if (seg->flags & GNTCOPY_source_gref) {
-		rc = hv_copy_pin(gt, b, &seg->source, false, &pp->src, &pp->s);
-		if (rc != GNTST_okay)
-			return rc;
+		if (!hv_copy_reuse(prev ? &prev->src : NULL, &seg->source, false, &pp->src,
+				   &pp->s)) {
+			rc = hv_copy_pin(gt, b, &seg->source, false, &pp->src, &pp->s);
+			if (rc != GNTST_okay)
+				return rc;
+		}
 	}
 	if (seg->flags & GNTCOPY_dest_gref) {
-		rc = hv_copy_pin(gt, b, &seg->dest, true, &pp->dst, &pp->dp);
+		rc = GNTST_okay;
+		if (!hv_copy_reuse(prev ? &prev->dst : NULL, &seg->dest, true, &pp->dst, &pp->dp))
+			rc = hv_copy_pin(gt, b, &seg->dest, true, &pp->dst, &pp->dp);
 		if (rc != GNTST_okay) {
 			if (pp->src.d)
 				hv_grant_unpin(pp->src.d, pp->src.ref, false);
@@ -621,7 +657,7 @@ int hv_gnttab_grant_copy(struct hv_gnttab *gt, uint32_t count, xengnttab_grant_c
 			n = 0;
 			hv_batch_end(&b);
 		}
-		segs[i].status = hv_copy_prepare(gt, &b, &segs[i], &pp[n]);
+		segs[i].status = hv_copy_prepare(gt, &b, &segs[i], n ? &pp[n - 1] : NULL, &pp[n]);
 		if (segs[i].status != GNTST_okay)
 			continue;
 		/*
