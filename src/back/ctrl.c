@@ -70,6 +70,7 @@ int back_ctrl_connect(struct back_vif *vif, grant_ref_t ref, evtchn_port_t evtch
 	rsp_prod = __atomic_load_n(&s->rsp_prod, __ATOMIC_ACQUIRE);
 	req_prod = __atomic_load_n(&s->req_prod, __ATOMIC_ACQUIRE);
 	BACK_RING_ATTACH(&c->ring, s, rsp_prod, BACK_PAGE_SIZE);
+	c->rsp_pub = rsp_prod;
 	if (req_prod - rsp_prod > RING_SIZE(&c->ring))
 		return -EINVAL;
 	rc = hv_evtchn_bind_interdomain(b->hv, b->cfg.backend_id, vif->domid, evtchn, &c->port);
@@ -166,9 +167,8 @@ static uint32_t serve(struct back_queue *q, const struct xen_netif_ctrl_request 
 bool back_ctrl_poll(struct back_queue *q)
 {
 	struct back_ctrl *c = &q->vif->ctrl;
-	RING_IDX prod, cons, old;
+	RING_IDX prod, cons;
 	unsigned int n = 0;
-	int notify;
 
 	if (!c->mapped)
 		return false;
@@ -192,12 +192,8 @@ bool back_ctrl_poll(struct back_queue *q)
 	c->ring.req_cons = cons;
 	if (n == 0)
 		return false;
-	old = __atomic_load_n(&c->ring.sring->rsp_prod, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->ring.sring->rsp_prod, c->ring.rsp_prod_pvt, __ATOMIC_SEQ_CST);
-	notify = (RING_IDX)(c->ring.rsp_prod_pvt -
-			    __atomic_load_n(&c->ring.sring->rsp_event, __ATOMIC_SEQ_CST)) <
-		 (RING_IDX)(c->ring.rsp_prod_pvt - old);
-	if (notify)
+	if (back_ring_push(&c->ring.sring->rsp_prod, &c->ring.sring->rsp_event, &c->rsp_pub,
+			   c->ring.rsp_prod_pvt))
 		back_notify(q, c->port);
 	back_stat_add(&q->stats->ctrl_requests, n);
 	return true;

@@ -393,7 +393,6 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
 		     unsigned int nent, unsigned int ncopy, unsigned int nrsp, bool direct)
 {
 	unsigned int delivered = 0;
-	RING_IDX old, new;
 
 	if (ncopy)
 		back_gnt_rx_copy(q, ncopy, q->rx_copy);
@@ -426,13 +425,8 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
 	for (unsigned int i = 0; i < nrsp; i++)
 		*RING_GET_RESPONSE(&q->rx, q->rx.rsp_prod_pvt + i) = q->rx_rsp[i];
 	q->rx.rsp_prod_pvt += nrsp;
-	old = __atomic_load_n(&q->rx.sring->rsp_prod, __ATOMIC_RELAXED);
-	new = q->rx.rsp_prod_pvt;
-	if (new == old)
-		return;
-	__atomic_store_n(&q->rx.sring->rsp_prod, new, __ATOMIC_SEQ_CST);
-	if ((RING_IDX)(new - __atomic_load_n(&q->rx.sring->rsp_event, __ATOMIC_SEQ_CST)) <
-	    (RING_IDX)(new - old))
+	if (back_ring_push(&q->rx.sring->rsp_prod, &q->rx.sring->rsp_event, &q->rx_rsp_pub,
+			   q->rx.rsp_prod_pvt))
 		back_notify(q, q->port_rx);
 }
 

@@ -134,17 +134,11 @@ static void tx_rsp_pkt(struct back_queue *q, const uint16_t *ids, unsigned int n
 		tx_rsp(q, ids[i], status);
 }
 
-/* RING_PUSH_RESPONSES_AND_CHECK_NOTIFY, with atomics TSan can see. */
+/* Publish the TX responses made so far; notify if the frontend asked. */
 static void tx_push(struct back_queue *q)
 {
-	RING_IDX old = __atomic_load_n(&q->tx.sring->rsp_prod, __ATOMIC_RELAXED);
-	RING_IDX new = q->tx.rsp_prod_pvt;
-
-	if (new == old)
-		return;
-	__atomic_store_n(&q->tx.sring->rsp_prod, new, __ATOMIC_SEQ_CST);
-	if ((RING_IDX)(new - __atomic_load_n(&q->tx.sring->rsp_event, __ATOMIC_SEQ_CST)) <
-	    (RING_IDX)(new - old))
+	if (back_ring_push(&q->tx.sring->rsp_prod, &q->tx.sring->rsp_event, &q->tx_rsp_pub,
+			   q->tx.rsp_prod_pvt))
 		back_notify(q, q->port_tx);
 }
 

@@ -389,6 +389,7 @@ static int queue_connect(struct back_vif *vif, struct back_queue *q, const char 
 	rsp_prod = __atomic_load_n(&txs->rsp_prod, __ATOMIC_ACQUIRE);
 	req_prod = __atomic_load_n(&txs->req_prod, __ATOMIC_ACQUIRE);
 	BACK_RING_ATTACH(&q->tx, txs, rsp_prod, BACK_PAGE_SIZE);
+	q->tx_rsp_pub = rsp_prod;
 	if (req_prod - rsp_prod > RING_SIZE(&q->tx)) {
 		back_vif_fatal(vif, "%s: tx ring req_prod %u is more than a ring ahead of %u", dir,
 			       req_prod, rsp_prod);
@@ -397,6 +398,7 @@ static int queue_connect(struct back_vif *vif, struct back_queue *q, const char 
 	rsp_prod = __atomic_load_n(&rxs->rsp_prod, __ATOMIC_ACQUIRE);
 	req_prod = __atomic_load_n(&rxs->req_prod, __ATOMIC_ACQUIRE);
 	BACK_RING_ATTACH(&q->rx, rxs, rsp_prod, BACK_PAGE_SIZE);
+	q->rx_rsp_pub = rsp_prod;
 	if (req_prod - rsp_prod > RING_SIZE(&q->rx)) {
 		back_vif_fatal(vif, "%s: rx ring req_prod %u is more than a ring ahead of %u", dir,
 			       req_prod, rsp_prod);

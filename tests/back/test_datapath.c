@@ -540,6 +540,44 @@ static void test_hostile_prod_behind_cons(void **state)
 	fx_free(x);
 }
 
+/*
+ * rsp_prod is on a page the guest writes.  A guest that wrote there the
+ * index netback was about to publish made netback skip that publication
+ * and its notification (the old index was read back from the page, as
+ * Xen's RING_PUSH_RESPONSES_AND_CHECK_NOTIFY does); now netback decides
+ * from what it last published itself: each side still gets the
+ * notification it asked for.
+ */
+static void test_hostile_rsp_prod_ahead(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_COPY, NULL, NULL, NULL);
+	struct ff_queue *qa = &x->a.q[0], *qb = &x->b.q[0];
+	uint64_t na, nb;
+	RING_IDX ta, rb;
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 10, 60, 100, NULL, 0);
+	assert_int_equal(answered(&x->a), 10);
+	ff_rx_post(&x->b, 0, 1);
+	na = back_vif_stat(x->va, 0, "notifications");
+	nb = back_vif_stat(x->vb, 0, "notifications");
+	ta = __atomic_load_n(&qa->tx.sring->rsp_prod, __ATOMIC_ACQUIRE);
+	rb = __atomic_load_n(&qb->rx.sring->rsp_prod, __ATOMIC_ACQUIRE);
+	/* Each asks to hear of its next response, and writes its index in advance. */
+	__atomic_store_n(&qa->tx.sring->rsp_event, ta + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&qa->tx.sring->rsp_prod, ta + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&qb->rx.sring->rsp_event, rb + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&qb->rx.sring->rsp_prod, rb + 1, __ATOMIC_SEQ_CST);
+
+	send_only(x, &x->a, mac_a, mac_b, 1, 100, 10);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "notifications") == na + 1, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "notifications") == nb + 1, WAIT_MS));
+	assert_int_equal(answered(&x->a), 11);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 11);
+	assert_int_equal(back_vif_stat(x->va, 0, "fatal"), 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "fatal"), 0);
+	fx_free(x);
+}
+
 /* Two vifs broken at once while holding a third one's frames: none is pinned. */
 static void test_broken_vifs_release_frames(void **state)
 {
@@ -1029,6 +1067,7 @@ int main(void)
 	    cmocka_unit_test(test_rx_queue_bound),
 	    cmocka_unit_test(test_hostile_prod_far_ahead),
 	    cmocka_unit_test(test_hostile_prod_behind_cons),
+	    cmocka_unit_test(test_hostile_rsp_prod_ahead),
 	    cmocka_unit_test(test_hostile_rx_prod_far_ahead),
 	    cmocka_unit_test(test_broken_vifs_release_frames),
 	    cmocka_unit_test(test_hostile_fds_over_evtchn),
