@@ -101,7 +101,12 @@ void back_ctrl_disconnect(struct back_vif *vif)
 	c->fd = -1;
 }
 
-/* One grant copy of @len bytes from the guest's @gref (offset 0) into @dst. */
+/*
+ * One grant copy of @len bytes from the guest's @gref (offset 0) into @dst,
+ * through the worker's handle; with persistent grants a sender's thread may
+ * be mapping a cache miss through that handle, under pgnt_lock (gnt.c), so
+ * the copy takes it too (never through the cache: a key is fetched once).
+ */
 static bool fetch(struct back_queue *q, grant_ref_t gref, void *dst, uint32_t len)
 {
 	xengnttab_grant_copy_segment_t seg = {
@@ -109,12 +114,16 @@ static bool fetch(struct back_queue *q, grant_ref_t gref, void *dst, uint32_t le
 	    .dest.virt = dst,
 	    .len = (uint16_t)len,
 	    .flags = GNTCOPY_source_gref};
+	int rc;
 
 	if (len == 0)
 		return true;
-	if (hv_gnttab_grant_copy(q->gt, 1, &seg) < 0)
-		return false;
-	return seg.status == GNTST_okay;
+	if (q->pgnt)
+		pthread_mutex_lock(&q->pgnt_lock);
+	rc = hv_gnttab_grant_copy(q->gt, 1, &seg);
+	if (q->pgnt)
+		pthread_mutex_unlock(&q->pgnt_lock);
+	return rc == 0 && seg.status == GNTST_okay;
 }
 
 /* Serve one request snapshot; returns the status, *data the response data. */

@@ -51,7 +51,8 @@
  * them all at disconnect.  The control ring (ctrl.c) is mapped through
  * queue 0's gt too, on the loop thread: before the vif's switch port
  * exists, and unmapped after it is gone, so never while a sender's thread
- * may be mapping a miss.
+ * may be mapping a miss; its key and table copies, on queue 0's worker,
+ * take pgnt_lock.
  */
 
 #include <errno.h>
