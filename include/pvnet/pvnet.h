@@ -660,6 +660,13 @@ void pvnet_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
  * @bufs: receives the first buffer of up to @n frames (more via ->next)
  * @n: room in @bufs
  *
+ * The buffers stay granted to the backend, writable, while the application
+ * holds them (the grants last for the queue's life; with PVNET_F_PERSISTENT
+ * they stay mapped too): the backend could still write a frame the
+ * application is reading.  Against a backend it does not trust, the
+ * application copies a header out before it checks and uses it, as
+ * pvnet_recv() copies the whole frame.
+ *
  * Return: the number of frames, -ENOTCONN, -EIO
  */
 int pvnet_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
