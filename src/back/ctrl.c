@@ -201,8 +201,8 @@ bool back_ctrl_poll(struct back_queue *q)
 	c->ring.req_cons = cons;
 	if (n == 0)
 		return false;
-	if (back_ring_push(&c->ring.sring->rsp_prod, &c->ring.sring->rsp_event, &c->rsp_pub,
-			   c->ring.rsp_prod_pvt))
+	if (xen_ring_push(&c->ring.sring->rsp_prod, &c->ring.sring->rsp_event, &c->rsp_pub,
+			  c->ring.rsp_prod_pvt))
 		back_notify(q, c->port);
 	back_stat_add(&q->stats->ctrl_requests, n);
 	return true;

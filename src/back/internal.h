@@ -139,35 +139,6 @@ static inline void back_stat_add(_Atomic uint64_t *c, uint64_t n)
 			      memory_order_relaxed);
 }
 
-/**
- * back_ring_push() - publish a ring's responses and say whether to notify
- * @rsp_prod: the shared ring's rsp_prod (guest-writable)
- * @rsp_event: the shared ring's rsp_event (guest-writable)
- * @pub: what we last published (private: set at attach, updated here)
- * @prod: the responses made so far (rsp_prod_pvt)
- *
- * RING_PUSH_RESPONSES_AND_CHECK_NOTIFY with the old index taken from @pub
- * instead of read back from the shared page: the guest may write rsp_prod,
- * and nothing it writes there enters a decision of ours (a guest could
- * otherwise make us skip a publication by writing the index in advance).
- * Atomics TSan can see; the full barrier between the store and the read of
- * rsp_event is the macro's.
- *
- * Return: whether the frontend asked to be notified of these responses
- */
-static inline bool back_ring_push(RING_IDX *rsp_prod, RING_IDX *rsp_event, RING_IDX *pub,
-				  RING_IDX prod)
-{
-	RING_IDX old = *pub;
-
-	if (prod == old)
-		return false;
-	__atomic_store_n(rsp_prod, prod, __ATOMIC_SEQ_CST);
-	*pub = prod;
-	return (RING_IDX)(prod - __atomic_load_n(rsp_event, __ATOMIC_SEQ_CST)) <
-	       (RING_IDX)(prod - old);
-}
-
 struct back_queue;
 
 /**
@@ -289,7 +260,7 @@ struct back_queue {
 	/* Rings (guest pages mapped writable) and event channels. */
 	netif_tx_back_ring_t tx;
 	netif_rx_back_ring_t rx;
-	RING_IDX tx_rsp_pub, rx_rsp_pub; /* rsp_prod as we last wrote it (back_ring_push()) */
+	RING_IDX tx_rsp_pub, rx_rsp_pub; /* rsp_prod as we last wrote it (xen_ring_push()) */
 	grant_handle_t tx_ring_handle, rx_ring_handle;
 	uint64_t tx_ring_addr, rx_ring_addr;
 	bool tx_ring_mapped, rx_ring_mapped;
@@ -386,7 +357,7 @@ struct back_queue {
  */
 struct back_ctrl {
 	xen_netif_ctrl_back_ring_t ring;
-	RING_IDX rsp_pub; /* rsp_prod as we last wrote it (back_ring_push()) */
+	RING_IDX rsp_pub; /* rsp_prod as we last wrote it (xen_ring_push()) */
 	grant_handle_t handle;
 	uint64_t addr;
 	bool mapped, bound;

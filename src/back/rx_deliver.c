@@ -425,8 +425,8 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
 	for (unsigned int i = 0; i < nrsp; i++)
 		*RING_GET_RESPONSE(&q->rx, q->rx.rsp_prod_pvt + i) = q->rx_rsp[i];
 	q->rx.rsp_prod_pvt += nrsp;
-	if (back_ring_push(&q->rx.sring->rsp_prod, &q->rx.sring->rsp_event, &q->rx_rsp_pub,
-			   q->rx.rsp_prod_pvt))
+	if (xen_ring_push(&q->rx.sring->rsp_prod, &q->rx.sring->rsp_event, &q->rx_rsp_pub,
+			  q->rx.rsp_prod_pvt))
 		back_notify(q, q->port_rx);
 }
 

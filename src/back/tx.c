@@ -137,8 +137,8 @@ static void tx_rsp_pkt(struct back_queue *q, const uint16_t *ids, unsigned int n
 /* Publish the TX responses made so far; notify if the frontend asked. */
 static void tx_push(struct back_queue *q)
 {
-	if (back_ring_push(&q->tx.sring->rsp_prod, &q->tx.sring->rsp_event, &q->tx_rsp_pub,
-			   q->tx.rsp_prod_pvt))
+	if (xen_ring_push(&q->tx.sring->rsp_prod, &q->tx.sring->rsp_event, &q->tx_rsp_pub,
+			  q->tx.rsp_prod_pvt))
 		back_notify(q, q->port_tx);
 }
 

@@ -14,6 +14,7 @@
  * RING_FINAL_CHECK_FOR_*.  On x86 only the full fence costs an instruction.
  */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,5 +45,31 @@ extern _Atomic unsigned int pvnet_tsan_fence;
 #include <xen/io/ring.h>
 #include <xen/io/xenbus.h>
 #include <xen/io/xs_wire.h>
+
+/**
+ * xen_ring_push() - publish a producer index; did the other end ask for an event?
+ * @prod: the shared ring's req_prod (frontend) or rsp_prod (backend)
+ * @event: the other end's req_event or rsp_event on the shared ring
+ * @pushed: the index we published last, kept in our own memory; updated
+ * @idx: the index to publish (req_prod_pvt or rsp_prod_pvt)
+ *
+ * RING_PUSH_REQUESTS_AND_CHECK_NOTIFY and RING_PUSH_RESPONSES_AND_CHECK_NOTIFY
+ * read the old producer back from the shared page, where the other end may
+ * have written anything (and make it skip an event it asked for); here it
+ * comes from @pushed.  The sequentially consistent store is the macros'
+ * wmb() and store, and orders the load of @event after it as their mb().
+ *
+ * Return: whether to notify (false as well when there was nothing to publish)
+ */
+static inline bool xen_ring_push(RING_IDX *prod, RING_IDX *event, RING_IDX *pushed, RING_IDX idx)
+{
+	RING_IDX old = *pushed;
+
+	if (idx == old)
+		return false;
+	__atomic_store_n(prod, idx, __ATOMIC_SEQ_CST);
+	*pushed = idx;
+	return (RING_IDX)(idx - __atomic_load_n(event, __ATOMIC_SEQ_CST)) < (RING_IDX)(idx - old);
+}
 
 #endif /* PVNET_COMMON_XEN_H */

@@ -283,8 +283,9 @@ int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_
 	struct xen_netif_ctrl_request *req;
 	int st = atomic_load_explicit(&vif->status, memory_order_acquire);
 	const uint32_t data[3] = {data0, data1, data2};
+	RING_IDX pushed;
 	bool page;
-	int id, notify, rc;
+	int id, rc;
 
 	if (st)
 		return st;
@@ -306,9 +307,10 @@ int pvnet_vif_ctrl(struct pvnet_vif *vif, uint16_t type, uint32_t data0, uint32_
 	req = RING_GET_REQUEST(&c->ring, c->ring.req_prod_pvt);
 	*req = (struct xen_netif_ctrl_request){
 	    .id = (uint16_t)id, .type = type, .data = {data0, data1, data2}};
-	c->ring.req_prod_pvt++;
-	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&c->ring, notify);
-	if (notify)
+	/* Each request is pushed as it is made: the one before is what was published. */
+	pushed = c->ring.req_prod_pvt++;
+	if (xen_ring_push(&c->ring.sring->req_prod, &c->ring.sring->req_event, &pushed,
+			  c->ring.req_prod_pvt))
 		pvnet_evtchn_notify(&c->ev);
 	rc = wait_response(vif, (uint16_t)id, &rsp);
 	if (rc < 0)

@@ -280,7 +280,6 @@ void front_queue_rx_refill(struct front_queue *q)
 {
 	const RING_IDX mask = PVNET_RING_SIZE - 1;
 	unsigned int room = RING_FREE_REQUESTS(&q->rx);
-	int notify;
 
 	/* The backend answered in these slots, on its CPU: fetch them owned. */
 	prefetch_ring(q->rx.sring->ring, sizeof(q->rx.sring->ring[0]), PVNET_RING_SIZE,
@@ -298,11 +297,9 @@ void front_queue_rx_refill(struct front_queue *q)
 	}
 	if (q->rx.req_prod_pvt == q->rx_pushed || q->rx.req_prod_pvt - q->rx.rsp_cons < RX_PUSH_MIN)
 		return;
-	/* The macro reads the old req_prod from the shared page; ours is rx_pushed. */
-	q->rx.sring->req_prod = q->rx_pushed;
-	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&q->rx, notify);
-	q->rx_pushed = q->rx.req_prod_pvt;
-	if (notify) {
+	/* The old req_prod is ours (rx_pushed), never read back from the shared page. */
+	if (xen_ring_push(&q->rx.sring->req_prod, &q->rx.sring->req_event, &q->rx_pushed,
+			  q->rx.req_prod_pvt)) {
 		pvnet_evtchn_notify(&q->ev_rx);
 		q->stats[FRONT_STAT_RX_NOTIFY]++;
 	}
@@ -448,8 +445,8 @@ int front_queue_idle(struct front_queue *q, bool rx_incomplete)
 	if (q->tx_stopped) {
 		RING_IDX inflight = q->tx.req_prod_pvt - q->tx.rsp_cons;
 
-		q->tx.sring->rsp_event = q->tx.rsp_cons + (inflight + 1) / 2;
-		q->tx_armed = q->tx.sring->rsp_event;
+		q->tx_armed = q->tx.rsp_cons + (inflight + 1) / 2;
+		q->tx.sring->rsp_event = q->tx_armed;
 		q->tx_crossed_read = false;
 		xen_mb();
 		tx_more = RING_HAS_UNCONSUMED_RESPONSES(&q->tx);

@@ -164,14 +164,10 @@ static void put_slots(struct front_queue *q, const union front_tx_slot *slots, u
 static void push(struct front_queue *q, RING_IDX pushed)
 {
 	const struct pvnet_evtchn *ch = q->split ? &q->ev_tx : &q->ev_rx;
-	int notify;
 
-	if (q->tx.req_prod_pvt == pushed)
-		return;
-	/* The macro reads the old producer from the shared page; use our own copy of it. */
-	q->tx.sring->req_prod = pushed;
-	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&q->tx, notify);
-	if (notify) {
+	/* The old producer is ours (@pushed), never read back from the shared page. */
+	if (xen_ring_push(&q->tx.sring->req_prod, &q->tx.sring->req_event, &pushed,
+			  q->tx.req_prod_pvt)) {
 		pvnet_evtchn_notify(ch);
 		q->stats[FRONT_STAT_TX_NOTIFY]++;
 	}

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* test_common.c - unit tests of src/common: control-message framing, event loop, log rate limit */
+/*
+ * test_common.c - unit tests of src/common: control-message framing, event loop, log rate limit,
+ * ring pushes
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +26,7 @@
 #include "common/ctlmsg.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/xen.h"
 
 static int count_fds(void)
 {
@@ -363,6 +367,39 @@ static void test_loop_accept_out_of_fds(void **state)
 	rmdir(dir);
 }
 
+/*
+ * xen_ring_push() decides from the index we published, whatever the other
+ * end wrote on the shared page: RING_PUSH_*_AND_CHECK_NOTIFY read it back,
+ * and a peer that wrote the coming index there was never notified.
+ */
+static void test_ring_push_ignores_shared_old(void **state)
+{
+	netif_tx_sring_t sring = {0};
+	RING_IDX pushed = 10;
+
+	(void)state;
+	/* The peer asks for an event at 11 and writes 11 as the producer in advance. */
+	sring.req_event = 11;
+	sring.req_prod = 11;
+	assert_true(xen_ring_push(&sring.req_prod, &sring.req_event, &pushed, 11));
+	assert_int_equal(sring.req_prod, 11);
+	assert_int_equal(pushed, 11);
+	/* Nothing new: no store, no event, whatever the page says. */
+	sring.req_prod = 5;
+	assert_false(xen_ring_push(&sring.req_prod, &sring.req_event, &pushed, 11));
+	assert_int_equal(sring.req_prod, 5);
+	/* An event asked beyond what is published: none yet; then reached. */
+	sring.req_event = 20;
+	assert_false(xen_ring_push(&sring.req_prod, &sring.req_event, &pushed, 15));
+	assert_int_equal(sring.req_prod, 15);
+	assert_true(xen_ring_push(&sring.req_prod, &sring.req_event, &pushed, 20));
+	/* Across the index's wrap. */
+	pushed = UINT32_MAX - 1;
+	sring.req_event = 1;
+	assert_true(xen_ring_push(&sring.req_prod, &sring.req_event, &pushed, 2));
+	assert_int_equal(sring.req_prod, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +412,7 @@ int main(void)
 	    cmocka_unit_test(test_ratelimit_names_suppressed),
 	    cmocka_unit_test(test_log_levels_and_long_lines),
 	    cmocka_unit_test(test_loop_accept_out_of_fds),
+	    cmocka_unit_test(test_ring_push_ignores_shared_old),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
