@@ -20,8 +20,8 @@
  * The copying send fills TX buffer pages (one page per fragment, offset 0)
  * from the application's frame; the zero-copy submit takes the fragments
  * from buffers the application filled in place.  Both then write the slots
- * at req_prod_pvt and, once per call, push with
- * RING_PUSH_REQUESTS_AND_CHECK_NOTIFY and notify at most once.
+ * at req_prod_pvt and, once per call, push with xen_ring_push() (the ring
+ * macro's check, the old producer from our own copy) and notify at most once.
  *
  * Ids: TX buffer i is request id i, so the free list of buffers is the free
  * list of ids (always < ring size) and a response's id says exactly which

@@ -509,9 +509,9 @@ int hv_gnttab_unmap_grant_refs(struct hv_gnttab *gt, uint32_t count,
 }
 
 /*
- * One side of a copy that is a grant: the granted page, which entry in
- * which direction, and the domain whose pin the segment drops after its
- * copy (NULL when it rides on an earlier segment's pin).
+ * One side of a copy that is a grant: the pinned domain and page, which
+ * entry in which direction, and whether the segment drops the pin after
+ * its copy (false when it rides on an earlier segment's pin).
  */
 struct hv_copy_side {
 	struct hv_domain *d;
@@ -519,6 +519,7 @@ struct hv_copy_side {
 	grant_ref_t ref;
 	domid_t domid;
 	bool write;
+	bool owns;
 };
 
 /* Pin one granted side of a copy and return its address in *@p. */
@@ -526,22 +527,22 @@ static int16_t hv_copy_pin(struct hv_gnttab *gt, struct hv_batch *b,
 			   const union xengnttab_copy_ptr *ptr, bool write,
 			   struct hv_copy_side *side, uint8_t **p)
 {
+	struct hv_domain *d;
 	uint32_t frame, slot;
 	int16_t rc;
 
-	side->d = hv_batch_domain(b, ptr->foreign.domid, &slot);
-	if (!side->d)
+	d = hv_batch_domain(b, ptr->foreign.domid, &slot);
+	if (!d)
 		return GNTST_bad_domain;
-	rc = hv_grant_pin(side->d, ptr->foreign.ref, gt->self, write, &frame);
-	if (rc != GNTST_okay) {
-		side->d = NULL;
+	rc = hv_grant_pin(d, ptr->foreign.ref, gt->self, write, &frame);
+	if (rc != GNTST_okay)
 		return rc;
-	}
-	side->page =
-	    (write ? side->d->mem_rw : (uint8_t *)side->d->mem_ro) + (size_t)frame * HV_PAGE_SIZE;
+	side->d = d;
+	side->page = (write ? d->mem_rw : (uint8_t *)d->mem_ro) + (size_t)frame * HV_PAGE_SIZE;
 	side->ref = ptr->foreign.ref;
 	side->domid = ptr->foreign.domid;
 	side->write = write;
+	side->owns = true;
 	*p = side->page + ptr->foreign.offset;
 	return GNTST_okay;
 }
@@ -554,16 +555,18 @@ static int16_t hv_copy_pin(struct hv_gnttab *gt, struct hv_batch *b,
  * header: the header and the rest of the first slot go into one posted
  * page, and a copy-mode header and the rest of its slot come from one
  * granted page.  The pin is dropped after the chunk's copies
- * (hv_copy_flush()), so it covers this segment's copy too.
+ * (hv_copy_flush()), so it covers this segment's copy too.  A domain
+ * destroyed since gets no new work, as in hv_batch_domain().
  */
 static bool hv_copy_reuse(const struct hv_copy_side *prev, const union xengnttab_copy_ptr *ptr,
 			  bool write, struct hv_copy_side *side, uint8_t **p)
 {
-	if (!prev || !prev->page || prev->ref != ptr->foreign.ref ||
-	    prev->domid != ptr->foreign.domid || prev->write != write)
+	if (!prev || !prev->d || prev->ref != ptr->foreign.ref ||
+	    prev->domid != ptr->foreign.domid || prev->write != write ||
+	    atomic_load_explicit(&prev->d->state, memory_order_relaxed) != HV_DOM_LIVE)
 		return false;
 	*side = *prev;
-	side->d = NULL;
+	side->owns = false;
 	*p = side->page + ptr->foreign.offset;
 	return true;
 }
@@ -613,7 +616,7 @@ static int16_t hv_copy_prepare(struct hv_gnttab *gt, struct hv_batch *b,
 		if (!hv_copy_reuse(prev ? &prev->dst : NULL, &seg->dest, true, &pp->dst, &pp->dp))
 			rc = hv_copy_pin(gt, b, &seg->dest, true, &pp->dst, &pp->dp);
 		if (rc != GNTST_okay) {
-			if (pp->src.d)
+			if (pp->src.owns)
 				hv_grant_unpin(pp->src.d, pp->src.ref, false);
 			return rc;
 		}
@@ -630,9 +633,9 @@ static void hv_copy_flush(struct hv_copy_prep *pp, uint32_t n)
 	for (uint32_t i = 0; i < n; i++)
 		memmove(pp[i].dp, pp[i].s, pp[i].seg->len);
 	for (uint32_t i = 0; i < n; i++) {
-		if (pp[i].dst.d)
+		if (pp[i].dst.owns)
 			hv_grant_unpin(pp[i].dst.d, pp[i].dst.ref, true);
-		if (pp[i].src.d)
+		if (pp[i].src.owns)
 			hv_grant_unpin(pp[i].src.d, pp[i].src.ref, false);
 	}
 }
@@ -642,6 +645,7 @@ int hv_gnttab_grant_copy(struct hv_gnttab *gt, uint32_t count, xengnttab_grant_c
 	struct hv_batch b = {.hv = gt ? gt->hv : NULL};
 	struct hv_copy_prep pp[HV_COPY_CHUNK];
 	uint32_t n = 0;
+	bool share = false; /* pp[n - 1] is the segment just before, and it succeeded */
 
 	if (!gt || (count && !segs))
 		return -EINVAL;
@@ -657,8 +661,11 @@ int hv_gnttab_grant_copy(struct hv_gnttab *gt, uint32_t count, xengnttab_grant_c
 			n = 0;
 			hv_batch_end(&b);
 		}
-		segs[i].status = hv_copy_prepare(gt, &b, &segs[i], n ? &pp[n - 1] : NULL, &pp[n]);
-		if (segs[i].status != GNTST_okay)
+		segs[i].status =
+		    hv_copy_prepare(gt, &b, &segs[i], share && n ? &pp[n - 1] : NULL, &pp[n]);
+		/* As Xen, which lets its kept buffers go after a failed op. */
+		share = segs[i].status == GNTST_okay;
+		if (!share)
 			continue;
 		/*
 		 * Start fetching both sides now: the guest's lines were last

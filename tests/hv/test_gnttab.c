@@ -505,7 +505,11 @@ static void test_copy_same_ref_shares_pin(void **state)
 	segs[4].dest.virt = out;
 	segs[4].len = 1;
 	segs[4].flags = GNTCOPY_source_gref;
-	/* 5: into the page again after a source-only segment (a pin), 6: bad ref, 7: shares 5's */
+	/*
+	 * 5: into the page again after a source-only segment (a pin); 6: bad
+	 * ref; 7: after a failed segment, a pin of its own (Xen lets its kept
+	 * buffers go after a failed op)
+	 */
 	segs[5] = segs[0];
 	segs[5].source.virt = "89";
 	segs[5].dest.foreign.offset = 8;
@@ -522,8 +526,8 @@ static void test_copy_same_ref_shares_pin(void **state)
 	hv_gnttab_race_hook = NULL;
 	for (unsigned int i = 0; i < 8; i++)
 		assert_int_equal(segs[i].status, i == 6 ? GNTST_bad_gntref : GNTST_okay);
-	/* 0, 2, 4, 5: four pins for seven copies */
-	assert_int_equal(pin_calls, 4);
+	/* 0, 2, 4, 5, 7: five pins for seven copies */
+	assert_int_equal(pin_calls, 5);
 	assert_memory_equal(f->g.mem + 2 * 4096, "0123456789AB", 12);
 	assert_memory_equal(out, "0bcdefgh", 8);
 
@@ -878,6 +882,148 @@ static void test_close_unmaps(void **state)
 	assert_null(hv_gnttab_open(f->hv, 77));
 }
 
+/*
+ * A segment whose source rides on the previous segment's pin and whose
+ * destination fails must not drop the shared pin (its owner still copies);
+ * the segment after the failed one pins again: every pin dropped once.
+ */
+static void test_copy_shared_src_dest_fails(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t src = guest_grant(&f->g, 0, 1, true);
+	grant_ref_t ro = guest_grant(&f->g, 0, 2, true); /* read-only: a bad destination */
+	uint8_t out[8] = {0}, out2[4] = {0};
+	xengnttab_grant_copy_segment_t segs[3];
+	unsigned int rd, wr;
+
+	memcpy(f->g.mem + 4096, "abcdefgh", 8);
+	memset(segs, 0, sizeof(segs));
+	segs[0].source.foreign = (typeof(segs[0].source.foreign)){src, 0, f->g.domid};
+	segs[0].dest.virt = out;
+	segs[0].len = 4;
+	segs[0].flags = GNTCOPY_source_gref;
+	segs[1].source.foreign = (typeof(segs[1].source.foreign)){src, 4, f->g.domid};
+	segs[1].dest.foreign = (typeof(segs[1].dest.foreign)){ro, 0, f->g.domid};
+	segs[1].len = 4;
+	segs[1].flags = GNTCOPY_source_gref | GNTCOPY_dest_gref;
+	segs[2] = segs[0];
+	segs[2].source.foreign.offset = 4;
+	segs[2].dest.virt = out2;
+
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 3, segs), 0);
+	assert_int_equal(segs[0].status, GNTST_okay);
+	assert_int_equal(segs[1].status, GNTST_permission_denied);
+	assert_int_equal(segs[2].status, GNTST_okay);
+	assert_memory_equal(out, "abcd", 4);
+	assert_memory_equal(out2, "efgh", 4);
+	active_pins(f, &f->g, src, &rd, &wr);
+	assert_int_equal(rd, 0);
+	assert_int_equal(wr, 0);
+	active_pins(f, &f->g, ro, &rd, &wr);
+	assert_int_equal(rd, 0);
+	assert_int_equal(wr, 0);
+	assert_int_equal(gflags(&f->g, src), GTF_permit_access | GTF_readonly);
+	assert_int_equal(gflags(&f->g, ro), GTF_permit_access | GTF_readonly);
+}
+
+/* Same, the source fresh this time: the failed destination drops it at once. */
+static void test_copy_fresh_src_dest_fails(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t src = guest_grant(&f->g, 0, 1, true);
+	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
+	uint8_t in[4] = "WXYZ";
+	xengnttab_grant_copy_segment_t segs[3];
+	unsigned int rd, wr;
+
+	memset(segs, 0, sizeof(segs));
+	segs[0].source.virt = in;
+	segs[0].dest.foreign = (typeof(segs[0].dest.foreign)){dst, 0, f->g.domid};
+	segs[0].len = 4;
+	segs[0].flags = GNTCOPY_dest_gref;
+	/* fresh source pin, destination ref out of range */
+	segs[1].source.foreign = (typeof(segs[1].source.foreign)){src, 0, f->g.domid};
+	segs[1].dest.foreign = (typeof(segs[1].dest.foreign)){99999, 0, f->g.domid};
+	segs[1].len = 4;
+	segs[1].flags = GNTCOPY_source_gref | GNTCOPY_dest_gref;
+	/* after the failed segment: a pin of its own, not segment 0's */
+	segs[2] = segs[0];
+	segs[2].dest.foreign.offset = 4;
+
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 3, segs), 0);
+	assert_int_equal(segs[0].status, GNTST_okay);
+	assert_int_equal(segs[1].status, GNTST_bad_gntref);
+	assert_int_equal(segs[2].status, GNTST_okay);
+	assert_memory_equal(f->g.mem + 2 * 4096, "WXYZWXYZ", 8);
+	active_pins(f, &f->g, src, &rd, &wr);
+	assert_int_equal(rd + wr, 0);
+	active_pins(f, &f->g, dst, &rd, &wr);
+	assert_int_equal(rd + wr, 0);
+	assert_int_equal(gflags(&f->g, src), GTF_permit_access | GTF_readonly);
+	assert_int_equal(gflags(&f->g, dst), GTF_permit_access);
+}
+
+/* Sharing never crosses a chunk: 40 segments on one entry, pins balanced. */
+static void test_copy_sharing_within_chunk(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
+	xengnttab_grant_copy_segment_t segs[40];
+	unsigned int rd, wr;
+
+	memset(segs, 0, sizeof(segs));
+	pin_calls = 0;
+	for (unsigned int i = 0; i < 40; i++) {
+		segs[i].source.virt = "x";
+		segs[i].dest.foreign = (typeof(segs[i].dest.foreign)){dst, (uint16_t)i, f->g.domid};
+		segs[i].len = 1;
+		segs[i].flags = GNTCOPY_dest_gref;
+	}
+	hv_gnttab_race_hook = hook_count;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 40, segs), 0);
+	hv_gnttab_race_hook = NULL;
+	for (unsigned int i = 0; i < 40; i++)
+		assert_int_equal(segs[i].status, GNTST_okay);
+	assert_int_equal(pin_calls, 2); /* one per HV_COPY_CHUNK (32) */
+	active_pins(f, &f->g, dst, &rd, &wr);
+	assert_int_equal(rd + wr, 0);
+	assert_int_equal(gflags(&f->g, dst), GTF_permit_access);
+}
+
+/*
+ * A domain destroyed fails further grant ops with GNTST_bad_domain
+ * (docs/hv.md), a segment that would ride on the previous one's pin too:
+ * destroyed while segment 0 pins, segment 1 (same entry) copies nothing.
+ */
+static void test_copy_shared_pin_domain_destroyed(void **state)
+{
+	struct fx *f = *state;
+	struct guest g2;
+	grant_ref_t r;
+	xengnttab_grant_copy_segment_t segs[2];
+
+	assert_int_equal(guest_create(f->hv, 2, &g2), 0);
+	r = guest_grant(&g2, 0, 1, false);
+	memset(segs, 0, sizeof(segs));
+	segs[0].source.virt = "ab";
+	segs[0].dest.foreign = (typeof(segs[0].dest.foreign)){r, 0, g2.domid};
+	segs[0].len = 2;
+	segs[0].flags = GNTCOPY_dest_gref;
+	segs[1] = segs[0];
+	segs[1].source.virt = "cd";
+	segs[1].dest.foreign.offset = 2;
+
+	hv_under_test = f->hv;
+	destroy_domid = g2.domid;
+	destroy_at_call = 1; /* segment 0's pin */
+	hv_gnttab_race_hook = destroy_during_pin;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 2, segs), 0);
+	hv_gnttab_race_hook = NULL;
+	assert_int_equal(segs[0].status, GNTST_okay);
+	assert_int_equal(segs[1].status, GNTST_bad_domain);
+	guest_unmap(&g2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +1047,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pinned_entry_other_domain, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred_release_after_unmap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unmaps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_shared_src_dest_fails, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_fresh_src_dest_fails, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_sharing_within_chunk, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_shared_pin_domain_destroyed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
