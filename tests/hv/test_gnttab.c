@@ -454,15 +454,14 @@ static void hook_count(grant_entry_v1_t *e)
 	pin_calls++;
 }
 
-/* Pins held on entry @ref of @g, by kind: what hv keeps, the guest cannot see. */
-static void active_pins(struct fx *f, struct guest *g, grant_ref_t ref, unsigned int *rd,
-			unsigned int *wr)
+/* Entry @ref of @g holds no pin of either kind: what hv keeps, the guest cannot see. */
+static void assert_no_pins(struct fx *f, struct guest *g, grant_ref_t ref)
 {
 	struct hv_domain *d = hv_domain_get(f->hv, g->domid);
 
 	assert_non_null(d);
-	*rd = d->active[ref].rd_pins;
-	*wr = d->active[ref].wr_pins;
+	assert_int_equal(d->active[ref].rd_pins, 0);
+	assert_int_equal(d->active[ref].wr_pins, 0);
 	hv_domain_put(f->hv, d);
 }
 
@@ -480,7 +479,6 @@ static void test_copy_same_ref_shares_pin(void **state)
 	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
 	uint8_t out[8] = {0};
 	xengnttab_grant_copy_segment_t segs[8];
-	unsigned int rd, wr;
 
 	memcpy(f->g.mem + 4096, "abcdefgh", 8);
 	memset(segs, 0, sizeof(segs));
@@ -531,12 +529,8 @@ static void test_copy_same_ref_shares_pin(void **state)
 	assert_memory_equal(f->g.mem + 2 * 4096, "0123456789AB", 12);
 	assert_memory_equal(out, "0bcdefgh", 8);
 
-	active_pins(f, &f->g, dst, &rd, &wr);
-	assert_int_equal(rd, 0);
-	assert_int_equal(wr, 0);
-	active_pins(f, &f->g, src, &rd, &wr);
-	assert_int_equal(rd, 0);
-	assert_int_equal(wr, 0);
+	assert_no_pins(f, &f->g, dst);
+	assert_no_pins(f, &f->g, src);
 	assert_int_equal(gflags(&f->g, dst), GTF_permit_access);
 	assert_int_equal(gflags(&f->g, src), GTF_permit_access | GTF_readonly);
 	assert_int_equal(hv_gntshr_end_access(&f->g.gs, dst), 0);
@@ -894,7 +888,6 @@ static void test_copy_shared_src_dest_fails(void **state)
 	grant_ref_t ro = guest_grant(&f->g, 0, 2, true); /* read-only: a bad destination */
 	uint8_t out[8] = {0}, out2[4] = {0};
 	xengnttab_grant_copy_segment_t segs[3];
-	unsigned int rd, wr;
 
 	memcpy(f->g.mem + 4096, "abcdefgh", 8);
 	memset(segs, 0, sizeof(segs));
@@ -916,12 +909,8 @@ static void test_copy_shared_src_dest_fails(void **state)
 	assert_int_equal(segs[2].status, GNTST_okay);
 	assert_memory_equal(out, "abcd", 4);
 	assert_memory_equal(out2, "efgh", 4);
-	active_pins(f, &f->g, src, &rd, &wr);
-	assert_int_equal(rd, 0);
-	assert_int_equal(wr, 0);
-	active_pins(f, &f->g, ro, &rd, &wr);
-	assert_int_equal(rd, 0);
-	assert_int_equal(wr, 0);
+	assert_no_pins(f, &f->g, src);
+	assert_no_pins(f, &f->g, ro);
 	assert_int_equal(gflags(&f->g, src), GTF_permit_access | GTF_readonly);
 	assert_int_equal(gflags(&f->g, ro), GTF_permit_access | GTF_readonly);
 }
@@ -934,7 +923,6 @@ static void test_copy_fresh_src_dest_fails(void **state)
 	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
 	uint8_t in[4] = "WXYZ";
 	xengnttab_grant_copy_segment_t segs[3];
-	unsigned int rd, wr;
 
 	memset(segs, 0, sizeof(segs));
 	segs[0].source.virt = in;
@@ -955,10 +943,8 @@ static void test_copy_fresh_src_dest_fails(void **state)
 	assert_int_equal(segs[1].status, GNTST_bad_gntref);
 	assert_int_equal(segs[2].status, GNTST_okay);
 	assert_memory_equal(f->g.mem + 2 * 4096, "WXYZWXYZ", 8);
-	active_pins(f, &f->g, src, &rd, &wr);
-	assert_int_equal(rd + wr, 0);
-	active_pins(f, &f->g, dst, &rd, &wr);
-	assert_int_equal(rd + wr, 0);
+	assert_no_pins(f, &f->g, src);
+	assert_no_pins(f, &f->g, dst);
 	assert_int_equal(gflags(&f->g, src), GTF_permit_access | GTF_readonly);
 	assert_int_equal(gflags(&f->g, dst), GTF_permit_access);
 }
@@ -969,7 +955,6 @@ static void test_copy_sharing_within_chunk(void **state)
 	struct fx *f = *state;
 	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
 	xengnttab_grant_copy_segment_t segs[40];
-	unsigned int rd, wr;
 
 	memset(segs, 0, sizeof(segs));
 	pin_calls = 0;
@@ -985,8 +970,7 @@ static void test_copy_sharing_within_chunk(void **state)
 	for (unsigned int i = 0; i < 40; i++)
 		assert_int_equal(segs[i].status, GNTST_okay);
 	assert_int_equal(pin_calls, 2); /* one per HV_COPY_CHUNK (32) */
-	active_pins(f, &f->g, dst, &rd, &wr);
-	assert_int_equal(rd + wr, 0);
+	assert_no_pins(f, &f->g, dst);
 	assert_int_equal(gflags(&f->g, dst), GTF_permit_access);
 }
 
