@@ -707,6 +707,34 @@ static void test_ctrl_bad_prod(void **state)
 	expect_closing(x, "ctrl");
 }
 
+/*
+ * A guest that writes on its control ring the rsp_prod netback is about to
+ * publish, and asks for an event there, still gets the event: netback's
+ * old index is its own (xen_ring_push()), not the one on the page.
+ */
+static void test_ctrl_rsp_prod_ahead(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1};
+	uint32_t st[8], data[8];
+	uint64_t n0;
+
+	ctrl_setup(x);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	ctrl_req(x, 0, XEN_NETIF_CTRL_TYPE_GET_HASH_MAPPING_SIZE, 0, 0, 0);
+	ctrl_push(x);
+	assert_int_equal(ctrl_wait(x, 1, st, data), 1);
+	n0 = back_vif_stat(x->vif, 0, "notifications");
+	__atomic_store_n(&x->cr.sring->rsp_event, 2, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&x->cr.sring->rsp_prod, 2, __ATOMIC_SEQ_CST);
+	ctrl_req(x, 1, XEN_NETIF_CTRL_TYPE_GET_HASH_MAPPING_SIZE, 0, 0, 0);
+	ctrl_push(x);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vif, 0, "notifications") == n0 + 1, 5000));
+	assert_int_equal(ctrl_wait(x, 1, st, data), 1);
+	assert_int_equal(st[1], XEN_NETIF_CTRL_STATUS_SUCCESS);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+}
+
 /* The control ring's keys and ring, wrong one way at a time: fatal, then fine again. */
 static void test_ctrl_connect_failures(void **state)
 {
@@ -789,6 +817,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_domain_dies, setup, teardown_maybe),
 	    cmocka_unit_test_setup_teardown(test_ctrl_requests, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_bad_prod, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ctrl_rsp_prod_ahead, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_connect_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_key_parsing, setup, teardown),
 	};
