@@ -206,36 +206,86 @@ static void test_spans_are_what_fill_and_check_touch(void **state)
 	uint32_t r[BENCH_FRAME_MAX_SPANS][2];
 	struct bench_tmpl t[2];
 
-	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		uint32_t len = sizes[s];
-		unsigned int n = bench_frame_spans(BENCH_VERIFY_SAMPLED, len, r);
+	/* A frame without a rover line, and rover frames with theirs at the start, inside a stamp, at the end. */
+	static const uint64_t seqs[] = {42, 0, 64 * 5, 64 * 63, 64 * 1022};
 
-		assert_true(n >= 1 && n <= BENCH_FRAME_MAX_SPANS);
-		for (unsigned int i = 0; i < n; i++) {
-			assert_true(r[i][0] < r[i][1] && r[i][1] <= len);
-			if (i > 0)
-				assert_true(r[i][0] >= r[i - 1][1]); /* ascending, disjoint */
-		}
-		tmpls(t, 2, len);
-		memset(frame, 0x3c, sizeof(frame));
-		fill(len, t, 1, 42, BENCH_VERIFY_SAMPLED);
-		for (uint32_t off = 0; off < len; off++)
-			if (!in_spans(off, r, n))
-				assert_int_equal(frame[off], 0x3c);
-		for (uint32_t off = 0; off < len; off++) {
-			frame[off] ^= 0x10;
-			assert_int_equal(check(len, t, 2, BENCH_VERIFY_SAMPLED),
-					 in_spans(off, r, n) ? -EBADMSG : 0);
-			frame[off] ^= 0x10;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (size_t q = 0; q < sizeof(seqs) / sizeof(seqs[0]); q++) {
+			uint32_t len = sizes[s];
+			unsigned int n = bench_frame_spans(BENCH_VERIFY_SAMPLED, len, seqs[q], r);
+
+			assert_true(n >= 1 && n <= BENCH_FRAME_MAX_SPANS);
+			for (unsigned int i = 0; i < n; i++) {
+				assert_true(r[i][0] < r[i][1] && r[i][1] <= len);
+				if (i > 0)
+					assert_true(r[i][0] >=
+						    r[i - 1][1]); /* ascending, disjoint */
+			}
+			tmpls(t, 2, len);
+			memset(frame, 0x3c, sizeof(frame));
+			fill(len, t, 1, seqs[q], BENCH_VERIFY_SAMPLED);
+			for (uint32_t off = 0; off < len; off++)
+				if (!in_spans(off, r, n))
+					assert_int_equal(frame[off], 0x3c);
+			for (uint32_t off = 0; off < len; off++) {
+				frame[off] ^= 0x10;
+				assert_int_equal(check(len, t, 2, BENCH_VERIFY_SAMPLED),
+						 in_spans(off, r, n) ? -EBADMSG : 0);
+				frame[off] ^= 0x10;
+			}
 		}
 	}
 	/* The full check reads the whole frame: its spans leave no gap. */
-	unsigned int n = bench_frame_spans(BENCH_VERIFY_FULL, 9000, r);
+	unsigned int n = bench_frame_spans(BENCH_VERIFY_FULL, 9000, 0, r);
 
 	assert_int_equal(r[0][0], 0);
 	for (unsigned int i = 1; i < n; i++)
 		assert_int_equal(r[i][0], r[i - 1][1]);
 	assert_int_equal(r[n - 1][1], 9000);
+}
+
+/*
+ * Over a run, sampled verification reaches every byte of the payload: the
+ * rover lines of successive rover frames (every BENCH_ROVER_EVERY-th) step
+ * through everything past the head, a line at a time, and come back.
+ */
+static void test_rover_reaches_every_byte(void **state)
+{
+	static const uint32_t sizes[] = {60, 122, 123, 200, 1514, 4111, 9000, 65535};
+	static uint8_t seen[BENCH_MAX_FRAME];
+	uint32_t r[BENCH_FRAME_MAX_SPANS][2], a, b;
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t len = sizes[s], lines = 0;
+		uint64_t seq;
+
+		memset(seen, 0, len);
+		/* Frames between rover frames carry none, and full verification none either. */
+		assert_false(bench_frame_rover(BENCH_VERIFY_SAMPLED, len, 1, &a, &b));
+		assert_false(
+		    bench_frame_rover(BENCH_VERIFY_SAMPLED, len, BENCH_ROVER_EVERY + 3, &a, &b));
+		assert_false(bench_frame_rover(BENCH_VERIFY_FULL, len, 0, &a, &b));
+		for (seq = 0;; seq += BENCH_ROVER_EVERY) {
+			unsigned int n = bench_frame_spans(BENCH_VERIFY_SAMPLED, len, seq, r);
+
+			if (!bench_frame_rover(BENCH_VERIFY_SAMPLED, len, seq, &a, &b))
+				break; /* nothing past the head: the head is every byte */
+			assert_true(a < b && b <= len && b - a <= BENCH_ROVER_LEN);
+			/* Back at the first line: every place has been visited. */
+			if (seq && a == r[0][1])
+				break;
+			for (unsigned int i = 0; i < n; i++)
+				memset(seen + r[i][0], 1, r[i][1] - r[i][0]);
+			lines++;
+		}
+		if (len <= 122)
+			assert_int_equal(lines, 0);
+		else
+			assert_int_equal(lines,
+					 (len - 122 + BENCH_ROVER_LEN - 1) / BENCH_ROVER_LEN);
+		for (uint32_t off = 0; off < len && lines; off++)
+			assert_int_equal(seen[off], 1);
+	}
 }
 
 static void test_seq_differs(void **state)
@@ -258,6 +308,7 @@ int main(void)
 	    cmocka_unit_test(test_headers),
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_corruption),
+	    cmocka_unit_test(test_rover_reaches_every_byte),
 	    cmocka_unit_test(test_small_frames_every_byte_checked),
 	    cmocka_unit_test(test_spans_are_what_fill_and_check_touch),
 	    cmocka_unit_test(test_seq_differs),

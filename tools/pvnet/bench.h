@@ -52,12 +52,14 @@
  * IPv4/UDP makes each flow its own 5-tuple, so netback's RX hash can
  * spread flows over the receiver's queues as it would real traffic.
  */
-#define BENCH_L2L4_LEN	 42u
-#define BENCH_HDR_LEN	 58u
-#define BENCH_MAGIC	 0x4e425650u /* "PVBN" read little endian */
-#define BENCH_UDP_PORT	 0xbe00u
-#define BENCH_STAMP_SPAN 4096u /* verify=sampled: a stamp around every 4 KiB slot boundary */
-#define BENCH_STAMP_LEN	 16u
+#define BENCH_L2L4_LEN	  42u
+#define BENCH_HDR_LEN	  58u
+#define BENCH_MAGIC	  0x4e425650u /* "PVBN" read little endian */
+#define BENCH_UDP_PORT	  0xbe00u
+#define BENCH_STAMP_SPAN  4096u /* verify=sampled: a stamp around every 4 KiB slot boundary */
+#define BENCH_STAMP_LEN	  16u
+#define BENCH_ROVER_EVERY 64u /* verify=sampled: every 64th frame of a flow carries a rover line */
+#define BENCH_ROVER_LEN	  64u
 
 /**
  * enum bench_verify - how much of each payload the sender writes and the receiver checks
@@ -492,10 +494,12 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 		      uint16_t flow, uint32_t frame_len);
 void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct bench_tmpl *t,
 		      uint16_t flow, uint64_t seq, uint32_t frame_len, enum bench_verify mode);
-/* The head, one range per 4 KiB of a 64 KiB frame, the tail. */
-#define BENCH_FRAME_MAX_SPANS (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
-unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len,
+/* The head, one range per 4 KiB of a 64 KiB frame, the tail, the rover. */
+#define BENCH_FRAME_MAX_SPANS (3 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len, uint64_t seq,
 			       uint32_t r[BENCH_FRAME_MAX_SPANS][2]);
+bool bench_frame_rover(enum bench_verify mode, uint32_t frame_len, uint64_t seq, uint32_t *from,
+		       uint32_t *to);
 int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame_len,
 		      const struct bench_tmpl *tmpls, unsigned int nflows, enum bench_verify mode,
 		      uint16_t *flow, uint64_t *seq);

@@ -136,8 +136,8 @@ void bench_tmpl_build(struct bench_tmpl *t, const uint8_t dst[6], const uint8_t 
 #define HEAD_PAYLOAD 64u
 #define HEAD_LEN     (BENCH_HDR_LEN + HEAD_PAYLOAD)
 
-/* Most ranges past the head: one stamp per 4 KiB of a 64 KiB frame, the tail. */
-#define MAX_RANGES (1 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
+/* Most ranges past the head: one stamp per 4 KiB of a 64 KiB frame, the tail, the rover. */
+#define MAX_RANGES (2 + BENCH_MAX_FRAME / BENCH_STAMP_SPAN)
 
 /* Add [from, to) clipped to what the ranges before it cover; none if empty. */
 static unsigned int range_add(uint32_t r[MAX_RANGES][2], unsigned int n, uint32_t from, uint32_t to)
@@ -153,37 +153,85 @@ static unsigned int range_add(uint32_t r[MAX_RANGES][2], unsigned int n, uint32_
 	return n + 1;
 }
 
-/*
- * The payload ranges past the head that @mode covers: [r[i][0], r[i][1]),
- * ascending, disjoint, within [HEAD_LEN, len); their count.
+/**
+ * bench_frame_rover() - the rover line a sampled frame carries, if any
+ * @mode: the run's verify mode
+ * @frame_len: the frame's length
+ * @seq: the frame's sequence number in its flow
+ * @from: receives the line's first frame offset
+ * @to: receives the offset past its last byte
+ *
+ * Sampled frames are stamped at fixed places, so a copy that skips a
+ * stretch between two stamps would go unseen in every frame.  Every
+ * BENCH_ROVER_EVERY-th frame of a flow (@seq a multiple) also carries one
+ * line of its pattern past the head, one line further on each time, so that
+ * over a run every byte place of the payload is written and checked: at
+ * 1514 B every 22nd rover frame comes back to a place, at 65535 B every
+ * 1023rd.  One line in 64 frames costs nothing measurable, where a moving
+ * line in every frame cost the vcpus section a tenth (docs/benchmarks.md).
+ *
+ * Return: true if the frame carries one
  */
-static unsigned int ranges(enum bench_verify mode, uint32_t len, uint32_t r[MAX_RANGES][2])
+bool bench_frame_rover(enum bench_verify mode, uint32_t frame_len, uint64_t seq, uint32_t *from,
+		       uint32_t *to)
 {
+	uint32_t lines;
+
+	if (mode != BENCH_VERIFY_SAMPLED || seq % BENCH_ROVER_EVERY || frame_len <= HEAD_LEN)
+		return false;
+	lines = (frame_len - HEAD_LEN + BENCH_ROVER_LEN - 1) / BENCH_ROVER_LEN;
+	*from = HEAD_LEN + (uint32_t)(seq / BENCH_ROVER_EVERY % lines) * BENCH_ROVER_LEN;
+	*to = frame_len - *from < BENCH_ROVER_LEN ? frame_len : *from + BENCH_ROVER_LEN;
+	return true;
+}
+
+/*
+ * The payload ranges past the head that @mode covers in frame @seq:
+ * [r[i][0], r[i][1]), ascending, disjoint, within [HEAD_LEN, len); their
+ * count.  The rover goes in before the first stamp that starts after it,
+ * so that the ranges stay ascending (range_add() clips the overlaps).
+ */
+static unsigned int ranges(enum bench_verify mode, uint32_t len, uint64_t seq,
+			   uint32_t r[MAX_RANGES][2])
+{
+	uint32_t ra = 0, rb = 0, tail = len > BENCH_STAMP_LEN ? len - BENCH_STAMP_LEN : 0;
+	bool rover = bench_frame_rover(mode, len, seq, &ra, &rb);
 	unsigned int n = 0;
 
 	if (mode == BENCH_VERIFY_FULL)
 		return range_add(r, 0, HEAD_LEN, len);
-	for (uint32_t m = BENCH_STAMP_SPAN; m < len; m += BENCH_STAMP_SPAN)
+	for (uint32_t m = BENCH_STAMP_SPAN; m < len; m += BENCH_STAMP_SPAN) {
+		if (rover && ra < m - BENCH_STAMP_LEN) {
+			n = range_add(r, n, ra, rb);
+			rover = false;
+		}
 		n = range_add(r, n, m - BENCH_STAMP_LEN,
 			      m + BENCH_STAMP_LEN < len ? m + BENCH_STAMP_LEN : len);
-	return range_add(r, n, len > BENCH_STAMP_LEN ? len - BENCH_STAMP_LEN : 0, len);
+	}
+	if (rover && ra < tail) {
+		n = range_add(r, n, ra, rb);
+		rover = false;
+	}
+	n = range_add(r, n, tail, len);
+	return rover ? range_add(r, n, ra, rb) : n;
 }
 
 /**
  * bench_frame_spans() - the byte ranges of a frame its fill writes and its check reads
  * @mode: the run's verify mode
  * @frame_len: the frame's length, at least BENCH_HDR_LEN
+ * @seq: the frame's sequence number (only a rover frame's spans depend on it)
  * @r: receives [r[i][0], r[i][1]) for each range: ascending, disjoint, within
  *     [0, @frame_len)
  *
  * Return: the number of ranges, at most BENCH_FRAME_MAX_SPANS
  */
-unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len,
+unsigned int bench_frame_spans(enum bench_verify mode, uint32_t frame_len, uint64_t seq,
 			       uint32_t r[BENCH_FRAME_MAX_SPANS][2])
 {
 	_Static_assert(BENCH_FRAME_MAX_SPANS == 1 + MAX_RANGES, "the head and its ranges");
 	uint32_t rest[MAX_RANGES][2];
-	unsigned int n = ranges(mode, frame_len, rest);
+	unsigned int n = ranges(mode, frame_len, seq, rest);
 
 	r[0][0] = 0;
 	r[0][1] = frame_len < HEAD_LEN ? frame_len : HEAD_LEN;
@@ -220,7 +268,7 @@ void bench_frame_fill(const struct iovec *iov, unsigned int niov, const struct b
 	if (hl > BENCH_HDR_LEN)
 		pattern(head + BENCH_HDR_LEN, seed, BENCH_HDR_LEN, hl - BENCH_HDR_LEN);
 	iov_xfer(iov, niov, 0, head, hl, true);
-	nr = ranges(mode, frame_len, r);
+	nr = ranges(mode, frame_len, seq, r);
 	for (unsigned int i = 0; i < nr; i++) {
 		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
 			uint32_t n = r[i][1] - o < CHUNK ? r[i][1] - o : CHUNK;
@@ -275,7 +323,7 @@ int bench_frame_check(const struct iovec *iov, unsigned int niov, uint32_t frame
 		if (memcmp(want, head + BENCH_HDR_LEN, hl - BENCH_HDR_LEN))
 			return -EBADMSG;
 	}
-	nr = ranges(mode, frame_len, r);
+	nr = ranges(mode, frame_len, s, r);
 	for (unsigned int i = 0; i < nr; i++) {
 		for (uint32_t o = r[i][0]; o < r[i][1]; o += CHUNK) {
 			uint32_t n = r[i][1] - o < CHUNK ? r[i][1] - o : CHUNK;

@@ -126,14 +126,14 @@ static void maybe_migrate(struct worker *w)
  * each one stalling its fill or check.
  */
 static void frame_prefetch(enum bench_verify verify, const struct pvnet_buf *b, uint32_t len,
-			   bool write)
+			   uint64_t seq, bool write)
 {
 	uint32_t r[BENCH_FRAME_MAX_SPANS][2], base = 0;
 	unsigned int nr, i = 0;
 
 	if (len < BENCH_HDR_LEN)
 		return; /* neither touches more than its length check */
-	nr = bench_frame_spans(verify, len, r);
+	nr = bench_frame_spans(verify, len, seq, r);
 	for (; b && i < nr; base += b->len, b = b->next) {
 		uint32_t end = base + b->len;
 
@@ -233,7 +233,7 @@ void *bench_guest_sender_zerocopy(void *arg)
 				for (unsigned int i = 0; i + 1 < per; i++)
 					p[i]->next = p[i + 1];
 				chain_iov(p[0], len, iov);
-				frame_prefetch(g->cfg->verify, p[0], len, true);
+				frame_prefetch(g->cfg->verify, p[0], len, w->seq + f, true);
 			}
 			for (unsigned int f = 0; f < whole; f++) {
 				struct pvnet_buf **p = pages + f * per;
@@ -370,6 +370,9 @@ static void rx_account(struct worker *w, const struct iovec *iov, unsigned int n
 
 /* Frames of a burst whose checked lines are being fetched ahead of the check. */
 #define RX_AHEAD 4
+/* A sequence number that carries no rover line, for frames not read yet. */
+#define RX_SEQ_UNKNOWN 1u
+_Static_assert(RX_SEQ_UNKNOWN % BENCH_ROVER_EVERY, "RX_SEQ_UNKNOWN carries no rover line");
 
 /* The fragments of a received frame as an iovec: their count, 0 if more than MAX_IOV. */
 static unsigned int rx_iov(const struct pvnet_buf *b, struct iovec iov[MAX_IOV])
@@ -416,10 +419,14 @@ void *bench_guest_receiver(void *arg)
 		/*
 		 * netback wrote the frames on its CPU: ask for the checked lines
 		 * of RX_AHEAD frames before checking the first, then one more
-		 * frame each, so that the misses overlap.
+		 * frame each, so that the misses overlap.  Their sequence
+		 * numbers are not read yet: the lines of a frame without a
+		 * rover (RX_SEQ_UNKNOWN; the one frame in BENCH_ROVER_EVERY
+		 * with one has its rover line fetched by the check itself).
 		 */
 		for (int i = 0; g->cfg->zerocopy && i < n && i < RX_AHEAD; i++)
-			frame_prefetch(g->cfg->verify, bufs[i], bufs[i]->pkt_len, false);
+			frame_prefetch(g->cfg->verify, bufs[i], bufs[i]->pkt_len, RX_SEQ_UNKNOWN,
+				       false);
 		for (int i = 0; i < n; i++) {
 			unsigned int niov;
 
@@ -431,7 +438,7 @@ void *bench_guest_receiver(void *arg)
 			}
 			if (i + RX_AHEAD < n)
 				frame_prefetch(g->cfg->verify, bufs[i + RX_AHEAD],
-					       bufs[i + RX_AHEAD]->pkt_len, false);
+					       bufs[i + RX_AHEAD]->pkt_len, RX_SEQ_UNKNOWN, false);
 			niov = rx_iov(bufs[i], iov);
 			if (niov)
 				rx_account(w, iov, niov, bufs[i]->pkt_len);
