@@ -86,6 +86,7 @@ static void hv_slot_reset(struct hv_domain *d)
 	d->mem_ro = NULL;
 	d->gnttab = NULL;
 	d->active = NULL;
+	d->pin_locks = NULL;
 	atomic_store(&d->maps, 0);
 }
 
@@ -149,6 +150,7 @@ static void hv_domain_release_memory(struct hv *hv, struct hv_domain *d)
 	if (d->gnttab_fd >= 0)
 		close(d->gnttab_fd);
 	free(d->active);
+	free(d->pin_locks);
 	hv_slot_reset(d);
 }
 
@@ -224,7 +226,14 @@ static int hv_gnttab_table_create(struct hv *hv, struct hv_domain *d)
 	if (p == MAP_FAILED)
 		goto fail_errno;
 	d->active = calloc(size / sizeof(grant_entry_v1_t), sizeof(*d->active));
-	if (!d->active) {
+	_Static_assert(HV_GRANTS_PER_FRAME % HV_PIN_BLOCK == 0, "whole blocks per frame");
+	d->pin_locks =
+	    calloc(size / sizeof(grant_entry_v1_t) / HV_PIN_BLOCK, sizeof(*d->pin_locks));
+	if (!d->active || !d->pin_locks) {
+		free(d->active);
+		free(d->pin_locks);
+		d->active = NULL;
+		d->pin_locks = NULL;
 		munmap(p, size);
 		close(fd);
 		return -ENOMEM;
@@ -313,6 +322,7 @@ int hv_domain_create(struct hv *hv, int memfd, uint32_t npages, domid_t *domid)
 	d->gnttab = tmp.gnttab;
 	d->nr_grants = tmp.nr_grants;
 	d->active = tmp.active;
+	d->pin_locks = tmp.pin_locks;
 	atomic_store(&d->maps, 0);
 	atomic_store(&d->domid, id);
 	atomic_store(&d->refs, 1);
@@ -330,6 +340,7 @@ unlock:
 	munmap(tmp.gnttab, (size_t)hv->cfg.gnttab_frames * HV_PAGE_SIZE);
 	close(tmp.gnttab_fd);
 	free(tmp.active);
+	free(tmp.pin_locks);
 unmap_ro:
 	munmap((void *)tmp.mem_ro, size);
 unmap_rw:

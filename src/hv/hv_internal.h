@@ -33,17 +33,22 @@ enum hv_dom_state {
 
 /*
  * struct hv_active - hv-private state of one grant entry (Xen's active
- * entry); the guest cannot touch it.  All fields but @lock are protected by
- * @lock, a one-word spinlock: its critical sections are a handful of loads
- * and one CAS, no syscall, and two handles only contend on the same ref.
+ * entry); the guest cannot touch it.  Its fields are protected by the pin
+ * lock of its block (struct hv_domain @pin_locks).
  */
 struct hv_active {
-	atomic_uint lock;
 	uint16_t rd_pins; /* read-only maps and copy sources */
 	uint16_t wr_pins; /* writable maps and copy destinations */
 	domid_t domid;	  /* the domain pinning it */
 	uint32_t frame;	  /* frame snapshot taken at the first pin */
 };
+
+/*
+ * Grant entries per pin lock: a queue's buffers are granted together, so
+ * the refs of one batch of ops mostly share a block, while different
+ * queues' buffers mostly do not.
+ */
+#define HV_PIN_BLOCK 64
 
 /* Event channel port states (Xen's ECS_*, the subset we model). */
 enum hv_ecs {
@@ -118,6 +123,7 @@ struct hv_domain {
 	uint32_t nr_grants;
 	grant_entry_v1_t *gnttab;
 	struct hv_active *active;
+	atomic_uint *pin_locks; /* one-word spinlocks, one per HV_PIN_BLOCK entries */
 
 	/* Event channels: nr_ports ports, allocated once per slot (slot 0: dom0's). */
 	struct hv_evtchn_port *ports;

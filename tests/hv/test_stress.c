@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// test_stress.c - two threads on one domain: map/unmap vs copy, notify vs consume
+// test_stress.c - two threads on one domain: map/unmap vs copy, copies across pin-lock
+// blocks both ways, notify vs consume
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "hv/hv.h"
+#include "hv/hv_internal.h"
 #include "hv_test.h"
 
 /* Bounded so that the test stays well under a second even under TSan. */
@@ -133,6 +135,103 @@ static void test_map_vs_copy(void **state)
 	hv_destroy(s.hv);
 }
 
+/*
+ * Two copiers on one domain, each segment's source in one block of
+ * HV_PIN_BLOCK refs and its destination in the other, one thread one way
+ * and the other the other way: a batch that held one block's pin lock while
+ * it took the other's would deadlock them (the test would time out).  The
+ * pages each thread writes are its own.
+ */
+#define XB_REFS 8
+
+struct cross_copier {
+	struct hv *hv;
+	domid_t dom;
+	const grant_ref_t *src, *dst;
+};
+
+static void *cross_copier(void *arg)
+{
+	struct cross_copier *c = arg;
+	xengnttab_grant_copy_segment_t segs[XB_REFS];
+	struct hv_gnttab *gt = hv_gnttab_open(c->hv, 0);
+	int errors = 0;
+
+	if (!gt)
+		return (void *)1;
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int i = 0; i < XB_REFS; i++)
+			segs[i] = (xengnttab_grant_copy_segment_t){
+			    .source.foreign = {c->src[i], 0, c->dom},
+			    .dest.foreign = {c->dst[i], (uint16_t)(round % 64), c->dom},
+			    .len = 64,
+			    .flags = GNTCOPY_source_gref | GNTCOPY_dest_gref};
+		if (hv_gnttab_grant_copy(gt, XB_REFS, segs) != 0)
+			errors++;
+		for (int i = 0; i < XB_REFS; i++)
+			if (segs[i].status != GNTST_okay)
+				errors++;
+	}
+	hv_gnttab_close(gt);
+	return errors ? (void *)1 : NULL;
+}
+
+static void test_copies_across_blocks(void **state)
+{
+	/* Frames: sources in block A, then B; destinations in B, then A. */
+	grant_ref_t a_src[XB_REFS], a_dst[XB_REFS], b_src[XB_REFS], b_dst[XB_REFS], r;
+	struct cross_copier c1, c2;
+	struct hv_stats st;
+	struct guest g;
+	pthread_t t1, t2;
+	void *r1, *r2;
+	struct hv *hv = hv_create(NULL);
+
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 4 * XB_REFS, &g), 0);
+	for (int i = 0; i < XB_REFS; i++) {
+		g.mem[(size_t)i * 4096] = (uint8_t)(0x10 + i);
+		g.mem[(size_t)(2 * XB_REFS + i) * 4096] = (uint8_t)(0x80 + i);
+		a_src[i] = guest_grant(&g, 0, (uint32_t)i, true);
+		a_dst[i] = guest_grant(&g, 0, (uint32_t)(XB_REFS + i), false);
+		assert_true(a_src[i] < HV_PIN_BLOCK && a_dst[i] < HV_PIN_BLOCK);
+	}
+	/* Fill block A so that the next refs fall in block B. */
+	do
+		r = guest_grant(&g, 0, 0, true);
+	while (r + 1 < HV_PIN_BLOCK);
+	for (int i = 0; i < XB_REFS; i++) {
+		b_src[i] = guest_grant(&g, 0, (uint32_t)(2 * XB_REFS + i), true);
+		b_dst[i] = guest_grant(&g, 0, (uint32_t)(3 * XB_REFS + i), false);
+		assert_true(b_src[i] >= HV_PIN_BLOCK && b_src[i] < 2 * HV_PIN_BLOCK);
+		assert_true(b_dst[i] >= HV_PIN_BLOCK && b_dst[i] < 2 * HV_PIN_BLOCK);
+	}
+	c1 = (struct cross_copier){hv, g.domid, a_src, b_dst};
+	c2 = (struct cross_copier){hv, g.domid, b_src, a_dst};
+	assert_int_equal(pthread_create(&t1, NULL, cross_copier, &c1), 0);
+	assert_int_equal(pthread_create(&t2, NULL, cross_copier, &c2), 0);
+	assert_int_equal(pthread_join(t1, &r1), 0);
+	assert_int_equal(pthread_join(t2, &r2), 0);
+	assert_null(r1);
+	assert_null(r2);
+
+	hv_stats(hv, &st);
+	assert_int_equal(st.copy_ops, (uint64_t)2 * ROUNDS * XB_REFS);
+	for (int i = 0; i < XB_REFS; i++) {
+		/* The last round wrote each source's first byte at (ROUNDS - 1) % 64. */
+		assert_int_equal(g.mem[(size_t)(3 * XB_REFS + i) * 4096 + (ROUNDS - 1) % 64],
+				 0x10 + i);
+		assert_int_equal(g.mem[(size_t)(XB_REFS + i) * 4096 + (ROUNDS - 1) % 64], 0x80 + i);
+		/* Nothing left pinned. */
+		assert_int_equal(hv_gntshr_end_access(&g.gs, a_src[i]), 0);
+		assert_int_equal(hv_gntshr_end_access(&g.gs, a_dst[i]), 0);
+		assert_int_equal(hv_gntshr_end_access(&g.gs, b_src[i]), 0);
+		assert_int_equal(hv_gntshr_end_access(&g.gs, b_dst[i]), 0);
+	}
+	guest_unmap(&g);
+	hv_destroy(hv);
+}
+
 struct evt_stress {
 	struct hv *hv;
 	domid_t dom;
@@ -220,6 +319,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_map_vs_copy),
+	    cmocka_unit_test(test_copies_across_blocks),
 	    cmocka_unit_test(test_notify_vs_consume),
 	};
 
