@@ -67,26 +67,34 @@ static void *mapper(void *arg)
 	return NULL;
 }
 
-/* Worker 2 (netback RX style): copy from the same refs into other granted pages. */
+/* Refs of one domain to copy from and to, @n of each, for a copier thread. */
+struct copy_job {
+	struct hv *hv;
+	domid_t dom;
+	const grant_ref_t *src, *dst;
+	int n;
+};
+
+/* Worker 2 (netback RX style): copy from @src refs into the @dst refs' pages. */
 static void *copier(void *arg)
 {
-	struct grant_stress *s = arg;
+	struct copy_job *c = arg;
 	xengnttab_grant_copy_segment_t segs[NREFS];
-	struct hv_gnttab *gt = hv_gnttab_open(s->hv, 0);
+	struct hv_gnttab *gt = hv_gnttab_open(c->hv, 0);
 	int errors = 0;
 
-	if (!gt)
+	if (!gt || c->n > NREFS)
 		return (void *)1;
 	for (int round = 0; round < ROUNDS; round++) {
-		for (int i = 0; i < NREFS; i++)
+		for (int i = 0; i < c->n; i++)
 			segs[i] = (xengnttab_grant_copy_segment_t){
-			    .source.foreign = {s->refs[i], 0, s->dom},
-			    .dest.foreign = {s->rx_refs[i], (uint16_t)(round % 64), s->dom},
+			    .source.foreign = {c->src[i], 0, c->dom},
+			    .dest.foreign = {c->dst[i], (uint16_t)(round % 64), c->dom},
 			    .len = 64,
 			    .flags = GNTCOPY_source_gref | GNTCOPY_dest_gref};
-		if (hv_gnttab_grant_copy(gt, NREFS, segs) != 0)
+		if (hv_gnttab_grant_copy(gt, (uint32_t)c->n, segs) != 0)
 			errors++;
-		for (int i = 0; i < NREFS; i++)
+		for (int i = 0; i < c->n; i++)
 			if (segs[i].status != GNTST_okay)
 				errors++;
 	}
@@ -97,6 +105,7 @@ static void *copier(void *arg)
 static void test_map_vs_copy(void **state)
 {
 	struct grant_stress s = {0};
+	struct copy_job job;
 	struct hv_stats st;
 	struct guest g;
 	pthread_t t1, t2;
@@ -112,8 +121,9 @@ static void test_map_vs_copy(void **state)
 		s.refs[i] = guest_grant(&g, 0, (uint32_t)i, true);
 		s.rx_refs[i] = guest_grant(&g, 0, (uint32_t)(NREFS + i), false);
 	}
+	job = (struct copy_job){s.hv, s.dom, s.refs, s.rx_refs, NREFS};
 	assert_int_equal(pthread_create(&t1, NULL, mapper, &s), 0);
-	assert_int_equal(pthread_create(&t2, NULL, copier, &s), 0);
+	assert_int_equal(pthread_create(&t2, NULL, copier, &job), 0);
 	assert_int_equal(pthread_join(t1, &r1), 0);
 	assert_int_equal(pthread_join(t2, &r2), 0);
 	assert_null(r1);
@@ -144,43 +154,11 @@ static void test_map_vs_copy(void **state)
  */
 #define XB_REFS 8
 
-struct cross_copier {
-	struct hv *hv;
-	domid_t dom;
-	const grant_ref_t *src, *dst;
-};
-
-static void *cross_copier(void *arg)
-{
-	struct cross_copier *c = arg;
-	xengnttab_grant_copy_segment_t segs[XB_REFS];
-	struct hv_gnttab *gt = hv_gnttab_open(c->hv, 0);
-	int errors = 0;
-
-	if (!gt)
-		return (void *)1;
-	for (int round = 0; round < ROUNDS; round++) {
-		for (int i = 0; i < XB_REFS; i++)
-			segs[i] = (xengnttab_grant_copy_segment_t){
-			    .source.foreign = {c->src[i], 0, c->dom},
-			    .dest.foreign = {c->dst[i], (uint16_t)(round % 64), c->dom},
-			    .len = 64,
-			    .flags = GNTCOPY_source_gref | GNTCOPY_dest_gref};
-		if (hv_gnttab_grant_copy(gt, XB_REFS, segs) != 0)
-			errors++;
-		for (int i = 0; i < XB_REFS; i++)
-			if (segs[i].status != GNTST_okay)
-				errors++;
-	}
-	hv_gnttab_close(gt);
-	return errors ? (void *)1 : NULL;
-}
-
 static void test_copies_across_blocks(void **state)
 {
 	/* Frames: sources in block A, then B; destinations in B, then A. */
 	grant_ref_t a_src[XB_REFS], a_dst[XB_REFS], b_src[XB_REFS], b_dst[XB_REFS], r;
-	struct cross_copier c1, c2;
+	struct copy_job c1, c2;
 	struct hv_stats st;
 	struct guest g;
 	pthread_t t1, t2;
@@ -206,10 +184,10 @@ static void test_copies_across_blocks(void **state)
 		assert_true(b_src[i] >= HV_PIN_BLOCK && b_src[i] < 2 * HV_PIN_BLOCK);
 		assert_true(b_dst[i] >= HV_PIN_BLOCK && b_dst[i] < 2 * HV_PIN_BLOCK);
 	}
-	c1 = (struct cross_copier){hv, g.domid, a_src, b_dst};
-	c2 = (struct cross_copier){hv, g.domid, b_src, a_dst};
-	assert_int_equal(pthread_create(&t1, NULL, cross_copier, &c1), 0);
-	assert_int_equal(pthread_create(&t2, NULL, cross_copier, &c2), 0);
+	c1 = (struct copy_job){hv, g.domid, a_src, b_dst, XB_REFS};
+	c2 = (struct copy_job){hv, g.domid, b_src, a_dst, XB_REFS};
+	assert_int_equal(pthread_create(&t1, NULL, copier, &c1), 0);
+	assert_int_equal(pthread_create(&t2, NULL, copier, &c2), 0);
 	assert_int_equal(pthread_join(t1, &r1), 0);
 	assert_int_equal(pthread_join(t2, &r2), 0);
 	assert_null(r1);
