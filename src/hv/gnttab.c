@@ -24,7 +24,8 @@
  * the pin counts, the pinning domain and the frame snapshot taken at the
  * first pin; later pins use that snapshot, so every mapping of an entry
  * points at the same page whatever the guest rewrites.  The in-use bits are
- * cleared when the last pin of their kind goes.  The guest cannot reach
+ * cleared when the last pin of their kind goes, with a plain store under
+ * the pin lock (hv_grant_unpin()).  The guest cannot reach
  * this state, so it cannot make hv leak or double-release a pin.
  *
  * Threads.  One hv_gnttab handle is used by one thread at a time; many
@@ -278,9 +279,22 @@ static void hv_grant_unpin(struct hv_pin_hold *h, struct hv_domain *d, grant_ref
 	if (!act->rd_pins && !act->wr_pins)
 		clear |= GTF_reading;
 	if (clear) {
-		/* One atomic on the whole word: the guest CASes the same word. */
+		/*
+		 * A plain (release) store, not a locked and: the pin lock keeps
+		 * hv's own writers out, and a guest may write an entry only
+		 * while its in-use bits are clear (ending access checks them in
+		 * its compare-and-swap), so no legitimate write falls between
+		 * the load and the store.  A guest that breaks that rule may
+		 * find its write undone, the grant left as it had made it:
+		 * its own loss, and hv trusts nothing it reads here.  A locked
+		 * instruction would wait for every store before it (the copy
+		 * just done into another CPU's lines), 6 % of the frame rate
+		 * at 64 B (docs/hv.md).
+		 */
+		uint32_t word = __atomic_load_n(hv_grant_word(e), __ATOMIC_RELAXED);
+
 		mask.flags = (uint16_t)~clear;
-		__atomic_fetch_and(hv_grant_word(e), mask.raw, __ATOMIC_RELEASE);
+		__atomic_store_n(hv_grant_word(e), word & mask.raw, __ATOMIC_RELEASE);
 	}
 }
 

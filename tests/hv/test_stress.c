@@ -210,6 +210,103 @@ static void test_copies_across_blocks(void **state)
 	hv_destroy(hv);
 }
 
+/*
+ * A guest that ends access to a ref and grants it again, over and over,
+ * while a copier reads from it.  hv clears the in-use bits with a plain
+ * store of the entry's word: it must never bring back a grant the guest
+ * has ended (a guest ends access only with the bits clear, so no store of
+ * hv's can follow its end), and the bits must always go (no end waits for
+ * ever).
+ */
+#define REGRANTS 2000
+
+struct regrant {
+	struct hv *hv;
+	struct guest *g;
+	grant_ref_t ref;
+	atomic_bool done;
+	uint64_t copied;
+	int errors;
+};
+
+static void *regranter(void *arg)
+{
+	struct regrant *r = arg;
+	uint16_t *flags = &r->g->gt[r->ref].flags;
+
+	for (int round = 0; round < REGRANTS && !r->errors; round++) {
+		unsigned long spins = 0;
+
+		while (hv_gntshr_end_access(&r->g->gs, r->ref) == -EBUSY) {
+			if (++spins == 100000000ul) {
+				r->errors++; /* in use for ever: an unpin lost its clear */
+				break;
+			}
+		}
+		/* Ended: nothing may grant it again but this thread. */
+		for (int i = 0; i < 256; i++)
+			if (__atomic_load_n(flags, __ATOMIC_ACQUIRE) != 0)
+				r->errors++;
+		if (hv_gntshr_grant_access(&r->g->gs, r->ref, 0, 0, true) < 0)
+			r->errors++;
+	}
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+static void *regrant_copier(void *arg)
+{
+	struct regrant *r = arg;
+	struct hv_gnttab *gt = hv_gnttab_open(r->hv, 0);
+	xengnttab_grant_copy_segment_t seg;
+	uint8_t buf[64];
+
+	if (!gt)
+		return (void *)1;
+	while (!atomic_load(&r->done)) {
+		seg = (xengnttab_grant_copy_segment_t){.source.foreign = {r->ref, 0, r->g->domid},
+						       .dest.virt = buf,
+						       .len = sizeof(buf),
+						       .flags = GNTCOPY_source_gref};
+		if (hv_gnttab_grant_copy(gt, 1, &seg) != 0)
+			r->errors++;
+		if (seg.status == GNTST_okay) {
+			r->copied++;
+			if (buf[0] != 0x5a)
+				r->errors++;
+		} else if (seg.status != GNTST_general_error) {
+			r->errors++; /* ended (type 0): anything else is wrong */
+		}
+	}
+	hv_gnttab_close(gt);
+	return NULL;
+}
+
+static void test_guest_ends_access_during_copies(void **state)
+{
+	struct regrant r = {0};
+	struct guest g;
+	pthread_t t1, t2;
+	void *r2;
+
+	r.hv = hv_create(NULL);
+	assert_non_null(r.hv);
+	assert_int_equal(guest_create(r.hv, 1, &g), 0);
+	g.mem[0] = 0x5a;
+	r.g = &g;
+	r.ref = guest_grant(&g, 0, 0, true);
+	assert_int_equal(pthread_create(&t2, NULL, regrant_copier, &r), 0);
+	assert_int_equal(pthread_create(&t1, NULL, regranter, &r), 0);
+	assert_int_equal(pthread_join(t1, NULL), 0);
+	assert_int_equal(pthread_join(t2, &r2), 0);
+	assert_null(r2);
+	assert_int_equal(r.errors, 0);
+	assert_true(r.copied > 0);
+	assert_int_equal(hv_gntshr_end_access(&g.gs, r.ref), 0);
+	guest_unmap(&g);
+	hv_destroy(r.hv);
+}
+
 struct evt_stress {
 	struct hv *hv;
 	domid_t dom;
@@ -298,6 +395,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_map_vs_copy),
 	    cmocka_unit_test(test_copies_across_blocks),
+	    cmocka_unit_test(test_guest_ends_access_during_copies),
 	    cmocka_unit_test(test_notify_vs_consume),
 	};
 
