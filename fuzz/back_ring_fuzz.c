@@ -784,7 +784,7 @@ static void check_after(struct rf_world *x)
 	check(x->va->nq == 0, x->va->nq);
 	check(atomic_load(&d->maps) == 0, atomic_load(&d->maps));
 	for (uint32_t ref = 0; ref < d->nr_grants; ref++)
-		check(d->active[ref].rd_pins == 0 && d->active[ref].wr_pins == 0, ref);
+		check(d->active[ref].pins == 0, ref);
 	hv_stats(x->w.hv, &st);
 	check(st.evtchns_open == x->evtchns_base, st.evtchns_open);
 	check(back_vif_state(x->vb) == XenbusStateConnected, back_vif_state(x->vb));

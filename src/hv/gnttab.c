@@ -193,7 +193,7 @@ static int16_t hv_grant_pin(struct hv_pin_hold *h, struct hv_domain *d, grant_re
 {
 	grant_entry_v1_t *e;
 	struct hv_active *act;
-	uint32_t snap_frame;
+	uint32_t snap_frame, pins;
 	bool pinned;
 
 	if (ref >= d->nr_grants)
@@ -202,11 +202,12 @@ static int16_t hv_grant_pin(struct hv_pin_hold *h, struct hv_domain *d, grant_re
 	act = &d->active[ref];
 
 	hv_pin_hold(h, d, ref);
-	pinned = act->rd_pins || act->wr_pins;
+	pins = act->pins;
+	pinned = pins != 0;
 	if (pinned && act->domid != self)
 		return GNTST_general_error; /* Xen: "Bad domain" on an active entry */
 	/* Xen's pin counts are 8 bits per kind; ours overflow much later. */
-	if ((write ? act->wr_pins : act->rd_pins) == UINT16_MAX)
+	if ((write ? pins >> 16 : pins & 0xffff) == UINT16_MAX)
 		return GNTST_general_error;
 
 	for (int tries = 0;; tries++) {
@@ -249,10 +250,7 @@ static int16_t hv_grant_pin(struct hv_pin_hold *h, struct hv_domain *d, grant_re
 		act->domid = self;
 		act->frame = snap_frame;
 	}
-	if (write)
-		act->wr_pins++;
-	else
-		act->rd_pins++;
+	act->pins = pins + (write ? HV_PIN_WR : HV_PIN_RD);
 	*frame = act->frame;
 	return GNTST_okay;
 }
@@ -267,16 +265,14 @@ static void hv_grant_unpin(struct hv_pin_hold *h, struct hv_domain *d, grant_ref
 	struct hv_active *act = &d->active[ref];
 	union hv_grant_combo mask = {.raw = UINT32_MAX};
 	uint16_t clear = 0;
+	uint32_t pins;
 
 	hv_pin_hold(h, d, ref);
-	if (write) {
-		act->wr_pins--;
-		if (!act->wr_pins)
-			clear |= GTF_writing;
-	} else {
-		act->rd_pins--;
-	}
-	if (!act->rd_pins && !act->wr_pins)
+	pins = act->pins - (write ? HV_PIN_WR : HV_PIN_RD);
+	act->pins = pins;
+	if (write && !(pins >> 16))
+		clear |= GTF_writing;
+	if (!pins)
 		clear |= GTF_reading;
 	if (clear) {
 		/*

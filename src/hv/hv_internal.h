@@ -37,11 +37,21 @@ enum hv_dom_state {
  * lock of its block (struct hv_domain @pin_locks).
  */
 struct hv_active {
-	uint16_t rd_pins; /* read-only maps and copy sources */
-	uint16_t wr_pins; /* writable maps and copy destinations */
-	domid_t domid;	  /* the domain pinning it */
-	uint32_t frame;	  /* frame snapshot taken at the first pin */
+	/*
+	 * HV_PIN_RD per read-only map or copy source, HV_PIN_WR per writable
+	 * map or copy destination: one word, read and written whole, since a
+	 * load of two counts just after a store to one could not be forwarded
+	 * from the store and would wait until every older store, the copy just
+	 * made, is written.
+	 */
+	uint32_t pins;
+	domid_t domid;	/* the domain pinning it */
+	uint32_t frame; /* frame snapshot taken at the first pin */
 };
+
+/* One pin of each kind in struct hv_active's @pins: 16 bits each. */
+#define HV_PIN_RD 1u
+#define HV_PIN_WR (1u << 16)
 
 /*
  * Grant entries per pin lock: a queue's buffers are granted together, so

@@ -460,8 +460,7 @@ static void assert_no_pins(struct fx *f, struct guest *g, grant_ref_t ref)
 	struct hv_domain *d = hv_domain_get(f->hv, g->domid);
 
 	assert_non_null(d);
-	assert_int_equal(d->active[ref].rd_pins, 0);
-	assert_int_equal(d->active[ref].wr_pins, 0);
+	assert_int_equal(d->active[ref].pins, 0);
 	hv_domain_put(f->hv, d);
 }
 
