@@ -38,7 +38,9 @@
  * each unpin, a sixth of netback's time at 64 B.  It is let go before the
  * copies themselves, before taking another block's (a thread holds at most
  * one, so they cannot deadlock) and before the batch lets its domains go;
- * it is held over a few loads and one CAS per op.  A batch takes one
+ * it is held over bookkeeping only.  hv->lock may be taken under it (a
+ * batch's lookup dropping the last reference to a destroyed domain), never
+ * a pin lock under hv->lock.  A batch takes one
  * lock-free reference per domain it touches (hv_domain_get), not one per
  * op; each mapping holds its own reference, so a destroyed domain's memory
  * stays mapped until the last unmap.  The mappings' references and the
@@ -276,21 +278,14 @@ static void hv_grant_unpin(struct hv_pin_hold *h, struct hv_domain *d, grant_ref
 		clear |= GTF_reading;
 	if (clear) {
 		/*
-		 * A plain (release) store, not a locked and: the pin lock keeps
-		 * hv's own writers out, and a guest may write an entry only
-		 * while its in-use bits are clear (ending access checks them in
-		 * its compare-and-swap), so no legitimate write falls between
-		 * the load and the store.  A guest that breaks that rule may
-		 * find its write undone, the grant left as it had made it:
-		 * its own loss, and hv trusts nothing it reads here.  A locked
-		 * instruction would wait for every store before it (the copy
-		 * just done into another CPU's lines), 6 % of the frame rate
-		 * at 64 B (docs/hv.md).
+		 * A locked and of the whole word, as Xen's: the guest may set
+		 * or clear GTF_readonly while the entry is in use (grant_table.h:
+		 * a compare-and-swap while !GTF_writing, a bit-set at any time),
+		 * and a load and store would undo such a change that fell
+		 * between them.
 		 */
-		uint32_t word = __atomic_load_n(hv_grant_word(e), __ATOMIC_RELAXED);
-
 		mask.flags = (uint16_t)~clear;
-		__atomic_store_n(hv_grant_word(e), word & mask.raw, __ATOMIC_RELEASE);
+		__atomic_fetch_and(hv_grant_word(e), mask.raw, __ATOMIC_RELEASE);
 	}
 }
 

@@ -839,6 +839,40 @@ static void test_guest_rewrites_mapped_entry(void **state)
 	assert_int_equal(maps_in_use(f), 0);
 }
 
+/*
+ * grant_table.h lets a guest make an entry read-only (a compare-and-swap
+ * while GTF_writing is clear) or writable again while it is mapped: the
+ * change outlives the unmap, and the next map obeys it.
+ */
+static void test_readonly_changed_while_mapped(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op, op2;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+	uint16_t *flags = &f->g.gt[r].flags;
+
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_reading);
+	__atomic_fetch_or(flags, GTF_readonly, __ATOMIC_ACQ_REL); /* no GTF_writing: allowed */
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op2),
+			 GNTST_permission_denied);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access | GTF_readonly);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op2),
+			 GNTST_permission_denied);
+
+	/* And back to writable while mapped read-only. */
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_okay);
+	__atomic_fetch_and(flags, (uint16_t)~GTF_readonly, __ATOMIC_ACQ_REL);
+	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op2), GNTST_okay);
+	assert_int_equal(unmap1(f->gt, op2.handle), GNTST_okay);
+	assert_int_equal(maps_in_use(f), 0);
+}
+
 static void test_deferred_release_after_unmap(void **state)
 {
 	struct fx *f = *state;
@@ -1028,6 +1062,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_mapped_entry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_regrant_during_pin, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pinned_entry_other_domain, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_readonly_changed_while_mapped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred_release_after_unmap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unmaps, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_copy_shared_src_dest_fails, setup, teardown),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // test_stress.c - two threads on one domain: map/unmap vs copy, copies across pin-lock
-// blocks both ways, notify vs consume
+// blocks both ways, a guest changing GTF_readonly under copies, notify vs consume
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,10 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "hv/hv.h"
 #include "hv/hv_internal.h"
@@ -211,52 +213,73 @@ static void test_copies_across_blocks(void **state)
 }
 
 /*
- * A guest that ends access to a ref and grants it again, over and over,
- * while a copier reads from it.  hv clears the in-use bits with a plain
- * store of the entry's word: it must never bring back a grant the guest
- * has ended (a guest ends access only with the bits clear, so no store of
- * hv's can follow its end), and the bits must always go (no end waits for
- * ever).
+ * A guest that makes a grant read-only and writable again, over and over,
+ * while hv copies from it: grant_table.h lets it set GTF_readonly with a
+ * compare-and-swap while GTF_writing is clear, and clear it at any time,
+ * whether or not the entry is in use.  hv's unpin clears GTF_reading in the
+ * same word; it must not undo the guest's change (a load and a store did,
+ * a few times in a million, where the guest's change fell between them).
  */
-#define REGRANTS 2000
+#define DOWNGRADES  100000
+#define DOWNGRADE_S 1
 
-struct regrant {
+struct downgrade {
 	struct hv *hv;
 	struct guest *g;
 	grant_ref_t ref;
 	atomic_bool done;
-	uint64_t copied;
-	int errors;
+	atomic_ulong copies;
+	atomic_int errors;
+	unsigned long rounds, lost;
 };
 
-static void *regranter(void *arg)
+/* Wait until the copier has finished two more copies (any unpin under way is done). */
+static void downgrade_wait(struct downgrade *r)
 {
-	struct regrant *r = arg;
+	unsigned long from = atomic_load(&r->copies);
+
+	for (unsigned int spins = 0; atomic_load(&r->copies) < from + 2; spins++)
+		if (spins % 64 == 63)
+			sched_yield();
+}
+
+static void *downgrader(void *arg)
+{
+	struct downgrade *r = arg;
 	uint16_t *flags = &r->g->gt[r->ref].flags;
+	struct timespec t0, t;
 
-	for (int round = 0; round < REGRANTS && !r->errors; round++) {
-		unsigned long spins = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (r->rounds = 0; r->rounds < DOWNGRADES; r->rounds++) {
+		uint16_t f = __atomic_load_n(flags, __ATOMIC_ACQUIRE);
 
-		while (hv_gntshr_end_access(&r->g->gs, r->ref) == -EBUSY) {
-			if (++spins == 100000000ul) {
-				r->errors++; /* in use for ever: an unpin lost its clear */
-				break;
+		do {
+			if (f & GTF_writing) {
+				atomic_fetch_add(&r->errors, 1); /* the copier only reads */
+				goto out;
 			}
-		}
-		/* Ended: nothing may grant it again but this thread. */
-		for (int i = 0; i < 256; i++)
-			if (__atomic_load_n(flags, __ATOMIC_ACQUIRE) != 0)
-				r->errors++;
-		if (hv_gntshr_grant_access(&r->g->gs, r->ref, 0, 0, true) < 0)
-			r->errors++;
+		} while (!__atomic_compare_exchange_n(flags, &f, f | GTF_readonly, false,
+						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+		downgrade_wait(r);
+		if (!(__atomic_load_n(flags, __ATOMIC_ACQUIRE) & GTF_readonly))
+			r->lost++;
+		__atomic_fetch_and(flags, (uint16_t)~GTF_readonly, __ATOMIC_ACQ_REL);
+		downgrade_wait(r);
+		if (__atomic_load_n(flags, __ATOMIC_ACQUIRE) & GTF_readonly)
+			r->lost++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= DOWNGRADE_S + 1 ||
+		    (t.tv_sec - t0.tv_sec == DOWNGRADE_S && t.tv_nsec >= t0.tv_nsec))
+			break;
 	}
+out:
 	atomic_store(&r->done, true);
 	return NULL;
 }
 
-static void *regrant_copier(void *arg)
+static void *downgrade_copier(void *arg)
 {
-	struct regrant *r = arg;
+	struct downgrade *r = arg;
 	struct hv_gnttab *gt = hv_gnttab_open(r->hv, 0);
 	xengnttab_grant_copy_segment_t seg;
 	uint8_t buf[64];
@@ -268,23 +291,18 @@ static void *regrant_copier(void *arg)
 						       .dest.virt = buf,
 						       .len = sizeof(buf),
 						       .flags = GNTCOPY_source_gref};
-		if (hv_gnttab_grant_copy(gt, 1, &seg) != 0)
-			r->errors++;
-		if (seg.status == GNTST_okay) {
-			r->copied++;
-			if (buf[0] != 0x5a)
-				r->errors++;
-		} else if (seg.status != GNTST_general_error) {
-			r->errors++; /* ended (type 0): anything else is wrong */
-		}
+		if (hv_gnttab_grant_copy(gt, 1, &seg) != 0 || seg.status != GNTST_okay ||
+		    buf[0] != 0x5a)
+			atomic_fetch_add(&r->errors, 1);
+		atomic_fetch_add(&r->copies, 1);
 	}
 	hv_gnttab_close(gt);
 	return NULL;
 }
 
-static void test_guest_ends_access_during_copies(void **state)
+static void test_guest_changes_readonly_during_copies(void **state)
 {
-	struct regrant r = {0};
+	struct downgrade r = {0};
 	struct guest g;
 	pthread_t t1, t2;
 	void *r2;
@@ -294,14 +312,17 @@ static void test_guest_ends_access_during_copies(void **state)
 	assert_int_equal(guest_create(r.hv, 1, &g), 0);
 	g.mem[0] = 0x5a;
 	r.g = &g;
-	r.ref = guest_grant(&g, 0, 0, true);
-	assert_int_equal(pthread_create(&t2, NULL, regrant_copier, &r), 0);
-	assert_int_equal(pthread_create(&t1, NULL, regranter, &r), 0);
+	r.ref = guest_grant(&g, 0, 0, false);
+	assert_int_equal(pthread_create(&t2, NULL, downgrade_copier, &r), 0);
+	assert_int_equal(pthread_create(&t1, NULL, downgrader, &r), 0);
 	assert_int_equal(pthread_join(t1, NULL), 0);
 	assert_int_equal(pthread_join(t2, &r2), 0);
 	assert_null(r2);
-	assert_int_equal(r.errors, 0);
-	assert_true(r.copied > 0);
+	assert_int_equal(atomic_load(&r.errors), 0);
+	assert_int_equal(r.lost, 0);
+	assert_true(r.rounds > 0);
+	/* Nothing left pinned. */
+	assert_int_equal(g.gt[r.ref].flags, GTF_permit_access);
 	assert_int_equal(hv_gntshr_end_access(&g.gs, r.ref), 0);
 	guest_unmap(&g);
 	hv_destroy(r.hv);
@@ -395,7 +416,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_map_vs_copy),
 	    cmocka_unit_test(test_copies_across_blocks),
-	    cmocka_unit_test(test_guest_ends_access_during_copies),
+	    cmocka_unit_test(test_guest_changes_readonly_during_copies),
 	    cmocka_unit_test(test_notify_vs_consume),
 	};
 
