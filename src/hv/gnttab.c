@@ -209,7 +209,7 @@ static int16_t hv_grant_pin(struct hv_pin_hold *h, struct hv_domain *d, grant_re
 	if (pinned && act->domid != self)
 		return GNTST_general_error; /* Xen: "Bad domain" on an active entry */
 	/* Xen's pin counts are 8 bits per kind; ours overflow much later. */
-	if ((write ? pins >> 16 : pins & 0xffff) == UINT16_MAX)
+	if ((write ? pins >> HV_PIN_WR_SHIFT : pins & HV_PIN_MAX) == HV_PIN_MAX)
 		return GNTST_general_error;
 
 	for (int tries = 0;; tries++) {
@@ -272,7 +272,7 @@ static void hv_grant_unpin(struct hv_pin_hold *h, struct hv_domain *d, grant_ref
 	hv_pin_hold(h, d, ref);
 	pins = act->pins - (write ? HV_PIN_WR : HV_PIN_RD);
 	act->pins = pins;
-	if (write && !(pins >> 16))
+	if (write && !(pins >> HV_PIN_WR_SHIFT))
 		clear |= GTF_writing;
 	if (!pins)
 		clear |= GTF_reading;

@@ -50,8 +50,10 @@ struct hv_active {
 };
 
 /* One pin of each kind in struct hv_active's @pins: 16 bits each. */
-#define HV_PIN_RD 1u
-#define HV_PIN_WR (1u << 16)
+#define HV_PIN_WR_SHIFT 16
+#define HV_PIN_MAX	0xffffu /* most pins of one kind */
+#define HV_PIN_RD	1u
+#define HV_PIN_WR	(1u << HV_PIN_WR_SHIFT)
 
 /*
  * Grant entries per pin lock: a queue's buffers are granted together, so
