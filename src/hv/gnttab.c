@@ -24,9 +24,10 @@
  * the pin counts, the pinning domain and the frame snapshot taken at the
  * first pin; later pins use that snapshot, so every mapping of an entry
  * points at the same page whatever the guest rewrites.  The in-use bits are
- * cleared when the last pin of their kind goes, with a plain store under
- * the pin lock (hv_grant_unpin()).  The guest cannot reach
- * this state, so it cannot make hv leak or double-release a pin.
+ * cleared when the last pin of their kind goes, with a locked and of the
+ * word, since the guest may change GTF_readonly meanwhile (hv_grant_unpin()).
+ * The guest cannot reach this state, so it cannot make hv leak or
+ * double-release a pin.
  *
  * Threads.  One hv_gnttab handle is used by one thread at a time; many
  * handles on many threads may work on the same domain.  Entry state
