@@ -218,10 +218,11 @@ static void test_copies_across_blocks(void **state)
  * compare-and-swap while GTF_writing is clear, and clear it at any time,
  * whether or not the entry is in use.  hv's unpin clears GTF_reading in the
  * same word; it must not undo the guest's change (a load and a store did,
- * a few times in a million, where the guest's change fell between them).
+ * 8000-15500 times in 100000 rounds here, where the change fell between
+ * them).  Bounded by DOWNGRADES rounds and DOWNGRADE_NS.
  */
-#define DOWNGRADES  100000
-#define DOWNGRADE_S 1
+#define DOWNGRADES   100000
+#define DOWNGRADE_NS 1000000000ll
 
 struct downgrade {
 	struct hv *hv;
@@ -233,24 +234,38 @@ struct downgrade {
 	unsigned long rounds, lost;
 };
 
-/* Wait until the copier has finished two more copies (any unpin under way is done). */
-static void downgrade_wait(struct downgrade *r)
+static long long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ll + t.tv_nsec;
+}
+
+/*
+ * Wait until the copier has finished two more copies (any unpin under way
+ * is done); false if it has stopped instead.
+ */
+static bool downgrade_wait(struct downgrade *r)
 {
 	unsigned long from = atomic_load(&r->copies);
 
-	for (unsigned int spins = 0; atomic_load(&r->copies) < from + 2; spins++)
+	for (unsigned int spins = 0; atomic_load(&r->copies) < from + 2; spins++) {
+		if (atomic_load(&r->done))
+			return false;
 		if (spins % 64 == 63)
 			sched_yield();
+	}
+	return true;
 }
 
 static void *downgrader(void *arg)
 {
 	struct downgrade *r = arg;
 	uint16_t *flags = &r->g->gt[r->ref].flags;
-	struct timespec t0, t;
+	long long end = now_ns() + DOWNGRADE_NS;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (r->rounds = 0; r->rounds < DOWNGRADES; r->rounds++) {
+	for (r->rounds = 0; r->rounds < DOWNGRADES && now_ns() < end; r->rounds++) {
 		uint16_t f = __atomic_load_n(flags, __ATOMIC_ACQUIRE);
 
 		do {
@@ -260,17 +275,15 @@ static void *downgrader(void *arg)
 			}
 		} while (!__atomic_compare_exchange_n(flags, &f, f | GTF_readonly, false,
 						      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-		downgrade_wait(r);
+		if (!downgrade_wait(r))
+			goto out;
 		if (!(__atomic_load_n(flags, __ATOMIC_ACQUIRE) & GTF_readonly))
 			r->lost++;
 		__atomic_fetch_and(flags, (uint16_t)~GTF_readonly, __ATOMIC_ACQ_REL);
-		downgrade_wait(r);
+		if (!downgrade_wait(r))
+			goto out;
 		if (__atomic_load_n(flags, __ATOMIC_ACQUIRE) & GTF_readonly)
 			r->lost++;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec >= DOWNGRADE_S + 1 ||
-		    (t.tv_sec - t0.tv_sec == DOWNGRADE_S && t.tv_nsec >= t0.tv_nsec))
-			break;
 	}
 out:
 	atomic_store(&r->done, true);
@@ -284,8 +297,10 @@ static void *downgrade_copier(void *arg)
 	xengnttab_grant_copy_segment_t seg;
 	uint8_t buf[64];
 
-	if (!gt)
+	if (!gt) {
+		atomic_store(&r->done, true); /* the downgrader must not wait for copies */
 		return (void *)1;
+	}
 	while (!atomic_load(&r->done)) {
 		seg = (xengnttab_grant_copy_segment_t){.source.foreign = {r->ref, 0, r->g->domid},
 						       .dest.virt = buf,
