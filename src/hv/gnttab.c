@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bulkcopy.h"
 #include "common/log.h"
 #include "common/prefetch.h"
 #include "hv/gnttab.h"
@@ -663,7 +664,7 @@ static void hv_copy_flush(struct hv_batch *b, struct hv_copy_prep *pp, uint32_t 
 {
 	hv_pin_release(&b->hold);
 	for (uint32_t i = 0; i < n; i++)
-		memmove(pp[i].dp, pp[i].s, pp[i].seg->len);
+		bulk_copy(pp[i].dp, pp[i].s, pp[i].seg->len);
 	for (uint32_t i = 0; i < n; i++) {
 		if (pp[i].dst.owns)
 			hv_grant_unpin(&b->hold, pp[i].dst.d, pp[i].dst.ref, true);
