@@ -301,7 +301,7 @@ struct pvnet_vif;
  *	spreads received frames over the queues
  *
  * pvnet_vif_config_default() fills: devid 0, 1 queue, PVNET_F_ALL, 256 TX
- * and 512 RX buffers, 5000 ms, not prepared, MAC chosen by pvnetd, no
+ * and 256 RX buffers, 5000 ms, not prepared, MAC chosen by pvnetd, no
  * control ring.
  */
 struct pvnet_vif_config {
