@@ -82,6 +82,9 @@ enum back_tx_drop {
  * @empty: their indices
  * @mcast_op: BACK_TX_MCAST: XEN_NETIF_EXTRA_TYPE_MCAST_ADD or _DEL
  * @mcast_addr: BACK_TX_MCAST: the address to add to or remove from the filter
+ *
+ * The arrays hold nothing past @ndata and @nempty entries: the parser sets
+ * the scalars only.
  */
 struct back_tx_parse {
 	uint8_t verdict;

@@ -101,7 +101,24 @@ int back_tx_ring2pkt(const netif_tx_request_t *slots, unsigned int n, struct bac
 	bool more;
 	int nextras = 0;
 
-	memset(out, 0, sizeof(*out));
+	/*
+	 * Field by field, not memset(): the arrays are read only below @ndata
+	 * and @nempty, and the whole struct's memset was a rep stos whose
+	 * stores the caller's first read of a count then waited for.
+	 */
+	out->verdict = BACK_TX_OK;
+	out->drop = BACK_TX_DROP_NONE;
+	out->reason = NULL;
+	out->nslots = 0;
+	out->nextras = 0;
+	out->len = 0;
+	out->txflags = 0;
+	out->gso_type = XEN_NETIF_GSO_TYPE_NONE;
+	out->gso_size = 0;
+	out->ndata = 0;
+	out->nempty = 0;
+	out->mcast_op = 0;
+	memset(out->mcast_addr, 0, sizeof(out->mcast_addr));
 	if (n == 0)
 		return tx_fatal(out, "no slot");
 
