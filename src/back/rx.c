@@ -367,16 +367,26 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 		unsigned int qi = r.queue;
 		uint32_t bit = 1u << qi;
 		struct back_queue *q = vif->q[qi];
-		struct back_mpsc_item it = {
-		    .ptr = pkt, .u64 = now, .hash = r.hash, .hash_type = r.type};
+		struct back_mpsc_item it;
 
 		if (!(tried & bit)) {
 			tried |= bit;
 			if (direct_begin(q, direct == 0))
 				direct |= bit;
 		}
+		/*
+		 * Field by field into where the item goes: a struct built on the
+		 * stack and then copied was read back in 16-byte pieces its
+		 * narrower stores could not be forwarded to.
+		 */
+		struct back_mpsc_item *dst = (direct & bit) ? &kept[ndirect] : &it;
+
+		dst->ptr = pkt;
+		dst->u64 = now;
+		dst->aux = NULL;
+		dst->hash = r.hash;
+		dst->hash_type = r.type;
 		if (direct & bit) {
-			kept[ndirect] = it;
 			kept_q[ndirect++] = (uint8_t)qi;
 			continue;
 		}
