@@ -9,14 +9,17 @@
 #include <string.h>
 
 /*
- * glibc's memmove switches to REP MOVSB from about 2 KiB, and a page-sized
- * grant copy (a frame's payload, from the sender's granted page into the
- * buffer the receiver posted) is right in that range.  On the Intel Xeon
- * of 2026-12-06 a plain loop of 32-byte AVX2 loads and stores moved those
- * pieces faster: with it in the grant copy, netback's stream went 1.05x
- * at 1514, 9000 and 65535 bytes (docs/hv.md).  Below BULK_COPY_MIN bytes,
- * and wherever AVX2 is missing or the two ranges overlap, bulk_copy() is
- * memmove.
+ * A grant copy moves a frame's payload in pieces of up to a page, from the
+ * sender's granted page into the buffer the receiver posted.  glibc's
+ * memmove hands such copies to REP MOVSB from about 2 KiB on CPUs with fast
+ * short REP MOVSB (as the Intel Xeon of 2026-12-06), and uses its own
+ * vector code below that.  There a plain loop of 32-byte AVX2 loads and
+ * stores did better for every piece of 512 bytes and more: with it in the
+ * grant copy, netback's stream went 1.05x at 9000 and 65535 bytes (4 KiB
+ * pieces) and at 1514 bytes (1386-byte pieces, where it replaces glibc's
+ * vector code; measured, not explained), docs/hv.md.  Below BULK_COPY_MIN
+ * bytes, and wherever AVX2 is missing or the two ranges overlap, bulk_copy()
+ * is memmove.
  */
 #define BULK_COPY_MIN 512
 
@@ -29,7 +32,11 @@ void bulk_copy_avx2_loop(void *dst, const void *src, size_t len);
 /**
  * bulk_copy() - memmove(@dst, @src, @len), faster for pieces of a page
  * @dst: destination
- * @src: source; may overlap @dst (then memmove does the copy)
+ * @src: source; may overlap @dst (then memmove does the copy).  Overlap is
+ *	judged on these addresses: two mappings of one page (a guest naming
+ *	one frame on both sides of a grant copy) count as apart, and what the
+ *	page then holds is the guest's problem, as with memmove (which sees
+ *	the same two addresses) or Xen
  * @len: bytes
  *
  * Either side may be memory another process writes meanwhile (a guest's
