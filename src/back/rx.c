@@ -375,9 +375,10 @@ static unsigned int back_rx_xmit(struct sw_port *port, struct sw_pkt **pkts, uns
 				direct |= bit;
 		}
 		/*
-		 * Field by field into where the item goes: a struct built on the
-		 * stack and then copied was read back in 16-byte pieces its
-		 * narrower stores could not be forwarded to.
+		 * Field by field into where the item goes (the direct array, or a
+		 * local that enqueue() copies): building a direct item on the
+		 * stack and copying it into the array read it back in 16-byte
+		 * pieces its narrower stores could not be forwarded to.
 		 */
 		struct back_mpsc_item *dst = (direct & bit) ? &kept[ndirect] : &it;
 

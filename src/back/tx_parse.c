@@ -43,6 +43,8 @@ static int tx_fatal(struct back_tx_parse *out, const char *reason)
 	out->verdict = BACK_TX_FATAL;
 	out->reason = reason;
 	out->nslots = 0;
+	out->ndata = 0;
+	out->nempty = 0;
 	return BACK_TX_FATAL;
 }
 
