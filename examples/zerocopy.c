@@ -33,7 +33,7 @@ enum {
 	ETHERTYPE = 0x88b5, /* IEEE 802 local experimental */
 	HDR = 18,	    /* Ethernet header, then a 4-byte sequence number */
 	BURST = 16,	    /* frames built and submitted at once */
-	WINDOW_PAGES = 256, /* pages in flight at most: half of B's RX buffers */
+	WINDOW_PAGES = 128, /* pages in flight at most: half of B's RX buffers */
 	MAX_FRAMES = 10000000,
 	RUN_SECONDS = 30,
 };
@@ -60,7 +60,7 @@ static int guest_up(struct guest *g, const char *run_dir)
 	struct pvnet_vif_config cfg;
 	int rc;
 
-	pvnet_vif_config_default(&cfg); /* 256 TX and 512 RX buffer pages */
+	pvnet_vif_config_default(&cfg); /* 256 TX and 256 RX buffer pages */
 	rc = pvnet_domain_create(run_dir, 2 + cfg.tx_buffers + cfg.rx_buffers + 64, &g->dom);
 	if (rc < 0) {
 		fprintf(stderr, "zerocopy: %s: no pvnetd at %s: %s\n", g->name,

@@ -59,7 +59,7 @@ struct pvnet_domain;
  * @run_dir: pvnetd's run directory, or NULL for PVNET_RUN_DIR_DEFAULT
  * @pages: size of the domain's memory in 4 KiB pages (what it can grant),
  *	1 .. 262144 (1 GiB); a vif takes 2 + tx_buffers + rx_buffers pages a
- *	queue (pvnet_vif_create()), 770 for a queue of the defaults, and 2
+ *	queue (pvnet_vif_create()), 514 for a queue of the defaults, and 2
  *	more with a control ring
  * @out: set to the new domain
  *

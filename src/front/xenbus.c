@@ -55,8 +55,9 @@
  * then leave ring slots empty until it releases them, and every page
  * netback copies into stays among those it wrote last: with twice as many
  * (the default until 2026-12-06) the pages cycled through reached past a
- * CPU's L2, and 9000-byte streams ran 1.10x faster with one ring's worth,
- * 65535-byte 1.14x, 64-byte the same (docs/netfront.md, "Buffers").
+ * CPU's L2, and with one ring's worth netback's 9000-byte streams ran 1.08x
+ * faster in map mode, 65535-byte 1.13x, 64-byte the same (docs/netfront.md,
+ * "Buffers and grants").
  */
 #define DEFAULT_RX_BUFFERS PVNET_RING_SIZE
 /* Upper bound on RX buffers per queue: 16 MiB of guest memory, far beyond any use. */
