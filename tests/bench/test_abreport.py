@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench/abreport.py: new over old, pair by pair, from bench/ab.sh's JSON files.
+
+Usage: test_abreport.py BENCH_DIR (the folder holding abreport.py)
+"""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(__file__), "..", "..", "bench"))
+import abreport  # noqa: E402
+
+
+def result(size, mpps, mode="map"):
+    return {"frame_size": size, "queues": 1, "tx_mode": mode, "placement": "split",
+            "api": "zerocopy", "steering": "queue", "mpps": mpps,
+            "gbit_s": mpps * size * 8 / 1000}
+
+
+class Report(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, n, side, results):
+        with open(os.path.join(self.out, "p%d-%s.json" % (n, side)), "w") as f:
+            json.dump({"results": results}, f)
+
+    def test_ratio_per_pair_and_median(self):
+        # Pair 1: 64 B 8 -> 10 (1.25), 9000 B 2 -> 2 (1.0); pair 2: 4 -> 4.4, 2 -> 1.8;
+        # pair 3: 8 -> 8.8, 2 -> 2.2.  Medians 1.1 and 1.0.
+        for n, (o64, n64, o9k, n9k) in enumerate([(8, 10, 2, 2), (4, 4.4, 2, 1.8),
+                                                   (8, 8.8, 2, 2.2)], 1):
+            self.write(n, "old", [result(64, o64), result(9000, o9k)])
+            self.write(n, "new", [result(64, n64), result(9000, n9k)])
+        table = abreport.ratios(abreport.load_pairs(self.out))
+        got = {p[0]: [round(x[0], 6) for x in v] for p, v in table.items()}
+        self.assertEqual(got, {64: [1.25, 1.1, 1.1], 9000: [1.0, 0.9, 1.1]})
+        text = abreport.report(table)
+        self.assertIn("64, 1, map, split, zerocopy, queue", text)
+        self.assertIn(" 1.100x  1.250 1.100 1.100", text)
+        self.assertIn(" 1.000x  1.000 0.900 1.100", text)
+
+    def test_pairs_end_at_the_first_missing_side(self):
+        self.write(1, "old", [result(64, 1)])
+        self.write(1, "new", [result(64, 2)])
+        self.write(2, "old", [result(64, 1)])  # its new run never finished
+        self.assertEqual(len(abreport.load_pairs(self.out)), 1)
+
+    def test_no_pair_is_an_error(self):
+        with self.assertRaisesRegex(ValueError, "no pair"):
+            abreport.load_pairs(self.out)
+        self.assertEqual(abreport.main(["abreport.py", self.out]), 1)
+
+    def test_different_points_are_an_error(self):
+        self.write(1, "old", [result(64, 1)])
+        self.write(1, "new", [result(64, 1, mode="copy")])
+        with self.assertRaisesRegex(ValueError, "different points"):
+            abreport.ratios(abreport.load_pairs(self.out))
+
+    def test_an_old_run_without_frames_is_an_error(self):
+        self.write(1, "old", [result(64, 0)])
+        self.write(1, "new", [result(64, 1)])
+        with self.assertRaisesRegex(ValueError, "moved no frame"):
+            abreport.ratios(abreport.load_pairs(self.out))
+
+
+if __name__ == "__main__":
+    unittest.main()
