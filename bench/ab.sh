@@ -25,10 +25,10 @@ fi
 [ $# -ge 4 ] || { echo "$usage" >&2; exit 2; }
 OLD=$1 NEW=$2 PAIRS=$3 OUT=$4
 shift 4
-[[ $PAIRS =~ ^[1-9][0-9]?$ ]] && [ "$PAIRS" -le 50 ] || {
+if ! [[ $PAIRS =~ ^[1-9][0-9]?$ ]] || [ "$PAIRS" -gt 50 ]; then
 	echo "ab.sh: PAIRS is 1..50, not '$PAIRS'" >&2
 	exit 2
-}
+fi
 for b in "$OLD" "$NEW"; do
 	for t in tools/pvnet/pvnet tools/pvnetd/pvnetd; do
 		[ -x "$b/$t" ] || { echo "ab.sh: $b/$t is missing: not a built meson build directory" >&2; exit 2; }
