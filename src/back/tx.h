@@ -83,8 +83,8 @@ enum back_tx_drop {
  * @mcast_op: BACK_TX_MCAST: XEN_NETIF_EXTRA_TYPE_MCAST_ADD or _DEL
  * @mcast_addr: BACK_TX_MCAST: the address to add to or remove from the filter
  *
- * The arrays hold nothing past @ndata and @nempty entries: the parser sets
- * the scalars only.
+ * Entries of the arrays past @ndata and @nempty are stale: the parser
+ * does not clear the arrays, only the counts and the other fields.
  */
 struct back_tx_parse {
 	uint8_t verdict;

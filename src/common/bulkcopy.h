@@ -10,16 +10,16 @@
 
 /*
  * A grant copy moves a frame's payload in pieces of up to a page, from the
- * sender's granted page into the buffer the receiver posted.  glibc's
- * memmove hands such copies to REP MOVSB from about 2 KiB on CPUs with fast
- * short REP MOVSB (as the Intel Xeon of 2026-12-06), and uses its own
- * vector code below that.  There a plain loop of 32-byte AVX2 loads and
- * stores did better for every piece of 512 bytes and more: with it in the
- * grant copy, netback's stream went 1.05x at 9000 and 65535 bytes (4 KiB
- * pieces) and at 1514 bytes (1386-byte pieces, where it replaces glibc's
- * vector code; measured, not explained), docs/hv.md.  Below BULK_COPY_MIN
- * bytes, and wherever AVX2 is missing or the two ranges overlap, bulk_copy()
- * is memmove.
+ * sender's granted page into the buffer the receiver posted.  glibc's memmove
+ * hands such copies to REP MOVSB from about 2 KiB on CPUs with fast short
+ * REP MOVSB (as the Intel Xeon of 2026-12-06), and uses its own vector code
+ * below that.  There a plain loop of 32-byte AVX2 loads and stores did
+ * better for every piece of 512 bytes and more: with it in the grant copy,
+ * netback's stream went 1.05-1.06x at 9000 and 65535 bytes (4 KiB pieces)
+ * and at 1514 bytes (1386-byte pieces, where it replaces glibc's vector
+ * code; measured, not explained), docs/hv.md.  Below BULK_COPY_MIN bytes,
+ * and wherever AVX2 is missing or the two ranges overlap, bulk_copy() is
+ * memmove.
  */
 #define BULK_COPY_MIN 512
 

@@ -52,9 +52,9 @@
 #define DEFAULT_TIMEOUT_MS 5000
 /*
  * Default RX buffers: one ring's worth (256).  Buffers the application holds
- * then leave ring slots empty until it releases them, and every page
- * netback copies into stays among those it wrote last: with twice as many
- * (the default until 2026-12-06) the pages cycled through reached past a
+ * then leave ring slots empty until it releases them, and every page netback
+ * copies into stays among those it wrote last: with twice as many (the
+ * default until 2026-12-06) the pages cycled through likely reached past a
  * CPU's L2, and with one ring's worth netback's 9000-byte streams ran 1.08x
  * faster in map mode, 65535-byte 1.13x, 64-byte the same (docs/netfront.md,
  * "Buffers and grants").
