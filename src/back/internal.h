@@ -217,6 +217,9 @@ struct back_pgnt_ent {
 /* Most misses one batch maps: a TX or RX copy batch, or a TX map batch. */
 #define BACK_PGNT_MISS_MAX BACK_TX_COPY_OPS
 
+/* Slots of the cache's memo (a power of two): more than libpvnet's default pool. */
+#define BACK_PGNT_MEMO 1024u
+
 /**
  * struct back_pgnt - a queue's persistent-grant cache (gnt.c; worker-private)
  * @tab: open-addressing table of @mask + 1 entries, at most half full
@@ -226,6 +229,8 @@ struct back_pgnt_ent {
  * @key: the keyed hash's key (the guest chooses references: it must not
  *	be able to choose collisions)
  * @miss: map ops of one batch's misses
+ * @memo: where in @tab reference r was last found, at r % BACK_PGNT_MEMO
+ *	(a hint, checked before use: see pgnt_probe())
  */
 struct back_pgnt {
 	struct back_pgnt_ent *tab;
@@ -234,6 +239,7 @@ struct back_pgnt {
 	uint32_t n;
 	uint8_t key[16];
 	struct gnttab_map_grant_ref miss[BACK_PGNT_MISS_MAX];
+	uint32_t memo[BACK_PGNT_MEMO];
 };
 
 /**

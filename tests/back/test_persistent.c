@@ -249,6 +249,53 @@ static void test_failed_misses_keep_the_cache(void **state)
 	fx_free(x);
 }
 
+/*
+ * References that share a slot of the cache's memo (gnt.c, pgnt_probe()):
+ * B's first six RX buffers are granted under references r, r + M, r + 2M,
+ * ... (M = BACK_PGNT_MEMO), so each lookup of one of them finds the memo
+ * naming another.  Every frame still lands in the page posted for it
+ * (transfer() checks each bit), and each page is mapped exactly once: a
+ * memo that answered for the wrong reference would write another page,
+ * one that lost an entry would map its page again.
+ */
+static void test_memo_shared_slots(void **state)
+{
+	enum { NSHARED = 6 };
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+	struct ff_queue *qb = &x->b.q[0];
+	grant_ref_t keep[NSHARED], spare[NSHARED * BACK_PGNT_MEMO];
+	unsigned int nkeep = 0, nspare = 0;
+	uint64_t maps;
+
+	while (nkeep < NSHARED) {
+		grant_ref_t r;
+
+		assert_int_equal(hv_gntshr_alloc_ref(&x->b.gs, &r), 0);
+		if (nkeep == 0 || r % BACK_PGNT_MEMO == keep[0] % BACK_PGNT_MEMO)
+			keep[nkeep++] = r;
+		else
+			spare[nspare++] = r;
+		assert_true(nspare < NSHARED * BACK_PGNT_MEMO);
+	}
+	for (unsigned int i = 0; i < nspare; i++)
+		assert_int_equal(hv_gntshr_free_ref(&x->b.gs, spare[i]), 0);
+	for (unsigned int k = 0; k < NSHARED; k++) {
+		assert_int_equal(hv_gntshr_end_access(&x->b.gs, qb->rx_gref[k]), 0);
+		assert_int_equal(
+		    hv_gntshr_grant_access(&x->b.gs, keep[k], 0, qb->rx_buf0 + k, false), 0);
+		qb->rx_gref[k] = keep[k];
+	}
+	/* Four times round B's ring: the shared slots looked up in turn, over and over. */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 4 * FF_RING, 60, 1514, NULL, 0);
+	maps = stat_of(x->vb, "grant_map_ops");
+	assert_int_equal(maps, FF_RING);
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 4 * FF_RING, 60, 1514, NULL, 7000);
+	assert_int_equal(stat_of(x->vb, "grant_map_ops"), maps);
+	assert_int_equal(stat_of(x->vb, "rx_dropped"), 0);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	fx_free(x);
+}
+
 /* The frontend tries to revoke a page the backend keeps mapped: Xen's -EBUSY, the vif carries on. */
 static void test_end_access_of_mapped_page(void **state)
 {
@@ -498,6 +545,7 @@ int main(void)
 	    cmocka_unit_test(test_cache_bound),
 	    cmocka_unit_test(test_bad_refs),
 	    cmocka_unit_test(test_failed_misses_keep_the_cache),
+	    cmocka_unit_test(test_memo_shared_slots),
 	    cmocka_unit_test(test_end_access_of_mapped_page),
 	    cmocka_unit_test(test_bad_pool_size),
 	    cmocka_unit_test(test_disconnect_reconnect),
