@@ -33,17 +33,36 @@ static uint64_t seed_of(uint16_t flow, uint64_t seq)
 	return z ^ (z >> 31);
 }
 
-/* The pattern bytes of frame offsets [from, from + len), len <= CHUNK, from >= BENCH_HDR_LEN. */
+/*
+ * The pattern bytes of frame offsets [from, from + len), from >= BENCH_HDR_LEN:
+ * a partial first word, whole words, a partial last one, each stored where
+ * it goes.  (Built in a stack buffer and copied out with one memcpy, the
+ * copy's length bounded by the buffer made GCC inline it as rep movsq, a
+ * tenth of the frontends' CPU at 1514 B.)
+ */
 static void pattern(uint8_t *out, uint64_t seed, uint32_t from, uint32_t len)
 {
-	uint64_t words[CHUNK / 8 + 2];
-	uint32_t p0 = from - BENCH_HDR_LEN, w0 = p0 / 8, skip = p0 % 8;
-	uint32_t nw = (skip + len + 7) / 8;
+	uint32_t p0 = from - BENCH_HDR_LEN, w = p0 / 8, skip = p0 % 8;
+	uint64_t v;
 
-	/* Whole words, stored little endian; then the bytes asked for. */
-	for (uint32_t i = 0; i < nw; i++)
-		words[i] = htole64(seed ^ ((uint64_t)(w0 + i) + 1) * GOLDEN);
-	memcpy(out, (const uint8_t *)words + skip, len);
+	if (skip && len) {
+		uint32_t n = 8 - skip < len ? 8 - skip : len;
+
+		v = htole64(seed ^ ((uint64_t)w++ + 1) * GOLDEN);
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = ((const uint8_t *)&v)[skip + i];
+		out += n;
+		len -= n;
+	}
+	for (; len >= 8; len -= 8, out += 8) {
+		v = htole64(seed ^ ((uint64_t)w++ + 1) * GOLDEN);
+		memcpy(out, &v, 8);
+	}
+	if (len) {
+		v = htole64(seed ^ ((uint64_t)w + 1) * GOLDEN);
+		for (uint32_t i = 0; i < len; i++)
+			out[i] = ((const uint8_t *)&v)[i];
+	}
 }
 
 /* Copy frame bytes [off, off + len) into (@write false) or out of (@write true) @buf. */
