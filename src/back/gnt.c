@@ -335,9 +335,10 @@ static int pgnt_copy(struct back_queue *q, uint32_t n, xengnttab_grant_copy_segm
 		}
 		page = (uint8_t *)(uintptr_t)ent[i]->addr;
 		/*
-		 * Not memcpy: with the length known to be at most a page, GCC
-		 * inlines it as rep movsq, whose start-up cost a 64 B frame a
-		 * third of its rate (docs/persistent-grants.md).
+		 * The hypervisor's copy (AVX2 for a page's pieces).  A memcpy
+		 * here, its length bounded by the check above, was inlined as
+		 * rep movsq and cost a 64 B frame a third of its rate
+		 * (docs/persistent-grants.md; meson.build now forbids that).
 		 */
 		if (src)
 			bulk_copy(s->dest.virt, page + off, s->len);
