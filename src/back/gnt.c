@@ -169,8 +169,8 @@ static uint32_t pgnt_hash(const struct back_pgnt *c, grant_ref_t ref)
  * The entry of @ref, or the empty slot where it belongs.
  *
  * The memo first: a frontend names the same few hundred references over
- * and over (libpvnet numbers its pool's grants in a row), and SipHash was
- * a tenth of a 64 B frame's time in the worker.  A memo slot is only a
+ * and over (libpvnet numbers its pool's grants in a row), and SipHash with
+ * its probe took 12 % of the worker's samples at 64 B.  A memo slot is only a
  * hint: the slot of @tab it names is used only if it holds @ref, which
  * nothing else can (references are unique in the table), so a slot left
  * stale by pgnt_delete()'s shifts, or two references that share a memo

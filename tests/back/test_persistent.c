@@ -251,9 +251,9 @@ static void test_failed_misses_keep_the_cache(void **state)
 
 /*
  * References that share a slot of the cache's memo (gnt.c, pgnt_probe()):
- * B's first six RX buffers are granted under references r, r + M, r + 2M,
- * ... (M = BACK_PGNT_MEMO), so each lookup of one of them finds the memo
- * naming another.  Every frame still lands in the page posted for it
+ * B's first six RX buffers are granted under references equal modulo
+ * M = BACK_PGNT_MEMO, so each lookup of one of them finds the memo naming
+ * another.  Every frame still lands in the page posted for it
  * (transfer() checks each bit), and each page is mapped exactly once: a
  * memo that answered for the wrong reference would write another page,
  * one that lost an entry would map its page again.
