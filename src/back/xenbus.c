@@ -425,8 +425,10 @@ static int queue_connect(struct back_vif *vif, struct back_queue *q, const char 
 }
 
 /*
- * The control ring is optional: both keys or neither.  Steering starts
- * from algorithm none (flow hash) with a new flow key at every connect.
+ * The control ring is optional, and ctrl-ring-ref says whether there is
+ * one: without it event-channel-ctrl is not read, as in Linux's netback;
+ * a ring without its port is fatal.  Steering starts from algorithm none
+ * (flow hash) with a new flow key at every connect.
  */
 static int ctrl_connect(struct back_vif *vif)
 {
@@ -435,9 +437,9 @@ static int ctrl_connect(struct back_vif *vif)
 
 	back_hash_reset(&vif->hash);
 	r1 = fe_read_uint(vif, vif->fe_path, "ctrl-ring-ref", UINT32_MAX, &ref);
-	r2 = fe_read_uint(vif, vif->fe_path, "event-channel-ctrl", UINT32_MAX, &port);
-	if (r1 == -ENOENT && r2 == -ENOENT)
+	if (r1 == -ENOENT)
 		return 0;
+	r2 = fe_read_uint(vif, vif->fe_path, "event-channel-ctrl", UINT32_MAX, &port);
 	if (r1 < 0 || r2 < 0) {
 		back_vif_fatal(vif, "reading ctrl-ring-ref/event-channel-ctrl");
 		return -EINVAL;

@@ -735,6 +735,23 @@ static void test_ctrl_rsp_prod_ahead(void **state)
 	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
 }
 
+/*
+ * A port without a ring is no control ring, as in Linux's netback: the
+ * ring ref decides, and event-channel-ctrl is not even read (here not a
+ * number).
+ */
+static void test_ctrl_port_without_ring(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1};
+
+	fe_write(x, "event-channel-ctrl", "x", 1);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_state(x->vif) == XenbusStateConnected, 5000));
+	assert_null(back_vif_error(x->vif));
+	assert_false(x->vif->ctrl.mapped);
+}
+
 /* The control ring's keys and ring, wrong one way at a time: fatal, then fine again. */
 static void test_ctrl_connect_failures(void **state)
 {
@@ -818,6 +835,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ctrl_requests, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_bad_prod, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_rsp_prod_ahead, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ctrl_port_without_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_connect_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_key_parsing, setup, teardown),
 	};
