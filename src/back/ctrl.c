@@ -145,7 +145,7 @@ static uint32_t serve(struct back_queue *q, const struct xen_netif_ctrl_request 
 		return back_hash_set_flags(h, req->data[0]);
 	case XEN_NETIF_CTRL_TYPE_SET_HASH_KEY:
 		if (req->data[1] > BACK_HASH_KEY_MAX)
-			return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;
+			return XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW;
 		if (!fetch(q, req->data[0], key, req->data[1]))
 			return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;
 		return back_hash_set_key(h, key, req->data[1]);

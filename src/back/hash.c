@@ -436,14 +436,15 @@ uint32_t back_hash_set_flags(struct back_hash *h, uint32_t flags)
  * @key: the key, in private memory
  * @len: its length, <= BACK_HASH_KEY_MAX; shorter keys are zero-padded
  *
- * Return: SUCCESS, or INVALID_PARAMETER when @len is too long
+ * Return: SUCCESS, or BUFFER_OVERFLOW when @len is longer than we take
+ * (netif.h; Linux's netback says INVALID_PARAMETER)
  */
 uint32_t back_hash_set_key(struct back_hash *h, const uint8_t *key, uint32_t len)
 {
 	uint8_t k[BACK_HASH_KEY_MAX] = {0};
 
 	if (len > BACK_HASH_KEY_MAX)
-		return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;
+		return XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW;
 	if (len)
 		memcpy(k, key, len);
 	w_begin(h);
@@ -486,13 +487,17 @@ uint32_t back_hash_set_mapping_size(struct back_hash *h, uint32_t size)
  *
  * XSA-270: off + len is checked without overflow against the current size.
  *
- * Return: SUCCESS or INVALID_PARAMETER
+ * Return: SUCCESS, BUFFER_OVERFLOW for more entries than any table of ours
+ * has (netif.h: "larger than the backend supports"), else
+ * INVALID_PARAMETER for a range outside the current table
  */
 uint32_t back_hash_check_mapping(const struct back_hash *h, uint32_t len, uint32_t off)
 {
 	struct back_hash *m = (struct back_hash *)h;
 	uint32_t size = atomic_load(&m->size);
 
+	if (len > BACK_HASH_MAPPING_MAX)
+		return XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW;
 	if (len > size || off > size - len)
 		return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;
 	return XEN_NETIF_CTRL_STATUS_SUCCESS;
@@ -508,13 +513,16 @@ uint32_t back_hash_check_mapping(const struct back_hash *h, uint32_t len, uint32
  *
  * Nothing is written unless the range fits and every entry is < @nq.
  *
- * Return: SUCCESS or INVALID_PARAMETER
+ * Return: SUCCESS, back_hash_check_mapping()'s refusal, or
+ * INVALID_PARAMETER for an entry >= @nq
  */
 uint32_t back_hash_set_mapping(struct back_hash *h, const uint32_t *staged, uint32_t len,
 			       uint32_t off, unsigned int nq)
 {
-	if (back_hash_check_mapping(h, len, off) != XEN_NETIF_CTRL_STATUS_SUCCESS)
-		return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;
+	uint32_t st = back_hash_check_mapping(h, len, off);
+
+	if (st != XEN_NETIF_CTRL_STATUS_SUCCESS)
+		return st;
 	for (uint32_t i = 0; i < len; i++)
 		if (staged[i] >= nq)
 			return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;

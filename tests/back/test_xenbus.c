@@ -579,7 +579,8 @@ static void expect_closing(struct fx *x, const char *needle)
 
 enum {
 	INVALID = XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER,
-	NOT_SUPPORTED = XEN_NETIF_CTRL_STATUS_NOT_SUPPORTED
+	NOT_SUPPORTED = XEN_NETIF_CTRL_STATUS_NOT_SUPPORTED,
+	OVERFLOW = XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW
 };
 
 /*
@@ -633,17 +634,17 @@ static void test_ctrl_requests(void **state)
 	assert_int_equal(st[0], NOT_SUPPORTED); /* flags before an algorithm */
 	assert_int_equal(st[1], INVALID);	/* no such algorithm */
 	assert_int_equal(st[2], XEN_NETIF_CTRL_STATUS_SUCCESS);
-	assert_int_equal(st[3], INVALID); /* key longer than 40 */
-	assert_int_equal(st[4], INVALID);
+	assert_int_equal(st[3], OVERFLOW); /* key longer than 40 */
+	assert_int_equal(st[4], OVERFLOW);
 	assert_int_equal(st[5], INVALID); /* a ref the guest never granted */
 	assert_int_equal(st[6], XEN_NETIF_CTRL_STATUS_SUCCESS);
 	assert_int_equal(st[7], INVALID); /* mapping larger than 128 */
 	assert_int_equal(st[8], XEN_NETIF_CTRL_STATUS_SUCCESS);
-	assert_int_equal(st[9], INVALID);  /* offset past the table */
-	assert_int_equal(st[10], INVALID); /* entries * 4 wraps */
-	assert_int_equal(st[11], INVALID); /* entries past the table */
-	assert_int_equal(st[12], INVALID); /* offset + entries past the table */
-	assert_int_equal(st[13], INVALID); /* bad ref */
+	assert_int_equal(st[9], INVALID);   /* offset past the table */
+	assert_int_equal(st[10], OVERFLOW); /* entries * 4 wraps: more than any table */
+	assert_int_equal(st[11], OVERFLOW); /* more entries than any table (128) */
+	assert_int_equal(st[12], INVALID);  /* offset + entries past the table */
+	assert_int_equal(st[13], INVALID);  /* bad ref */
 	assert_int_equal(st[14], XEN_NETIF_CTRL_STATUS_SUCCESS);
 	assert_int_equal(st[15], XEN_NETIF_CTRL_STATUS_SUCCESS);
 	assert_int_equal(data[15], BACK_HASH_MAPPING_MAX);

@@ -308,14 +308,20 @@ static void test_ctrl_bad_input(void **state)
 			 XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
 	assert_int_equal(CTRL(SET_HASH_ALGORITHM, 1, 0, 0), 0);
 	assert_int_equal(CTRL(SET_HASH_FLAGS, 0x10, 0, 0), XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
-	/* key: too long, bad gref, gref of another domain's numbering */
+	/* key: too long (netif.h's overflow), bad gref, gref of another domain's numbering */
 	assert_int_equal(CTRL(SET_HASH_KEY, (uint32_t)ref, 41, 0),
-			 XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
+			 XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW);
 	assert_int_equal(CTRL(SET_HASH_KEY, 0xfffff, 40, 0),
 			 XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
 	assert_int_equal(CTRL(SET_HASH_KEY, UINT32_MAX, 4, 0),
 			 XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
 	assert_int_equal(CTRL(SET_HASH_KEY, (uint32_t)ref, 40, 0), 0);
+	/* through libpvnet's call: the backend's overflow as -ENOSPC */
+	{
+		uint8_t long_key[41] = {0};
+
+		assert_int_equal(pvnet_vif_set_hash_key(p.b, long_key, sizeof(long_key)), -ENOSPC);
+	}
 	/* mapping: size bound, then offsets and lengths that overflow or overrun */
 	assert_int_equal(CTRL(GET_HASH_MAPPING_SIZE, 0, 0, 0), 0);
 	assert_int_equal(data, 128);
@@ -329,7 +335,7 @@ static void test_ctrl_bad_input(void **state)
 	assert_int_equal(CTRL(SET_HASH_MAPPING, (uint32_t)ref, 2, UINT32_MAX),
 			 XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
 	assert_int_equal(CTRL(SET_HASH_MAPPING, (uint32_t)ref, UINT32_MAX, 2),
-			 XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
+			 XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW);
 	assert_int_equal(CTRL(SET_HASH_MAPPING, (uint32_t)ref, 9, 0),
 			 XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER);
 	assert_int_equal(CTRL(SET_HASH_MAPPING, 0xfffff, 8, 0),
