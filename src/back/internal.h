@@ -325,6 +325,12 @@ struct back_queue {
 	uint16_t ndone_local;
 	netif_tx_request_t snap[BACK_TX_RING_SIZE];
 	xengnttab_grant_copy_segment_t tx_copy[BACK_TX_COPY_OPS];
+	/*
+	 * A ring's worth: every mapping in flight is a request consumed and
+	 * not yet answered, and back_tx_poll() refuses a producer more than
+	 * a ring ahead of our responses, so a poll's maps and a completion's
+	 * unmaps are at most BACK_TX_RING_SIZE.
+	 */
 	struct gnttab_map_grant_ref tx_map[BACK_TX_RING_SIZE];
 	struct gnttab_unmap_grant_ref tx_unmap[BACK_TX_RING_SIZE];
 
