@@ -140,9 +140,9 @@ int pvnet_vif_set_hash_flags(struct pvnet_vif *vif, uint32_t flags);
  * The key goes in the data page (pvnet_vif_ctrl_page_ref()).
  *
  * Return: 0 or -errno; -ENOSPC for a key longer than the backend takes
- * (40 bytes; Linux's netback answers that with -EINVAL's status); -EBUSY
- * while an earlier key or mapping request that timed out is unanswered
- * (the page is not written then)
+ * (pvnetd: 40 bytes; Linux's netback refuses one with INVALID_PARAMETER,
+ * -EINVAL); -EBUSY while an earlier key or mapping request that timed out
+ * is unanswered (the page is not written then)
  */
 int pvnet_vif_set_hash_key(struct pvnet_vif *vif, const uint8_t *key, uint32_t len);
 
