@@ -179,7 +179,8 @@ int store_domain_introduce(struct store *s, domid_t domid)
 		r = store_op_set_perms(s, &dom0, home, &perm, 1);
 	if (!r) {
 		d->introduced = true;
-		store_watch_fire(s, NULL, "@introduceDomain", false, NULL);
+		/* exact, as xenstored: a watch on "/" is not told of domains */
+		store_watch_fire(s, NULL, "@introduceDomain", true, NULL);
 	}
 	store_leave(s);
 	return r;
@@ -210,7 +211,7 @@ int store_domain_release(struct store *s, domid_t domid)
 			c->close_hook(c->close_ctx);
 	}
 	if (was)
-		store_watch_fire(s, NULL, "@releaseDomain", false, NULL);
+		store_watch_fire(s, NULL, "@releaseDomain", true, NULL);
 	/*
 	 * An RM completes or changes nothing (tree.c), so the only failure
 	 * left is memory: the home then stays, handed to dom0 by the revoke

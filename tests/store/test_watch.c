@@ -202,6 +202,27 @@ static void test_special(void **state)
 	tc_close(g);
 }
 
+/* Special events go to watches on the special node only, as in xenstored: not to "/". */
+static void test_special_not_under_root(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0);
+	struct tmsg *ev;
+	int events = 0;
+
+	TC_OK(tc_call(d0, XS_WATCH, 0, "/", "root", NULL));
+	expect_event(d0, "/", "root");
+	assert_int_equal(store_domain_introduce(s, 9), 0);
+	assert_int_equal(store_domain_release(s, 9), 0);
+	while ((ev = tc_event(d0)) != NULL) {
+		/* the home's mkdir and rm are seen; the special events are not */
+		assert_int_equal(ev->body[0], '/');
+		events++;
+	}
+	assert_true(events > 0);
+	tc_close(d0);
+}
+
 static void test_release_closes(void **state)
 {
 	struct store *s = *state;
@@ -290,6 +311,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_watch_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_txn_events_on_commit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_special, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_special_not_under_root, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_closes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_in_process, setup, teardown),
 	};
