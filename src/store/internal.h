@@ -162,6 +162,15 @@ unsigned int store_perm_for(domid_t domid, const struct store_perm *p, unsigned 
 int store_perms_parse(const char *strs, size_t len, struct store_perm **out, unsigned int *n);
 int store_perms_format(const struct store_perm *p, unsigned int n, char *buf, size_t size);
 #define STORE_PERM_OWNER 8u /* internal: may change the permission list */
+/*
+ * Internal, in a stored list: the entry names a domain that did not exist
+ * when the list was set, and grants nothing (xenstored's XS_PERM_IGNORE).
+ * Otherwise the next domain given that domid would inherit it (XSA-322);
+ * entries of domains that existed then go when they are released
+ * (store_tree_revoke()).
+ */
+#define STORE_PERM_IGNORE 16u
+void store_perms_mark_absent(struct store *s, struct store_perm *p, unsigned int n);
 
 /* tree.c: records */
 int store_tree_find(struct store *s, struct store_txn *t, const char *name,

@@ -250,6 +250,7 @@ static int set_perms_special(struct store *s, domid_t domid, const char *name,
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, p, n * sizeof(*p));
+	store_perms_mark_absent(s, copy, n);
 	free(s->special_perms[idx]);
 	s->special_perms[idx] = copy;
 	s->special_nperms[idx] = n;

@@ -92,16 +92,19 @@ bool store_path_is_child(const char *child, const char *parent)
  * @p: the node's list; p[0] is the owner and the default
  * @n: entries in @p (>= 1)
  *
+ * Entries marked STORE_PERM_IGNORE do not name anyone; the owner's entry
+ * still gives everyone else its default.
+ *
  * Return: STORE_PERM_* bits, plus STORE_PERM_OWNER for dom0 and the owner
  */
 unsigned int store_perm_for(domid_t domid, const struct store_perm *p, unsigned int n)
 {
 	unsigned int i;
 
-	if (domid == 0 || p[0].id == domid)
+	if (domid == 0 || (p[0].id == domid && !(p[0].perm & STORE_PERM_IGNORE)))
 		return STORE_PERM_BOTH | STORE_PERM_OWNER;
 	for (i = 1; i < n; i++)
-		if (p[i].id == domid)
+		if (p[i].id == domid && !(p[i].perm & STORE_PERM_IGNORE))
 			return p[i].perm & STORE_PERM_BOTH;
 	return p[0].perm & STORE_PERM_BOTH;
 }

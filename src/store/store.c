@@ -157,6 +157,24 @@ bool store_domain_is_introduced(struct store *s, domid_t domid)
 	return d && d->introduced;
 }
 
+/**
+ * store_perms_mark_absent() - mark the entries of a list being set that name no domain
+ * @s: the store
+ * @p: the list (a private copy about to be stored)
+ * @n: entries
+ *
+ * An entry for a domain that is not introduced now grants nothing, ever
+ * (STORE_PERM_IGNORE), as xenstored ignores one naming a domain that did
+ * not exist when it was set: domids are handed out in order, so a guest
+ * could otherwise grant access to the next domain created.
+ */
+void store_perms_mark_absent(struct store *s, struct store_perm *p, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (p[i].id != 0 && !store_domain_is_introduced(s, p[i].id))
+			p[i].perm |= STORE_PERM_IGNORE;
+}
+
 int store_domain_introduce(struct store *s, domid_t domid)
 {
 	struct store_perm perm = {.id = domid, .perm = STORE_PERM_NONE};
@@ -173,15 +191,19 @@ int store_domain_introduce(struct store *s, domid_t domid)
 		return -EEXIST;
 	store_home_path(domid, home, sizeof(home));
 	store_enter(s);
-	/* what xl does: mkdir the home, then hand it to the domain, private */
+	/*
+	 * What xl does: mkdir the home, then hand it to the domain, private.
+	 * The domain exists from here on, or its ownership would be ignored.
+	 */
+	d->introduced = true;
 	r = store_op_mkdir(s, &dom0, home);
 	if (!r)
 		r = store_op_set_perms(s, &dom0, home, &perm, 1);
-	if (!r) {
-		d->introduced = true;
+	if (!r)
 		/* exact, as xenstored: a watch on "/" is not told of domains */
 		store_watch_fire(s, NULL, "@introduceDomain", true, NULL);
-	}
+	else
+		d->introduced = false;
 	store_leave(s);
 	return r;
 }
@@ -361,6 +383,7 @@ int store_set_perms(struct store *s, const char *path, const struct store_perm *
 		if (!copy)
 			return -ENOMEM;
 		memcpy(copy, perms, n * sizeof(*copy));
+		store_perms_mark_absent(s, copy, n);
 		free(s->special_perms[idx]);
 		s->special_perms[idx] = copy;
 		s->special_nperms[idx] = n;
@@ -387,6 +410,8 @@ int store_get_perms(struct store *s, const char *path, struct store_perm **perms
 	if (!*perms)
 		return -ENOMEM;
 	memcpy(*perms, node->perms, node->nperms * sizeof(**perms));
+	for (unsigned int i = 0; i < node->nperms; i++)
+		(*perms)[i].perm &= STORE_PERM_BOTH; /* as GET_PERMS shows it */
 	*n = node->nperms;
 	return 0;
 }

@@ -600,6 +600,7 @@ int store_op_set_perms(struct store *s, const struct store_actor *a, const char 
 		return -ENOMEM;
 	}
 	memcpy(nn->perms, p, n * sizeof(*p));
+	store_perms_mark_absent(s, nn->perms, n);
 	nn->nperms = n;
 	if (a->txn) {
 		domid_t me = store_txn_domid(a->txn);
@@ -608,8 +609,8 @@ int store_op_set_perms(struct store *s, const struct store_actor *a, const char 
 	}
 	r = tree_put(s, a->txn, path, nn);
 	if (r == 0) {
-		/* watchers that lose access must still hear of it */
-		permsets_of(sets, p, n, old, nold);
+		/* watchers that lose access must still hear of it (nn is stored: valid) */
+		permsets_of(sets, nn->perms, n, old, nold);
 		store_watch_fire(s, a->txn, path, false, sets);
 	}
 	free(old);

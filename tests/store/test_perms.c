@@ -276,6 +276,44 @@ static void test_released_domain_grants_revoked(void **state)
 	tc_close(g6);
 }
 
+/*
+ * A grant to a domain that does not exist yet grants nothing, also once a
+ * domain of that id is created (as xenstored's XS_PERM_IGNORE): domids are
+ * handed out in order, so a guest could name the next one.  GET_PERMS shows
+ * the list as set; a list set again once the domain exists does grant.
+ */
+static void test_grant_to_absent_domain_ignored(void **state)
+{
+	struct store *s = *state;
+	struct tclient *g6 = tc_open(s, 6), *g9;
+	struct tmsg *m;
+
+	TC_OK(tc_write(g6, 0, "early", "for 9"));
+	TC_OK(tc_call(g6, XS_SET_PERMS, 0, "early", "n6", "r9", NULL));
+	{
+		struct store_perm p[2] = {{0, STORE_PERM_NONE}, {9, STORE_PERM_READ}};
+
+		assert_int_equal(store_set_perms(s, "@releaseDomain", p, 2), 0);
+	}
+	assert_int_equal(store_domain_introduce(s, 9), 0);
+	g9 = tc_open(s, 9);
+	TC_ERR(tc_read(g9, 0, "/local/domain/6/early"), "EACCES");
+	m = tc_call(g6, XS_GET_PERMS, 0, "early", NULL);
+	assert_int_equal(m->hdr.type, XS_GET_PERMS);
+	assert_memory_equal(m->body, "n6\0r9", sizeof("n6\0r9"));
+	/* nor may 9 hear of releases through the early grant */
+	TC_OK(tc_call(g9, XS_WATCH, 0, "@releaseDomain", "t", NULL));
+	tc_drain_events(g9);
+	assert_int_equal(store_domain_introduce(s, 7), 0);
+	assert_int_equal(store_domain_release(s, 7), 0);
+	assert_null(tc_event(g9));
+	/* set again now that 9 exists: granted */
+	TC_OK(tc_call(g6, XS_SET_PERMS, 0, "early", "n6", "r9", NULL));
+	TC_OK(tc_read(g9, 0, "/local/domain/6/early"));
+	tc_close(g9);
+	tc_close(g6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +324,7 @@ int main(void)
 	    cmocka_unit_test(test_node_quota),
 	    cmocka_unit_test(test_node_quota_across_transactions),
 	    cmocka_unit_test_setup_teardown(test_released_domain_grants_revoked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_grant_to_absent_domain_ignored, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
