@@ -67,6 +67,7 @@ struct store_domain {
 	unsigned int nodes;   /* nodes owned in the committed tree */
 	unsigned int watches; /* watches held by its connections */
 	unsigned int txns;    /* transactions open on its connections */
+	size_t txn_bytes;     /* what they hold (txn.c, txn_bytes_per_domain) */
 	unsigned int conns;   /* connections open */
 	/*
 	 * Warnings about what its connections send or fail to read: the

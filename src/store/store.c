@@ -15,8 +15,11 @@
 #define DEFAULT_WATCHES_PER_DOMAIN 128
 #define DEFAULT_TXNS_PER_DOMAIN	   10
 #define DEFAULT_PERMS_PER_NODE	   5
-/* a netfront setup touches a few dozen nodes; 2048 leaves room and bounds memory */
-#define DEFAULT_TXN_NODES_MAX 2048
+/* xenstored's; a netfront setup touches a few dozen nodes */
+#define DEFAULT_TXN_NODES_MAX 1024
+/* of the order of xenstored's per-domain memory quota, which bounds the same */
+#define DEFAULT_TXN_BYTES_PER_DOMAIN (2u << 20)
+#define DEFAULT_NODE_SIZE_MAX	     2048
 /* 32 full-size messages: a slow client may lag this far before losing events */
 #define DEFAULT_OUT_MAX (32 * (XENSTORE_PAYLOAD_MAX + sizeof(struct xsd_sockmsg)))
 /* a frontend needs one or two; each costs ~12 KiB of buffers */
@@ -30,6 +33,8 @@ void store_config_default(struct store_config *cfg)
 	    .txns_per_domain = DEFAULT_TXNS_PER_DOMAIN,
 	    .perms_per_node = DEFAULT_PERMS_PER_NODE,
 	    .txn_nodes_max = DEFAULT_TXN_NODES_MAX,
+	    .txn_bytes_per_domain = DEFAULT_TXN_BYTES_PER_DOMAIN,
+	    .node_size_max = DEFAULT_NODE_SIZE_MAX,
 	    .out_max = DEFAULT_OUT_MAX,
 	    .conns_per_domain = DEFAULT_CONNS_PER_DOMAIN,
 	};

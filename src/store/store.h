@@ -34,11 +34,18 @@ struct store_conn;
  * @txns_per_domain: transactions a guest may have open (xenstored: quota-max-transaction)
  * @perms_per_node: entries a guest may put in one node's permission list
  *	(xenstored: quota-nb-perms-per-node)
- * @txn_nodes_max: distinct nodes one guest transaction may touch; bounds the
- *	memory a transaction holds (xenstored bounds it by its memory quota).
- *	A write that creates N nodes first asks for room for 2 * N + 2 more,
- *	counting paths it already touched again, so that it never fails half
- *	done: near the bound a creation is refused a few paths early
+ * @txn_nodes_max: distinct nodes one guest transaction may touch
+ *	(xenstored: quota transaction-nodes).  A write that creates N nodes
+ *	first asks for room for 2 * N + 2 more, counting paths it already
+ *	touched again, so that it never fails half done: near the bound a
+ *	creation is refused a few paths early
+ * @txn_bytes_per_domain: bytes a guest's open transactions may hold
+ *	together: the paths they touched and the records they changed.  Past
+ *	it they may touch no new path (ENOSPC) until one ends; xenstored bounds
+ *	the same memory by its per-domain memory quota
+ * @node_size_max: bytes of one node a guest may write: its value, the
+ *	names of its children and its permission entries (4 bytes each here)
+ *	together (xenstored: quota node-size; ENOSPC past it)
  * @out_max: bytes of replies and watch events queued for one connection
  *	that has stopped reading; beyond it watch events are dropped
  * @conns_per_domain: connections a guest may have open at once (a guest
@@ -52,6 +59,8 @@ struct store_config {
 	unsigned int txns_per_domain;
 	unsigned int perms_per_node;
 	unsigned int txn_nodes_max;
+	size_t txn_bytes_per_domain;
+	size_t node_size_max;
 	size_t out_max;
 	unsigned int conns_per_domain;
 };

@@ -242,6 +242,59 @@ static int quota_check(struct store *s, const struct store_actor *a, unsigned in
 	return 0;
 }
 
+/* xenstored's node-size quota: may @a write a record of this size?  0 or -ENOSPC. */
+static int size_check(const struct store *s, const struct store_actor *a, size_t datalen,
+		      size_t childlen, unsigned int nperms)
+{
+	if (a->domid == 0)
+		return 0;
+	if (datalen + childlen + nperms * sizeof(struct store_perm) > s->cfg.node_size_max)
+		return -ENOSPC;
+	return 0;
+}
+
+/*
+ * The size checks of tree_create(), all before it creates anything, so
+ * that a refused creation leaves no ancestor behind: the deepest existing
+ * ancestor gains a child name, each missing node but the last holds the
+ * next one's name, the last holds @len bytes; all inherit the ancestor's
+ * permission list.  @missing of @name's levels are missing.
+ */
+static int create_size_check(struct store *s, const struct store_actor *a, const char *name,
+			     unsigned int missing, size_t len)
+{
+	char p[XENSTORE_ABS_PATH_MAX + 1];
+	const struct store_node *anc;
+	const char *comp;
+	unsigned int k;
+	int r;
+
+	if (a->domid == 0)
+		return 0;
+	snprintf(p, sizeof(p), "%s", name);
+	for (k = 0; k < missing; k++)
+		path_parent(p, p);
+	r = store_tree_find(s, a->txn, p, &anc); /* recorded already (count_missing) */
+	if (r)
+		return r;
+	/*
+	 * The missing components c0..cm-1 start after the ancestor's path:
+	 * the ancestor gains c0, and missing node ck-1 holds the name ck.
+	 */
+	comp = name + strlen(p) + (strcmp(p, "/") != 0);
+	for (k = 0; k < missing && r == 0; k++) {
+		const char *end = strchr(comp, '/');
+		size_t clen = end ? (size_t)(end - comp) : strlen(comp);
+
+		if (k == 0)
+			r = size_check(s, a, anc->datalen, anc->childlen + clen + 1, anc->nperms);
+		else
+			r = size_check(s, a, 0, clen + 1, anc->nperms);
+		comp = end ? end + 1 : comp + clen;
+	}
+	return r ? r : size_check(s, a, len, 0, anc->nperms);
+}
+
 /* Create @name (missing) under its parent, which must exist; the record is put in place. */
 static int create_one(struct store *s, const struct store_actor *a, const char *name,
 		      const void *data, size_t len)
@@ -312,6 +365,8 @@ static int tree_create(struct store *s, const struct store_actor *a, const char 
 	if (r)
 		return r;
 	r = quota_check(s, a, missing);
+	if (!r)
+		r = create_size_check(s, a, name, missing, len);
 	if (r)
 		return r;
 	/* create ancestors first: the one @missing - 1 levels up, then down */
@@ -357,6 +412,9 @@ int store_op_write(struct store *s, const struct store_actor *a, const char *pat
 	if (r == -ENOENT) {
 		r = tree_create(s, a, path, data, len);
 	} else if (r == 0) {
+		r = size_check(s, a, len, node->childlen, node->nperms);
+		if (r)
+			return r;
 		n = node_dup(node, path);
 		if (!n)
 			return -ENOMEM;

@@ -33,7 +33,12 @@
  * applies nothing, as xenstored refuses a failed transaction.
  *
  * A guest transaction may touch at most @txn_nodes_max paths, so reading
- * many missing paths cannot grow it without bound; the domain's node quota
+ * many missing paths cannot grow it without bound, and a guest's open
+ * transactions may hold at most @txn_bytes_per_domain bytes together (the
+ * paths recorded and the records changed, each changed record bounded by
+ * @node_size_max): past it they record no new path, so what ten open
+ * transactions of long paths hold stays near xenstored's memory quota.  A
+ * put is never refused (see store_txn_put()); it only counts.  The domain's node quota
  * counts the nodes it created but has not committed (@own_delta).  Each
  * open transaction sees only its own creations, so the quota is checked
  * again at commit, against what the committed tree holds then: a guest
@@ -62,9 +67,11 @@ struct store_txn {
 	struct store_conn *conn;
 	struct store_tnode *nodes;
 	unsigned int nnodes;
-	int own_delta;	       /* nodes owned by the conn's domain created minus deleted */
-	unsigned long changes; /* puts into the overlay so far */
-	int failed;	       /* -errno of an operation that failed part-way, or 0 */
+	struct store_domain *dom; /* the conn's domain: lives as long as the store */
+	size_t bytes;		  /* what the overlay holds, counted in dom->txn_bytes */
+	int own_delta;		  /* nodes owned by the conn's domain created minus deleted */
+	unsigned long changes;	  /* puts into the overlay so far */
+	int failed;		  /* -errno of an operation that failed part-way, or 0 */
 	struct store_tevent *events;
 	struct store_txn *prev, *next;
 };
@@ -123,7 +130,22 @@ int store_txn_room(const struct store_txn *t, unsigned int n)
 		return 0;
 	if ((unsigned long)t->nnodes + n > s->cfg.txn_nodes_max)
 		return -ENOSPC;
+	if (t->dom->txn_bytes > s->cfg.txn_bytes_per_domain)
+		return -ENOSPC;
 	return 0;
+}
+
+/* What a record held by a transaction costs: its struct and everything it points to. */
+static size_t node_bytes(const struct store_node *n)
+{
+	return sizeof(*n) + strlen(n->name) + 1 + n->datalen + n->childlen +
+	       n->nperms * sizeof(*n->perms);
+}
+
+static void charge(struct store_txn *t, size_t add, size_t sub)
+{
+	t->bytes = t->bytes + add - sub;
+	t->dom->txn_bytes = t->dom->txn_bytes + add - sub;
 }
 
 static struct store_tnode *tnode_add(struct store_txn *t, const char *name,
@@ -141,6 +163,7 @@ static struct store_tnode *tnode_add(struct store_txn *t, const char *name,
 	e->seen_gen = committed ? committed->gen : 0;
 	HASH_ADD_KEYPTR(hh, t->nodes, e->name, strlen(e->name), e);
 	t->nnodes++;
+	charge(t, sizeof(*e) + strlen(name) + 1, 0);
 	return e;
 }
 
@@ -200,10 +223,14 @@ int store_txn_put(struct store *s, struct store_txn *t, const char *name, struct
 			return -ENOMEM;
 		}
 	}
-	if (e->modified)
+	if (e->modified && e->node) {
+		charge(t, 0, node_bytes(e->node));
 		store_node_free(e->node);
-	if (n)
+	}
+	if (n) {
 		n->gen = ++s->gen;
+		charge(t, node_bytes(n), 0);
+	}
 	e->node = n;
 	e->modified = true;
 	t->changes++;
@@ -302,6 +329,7 @@ static void txn_free(struct store_txn *t)
 		free(ev->perms);
 		free(ev);
 	}
+	t->dom->txn_bytes -= t->bytes;
 	free(t);
 }
 
@@ -349,6 +377,7 @@ int store_txn_start(struct store_conn *c, uint32_t *id)
 		t->id = ++s->next_txid;
 	} while (t->id == 0 || store_txn_lookup(c, t->id));
 	t->conn = c;
+	t->dom = d;
 	DL_APPEND(c->txns, t);
 	d->txns++;
 	*id = t->id;

@@ -146,6 +146,43 @@ static void test_bad_perm_strings(void **state)
 	tc_close(g);
 }
 
+/*
+ * xenstored's node-size quota: a guest's node holds at most node_size_max
+ * bytes of value, child names and permission entries; dom0 is exempt, and
+ * a refused creation leaves no ancestor behind.
+ */
+static void test_node_size_quota(void **state)
+{
+	struct store *s = *state;
+	struct tclient *g = tc_open(s, 5), *d0 = tc_open(s, 0);
+	struct store_config cfg;
+	char val[3001], path[2100];
+	size_t fits;
+
+	store_config_default(&cfg);
+	/* a node of the guest's home: one permission entry */
+	fits = cfg.node_size_max - sizeof(struct store_perm);
+	memset(val, 'v', sizeof(val));
+	val[fits] = '\0';
+	TC_OK(tc_write(g, 0, "big", val));
+	val[fits] = 'v';
+	val[fits + 1] = '\0';
+	TC_ERR(tc_write(g, 0, "big", val), "ENOSPC");
+	TC_ERR(tc_write(g, 0, "new", val), "ENOSPC");
+	TC_ERR(tc_read(g, 0, "new"), "ENOENT");
+	memset(val, 'v', sizeof(val) - 1);
+	val[sizeof(val) - 1] = '\0';
+	TC_OK(tc_write(d0, 0, "/local/domain/5/big", val));
+	/* a child name too long for its new parent: neither is made */
+	memcpy(path, "a/", 2);
+	memset(path + 2, 'c', cfg.node_size_max - 3); /* "a" would hold 2046 + 4 bytes */
+	path[2 + cfg.node_size_max - 3] = '\0';
+	TC_ERR(tc_write(g, 0, path, "x"), "ENOSPC");
+	TC_ERR(tc_read(g, 0, "a"), "ENOENT");
+	tc_close(g);
+	tc_close(d0);
+}
+
 static void test_node_quota(void **state)
 {
 	struct store_config cfg;
@@ -321,6 +358,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_owner_and_inheritance, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grants, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_perm_strings, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_node_size_quota, setup, teardown),
 	    cmocka_unit_test(test_node_quota),
 	    cmocka_unit_test(test_node_quota_across_transactions),
 	    cmocka_unit_test_setup_teardown(test_released_domain_grants_revoked, setup, teardown),

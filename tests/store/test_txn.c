@@ -148,6 +148,51 @@ static void test_limit(void **state)
 	tc_close(d0);
 }
 
+/*
+ * A guest's open transactions share one byte budget (txn_bytes_per_domain):
+ * long paths reach it long before the path count bound, a second
+ * transaction finds it spent, and ending the first gives it back.
+ */
+static void test_txn_bytes_bound(void **state)
+{
+	struct store_config cfg;
+	struct store *s;
+	struct tclient *g;
+	char path[1100];
+	uint32_t t1, t2;
+	int i, taken = 0;
+
+	(void)state;
+	store_config_default(&cfg);
+	cfg.txn_bytes_per_domain = 64 * 1024;
+	s = store_create(&cfg);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	t1 = tc_txn_start(g);
+	memset(path, 'p', 1000);
+	for (i = 0; i < 200; i++) {
+		struct tmsg *m;
+
+		snprintf(path + 1000, sizeof(path) - 1000, "%d", i);
+		m = tc_read(g, t1, path);
+		if (strcmp(tc_err(m), "ENOSPC") == 0)
+			break;
+		TC_ERR(m, "ENOENT");
+		taken++;
+	}
+	/* about 64 KiB of 1 KiB paths: far below the 1024 paths of the count bound */
+	assert_in_range(taken, 50, 70);
+	t2 = tc_txn_start(g);
+	TC_ERR(tc_read(g, t2, "other"), "ENOSPC");
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t1, "F", NULL));
+	TC_ERR(tc_read(g, t2, "other"), "ENOENT");
+	TC_OK(tc_write(g, t2, "other", "x"));
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t2, "T", NULL));
+	TC_OK(tc_read(g, 0, "other"));
+	tc_close(g);
+	store_destroy(s);
+}
+
 static void test_txn_size_bound(void **state)
 {
 	struct store_config cfg;
@@ -307,7 +352,7 @@ static void test_commit_quota(void **state)
 /*
  * An RM that runs out of transaction room (review finding 1) changes
  * nothing: not the node, not its parent's child list.  Guest 5 records
- * 2046 missing paths and its home (2047 of the default 2048), so RM d/x
+ * 1022 missing paths and its home (1023 of the default 1024), so RM d/x
  * has room to record d/x but not its parent d.  Whatever the RM answers,
  * the tree the transaction commits must be whole: either d/x is still
  * there and listed, or it is gone and unlisted.  Releasing the domain then
@@ -325,9 +370,13 @@ static void test_rm_out_of_room(void **state)
 	char *val;
 	uint32_t t;
 
+	struct store_config cfg;
+
+	store_config_default(&cfg);
+	assert_int_equal(cfg.txn_nodes_max, 1024);
 	TC_OK(tc_write(g, 0, "d/x", "1"));
 	t = tc_txn_start(g);
-	for (int i = 0; i < 2046; i++) {
+	for (int i = 0; i < 1022; i++) {
 		snprintf(path, sizeof(path), "m%d", i);
 		TC_ERR(tc_read(g, t, path), "ENOENT");
 	}
@@ -458,6 +507,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_use, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 	    cmocka_unit_test(test_txn_size_bound),
+	    cmocka_unit_test(test_txn_bytes_bound),
 	    cmocka_unit_test(test_txn_create_room),
 	    cmocka_unit_test(test_quota_in_txn),
 	    cmocka_unit_test(test_commit_quota),
