@@ -102,7 +102,6 @@ struct store_conn {
 	store_send_fn send;
 	void *send_ctx;
 	bool dead;
-	int busy; /* nesting of store_conn_input() on this connection */
 
 	/* input: header, then body, each in private memory */
 	unsigned char hdr_raw[sizeof(struct xsd_sockmsg)];

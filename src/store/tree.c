@@ -35,7 +35,7 @@
  * (a bug), ops.c marks its transaction failed, and it can only be aborted.
  */
 
-/* Write the parent of absolute path @name (not "/") into @out, which is large enough. */
+/* Write the parent of absolute path @name (not "/") into @out, which is large enough (may be @name). */
 static void path_parent(const char *name, char *out)
 {
 	const char *slash = strrchr(name, '/');
@@ -43,7 +43,7 @@ static void path_parent(const char *name, char *out)
 
 	if (len == 0)
 		len = 1; /* parent of "/x" is "/" */
-	memcpy(out, name, len);
+	memmove(out, name, len);
 	out[len] = '\0';
 }
 
