@@ -78,6 +78,14 @@ static const char *take_extra(struct front_rx_pkt *pkt, const struct netif_extra
 		pkt->gso_type = ex->u.gso.type;
 		pkt->gso_size = ex->u.gso.size;
 	} else if (ex->type == XEN_NETIF_EXTRA_TYPE_HASH) {
+		/*
+		 * A hash we cannot name (a type past the four netif.h defines,
+		 * an algorithm other than Toeplitz) is dropped, not the frame:
+		 * the application is told of no hash rather than a bogus one.
+		 */
+		if (ex->u.hash.type > _XEN_NETIF_CTRL_HASH_TYPE_IPV6_TCP ||
+		    ex->u.hash.algorithm != XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ)
+			return NULL;
 		pkt->flags |= PVNET_PKT_HASH;
 		pkt->hash_type = ex->u.hash.type;
 		memcpy(&pkt->hash, ex->u.hash.value, sizeof(pkt->hash));

@@ -147,6 +147,7 @@ static void put_extra(struct rxring *x, RING_IDX idx, uint8_t type, uint8_t flag
 		ex.u.gso.size = 1460;
 	} else if (type == XEN_NETIF_EXTRA_TYPE_HASH) {
 		ex.u.hash.type = 3;
+		ex.u.hash.algorithm = XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ;
 		memcpy(ex.u.hash.value, "\x78\x56\x34\x12", 4);
 	}
 	memcpy(RING_GET_RESPONSE(&x->r, idx), &ex, sizeof(ex));
@@ -202,6 +203,22 @@ static void test_rx_extras(void **state)
 	assert_int_equal(p.hash, 0x12345678);
 	/* Extra chain cut by the producer: wait. */
 	assert_int_equal(front_rx_slots2pkt(&x->r, 10, 12, &p, &why), 0);
+
+	/* A hash of a type or an algorithm netif.h does not define: frame kept, hash not. */
+	for (int bad = 0; bad < 2; bad++) {
+		netif_extra_info_t *ex = (netif_extra_info_t *)RING_GET_RESPONSE(&x->r, 21);
+
+		put(x, 20, 0, NETRXF_extra_info, 60);
+		put_extra(x, 21, XEN_NETIF_EXTRA_TYPE_HASH, 0);
+		if (bad)
+			ex->u.hash.algorithm = XEN_NETIF_CTRL_HASH_ALGORITHM_NONE;
+		else
+			ex->u.hash.type = _XEN_NETIF_CTRL_HASH_TYPE_IPV6_TCP + 1;
+		assert_int_equal(front_rx_slots2pkt(&x->r, 20, 22, &p, &why), 2);
+		assert_false(p.error);
+		assert_int_equal(p.len, 60);
+		assert_false(p.flags & PVNET_PKT_HASH);
+	}
 }
 
 static void test_rx_dropped_frames(void **state)
