@@ -582,8 +582,10 @@ int pvnet_mcast_del(struct pvnet_vif *vif, unsigned int queue, const uint8_t mac
  * @hash_type: first buffer of an RX frame with PVNET_PKT_HASH: as in
  *	struct pvnet_pkt
  * @next: the frame's next fragment, or NULL
- * @page: the granted page holding @data (4096 bytes); do not change
- * @id: the library's name for the buffer; do not change
+ * @page: the granted page holding @data (4096 bytes); do not change (the
+ *	library goes by its own record of it and sets it again on every hand-out)
+ * @id: the library's name for the buffer; do not change (likewise: the
+ *	library knows a buffer by its address)
  * @hash: first buffer of an RX frame with PVNET_PKT_HASH: the backend's
  *	hash of the flow
  *
@@ -649,6 +651,10 @@ int pvnet_tx_submit(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf 
  * @queue: the queue
  * @bufs: the buffers (each with its ->next chain)
  * @n: how many
+ *
+ * A buffer the application does not hold (given back already) is skipped;
+ * a pointer that is none of the queue's buffers ends its chain there,
+ * unread.
  */
 void pvnet_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		   unsigned int n);
@@ -678,6 +684,9 @@ int pvnet_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
  * @queue: the queue
  * @bufs: first buffers of frames from pvnet_rx_burst()
  * @n: how many
+ *
+ * As pvnet_tx_free(): buffers not held are skipped, a foreign pointer ends
+ * its chain.
  */
 void pvnet_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf **bufs,
 		      unsigned int n);

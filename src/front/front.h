@@ -140,6 +140,7 @@ struct front_queue {
 	/* TX: buffer i is request id i. */
 	unsigned int nr_tx;
 	struct pvnet_buf *tx_buf;
+	void **tx_page; /* buffer i's page: tx_buf[i].page is the application's to spoil */
 	uint32_t *tx_frame;
 	grant_ref_t *tx_ref;
 	uint8_t *tx_owner; /* enum front_tx_owner */
@@ -152,6 +153,7 @@ struct front_queue {
 	/* RX: buffers posted by ring index; request id = index & mask. */
 	unsigned int nr_rx;
 	struct pvnet_buf *rx_buf;
+	void **rx_page; /* likewise */
 	uint32_t *rx_frame;
 	grant_ref_t *rx_ref;
 	uint8_t *rx_owner; /* enum front_rx_owner */
@@ -323,5 +325,28 @@ struct pvnet_vif {
 void front_vif_broken(struct pvnet_vif *vif, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int front_vif_check(struct pvnet_vif *vif, unsigned int queue, struct front_queue **q);
+
+/**
+ * front_buf_id() - which of a queue's buffers @b is, by its address alone
+ * @bufs: the queue's tx_buf or rx_buf
+ * @n: entries in @bufs
+ * @b: a pointer the application handed in
+ *
+ * The application may spoil any field of a buffer it holds (id and page
+ * included) and may pass a pointer that is none of ours: the index comes
+ * from the address, compared as an integer, before anything is read
+ * through it.
+ *
+ * Return: the index, or -1 if @b is not an element of @bufs
+ */
+static inline int front_buf_id(const struct pvnet_buf *bufs, unsigned int n,
+			       const struct pvnet_buf *b)
+{
+	uintptr_t p = (uintptr_t)b, base = (uintptr_t)bufs;
+
+	if (p < base || p - base >= (uintptr_t)n * sizeof(*b) || (p - base) % sizeof(*b))
+		return -1;
+	return (int)((p - base) / sizeof(*b));
+}
 
 #endif /* PVNET_FRONT_FRONT_H */

@@ -93,6 +93,7 @@ static int alloc_pools(struct front_queue *q)
 	q->nr_tx = cfg->tx_buffers;
 	q->nr_rx = cfg->rx_buffers;
 	q->tx_buf = calloc(q->nr_tx, sizeof(*q->tx_buf));
+	q->tx_page = calloc(q->nr_tx, sizeof(*q->tx_page));
 	q->tx_frame = calloc(q->nr_tx, sizeof(*q->tx_frame));
 	q->tx_ref = calloc(q->nr_tx, sizeof(*q->tx_ref));
 	q->tx_owner = calloc(q->nr_tx, sizeof(*q->tx_owner));
@@ -100,13 +101,14 @@ static int alloc_pools(struct front_queue *q)
 	q->tx_flow = calloc(q->nr_tx, sizeof(*q->tx_flow));
 	q->tx_free = calloc(q->nr_tx, sizeof(*q->tx_free));
 	q->rx_buf = calloc(q->nr_rx, sizeof(*q->rx_buf));
+	q->rx_page = calloc(q->nr_rx, sizeof(*q->rx_page));
 	q->rx_frame = calloc(q->nr_rx, sizeof(*q->rx_frame));
 	q->rx_ref = calloc(q->nr_rx, sizeof(*q->rx_ref));
 	q->rx_owner = calloc(q->nr_rx, sizeof(*q->rx_owner));
 	q->rx_free = calloc(q->nr_rx, sizeof(*q->rx_free));
-	if (!q->tx_buf || !q->tx_frame || !q->tx_ref || !q->tx_owner || !q->tx_head ||
-	    !q->tx_flow || !q->tx_free || !q->rx_buf || !q->rx_frame || !q->rx_ref ||
-	    !q->rx_owner || !q->rx_free)
+	if (!q->tx_buf || !q->tx_page || !q->tx_frame || !q->tx_ref || !q->tx_owner ||
+	    !q->tx_head || !q->tx_flow || !q->tx_free || !q->rx_buf || !q->rx_page ||
+	    !q->rx_frame || !q->rx_ref || !q->rx_owner || !q->rx_free)
 		return -ENOMEM;
 	return 0;
 }
@@ -124,7 +126,8 @@ static int grant_pools(struct front_queue *q)
 					     &q->tx_ref[i]);
 		if (rc < 0)
 			return rc;
-		q->tx_buf[i].page = pvnet_domain_page(vif->dom, q->tx_frame[i]);
+		q->tx_page[i] = pvnet_domain_page(vif->dom, q->tx_frame[i]);
+		q->tx_buf[i].page = q->tx_page[i];
 		q->tx_buf[i].id = i;
 		/* Stack order: id 0 is handed out first. */
 		q->tx_free[q->nr_tx - 1 - i] = (uint16_t)i;
@@ -137,7 +140,8 @@ static int grant_pools(struct front_queue *q)
 					     &q->rx_ref[i]);
 		if (rc < 0)
 			return rc;
-		q->rx_buf[i].page = pvnet_domain_page(vif->dom, q->rx_frame[i]);
+		q->rx_page[i] = pvnet_domain_page(vif->dom, q->rx_frame[i]);
+		q->rx_buf[i].page = q->rx_page[i];
 		q->rx_buf[i].id = i;
 		q->rx_free[q->nr_rx - 1 - i] = (uint16_t)i;
 	}
@@ -248,6 +252,7 @@ void front_queue_teardown(struct front_queue *q)
 	if (q->rx_ring_granted)
 		front_domain_ungrant_page(dom, q->rx_ring_frame, q->rx_ring_ref);
 	free(q->tx_buf);
+	free(q->tx_page);
 	free(q->tx_frame);
 	free(q->tx_ref);
 	free(q->tx_owner);
@@ -257,6 +262,7 @@ void front_queue_teardown(struct front_queue *q)
 	if (q->lock_init)
 		pthread_mutex_destroy(&q->lock);
 	free(q->rx_buf);
+	free(q->rx_page);
 	free(q->rx_frame);
 	free(q->rx_ref);
 	free(q->rx_owner);

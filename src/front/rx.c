@@ -306,7 +306,7 @@ int front_recv(struct pvnet_vif *vif, unsigned int queue, struct pvnet_pkt *pkts
 		for (unsigned int f = 0; f < pkt.nfrags; f++) {
 			uint16_t b = q->rx_slot[pkt.frags[f].idx & (PVNET_RING_SIZE - 1)];
 
-			memcpy((char *)buf + used, (char *)q->rx_buf[b].page + pkt.frags[f].offset,
+			memcpy((char *)buf + used, (char *)q->rx_page[b] + pkt.frags[f].offset,
 			       pkt.frags[f].len);
 			used += pkt.frags[f].len;
 		}
@@ -358,6 +358,9 @@ int front_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 			struct pvnet_buf *pb = &q->rx_buf[b];
 
 			q->rx_owner[b] = FRONT_RX_APP;
+			pb->page =
+			    q->rx_page[b]; /* whatever the application did to them last time */
+			pb->id = b;
 			pb->data = (char *)pb->page + pkt.frags[f].offset;
 			/*
 			 * The backend just wrote it, from another CPU: start the
@@ -400,11 +403,14 @@ void front_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_bu
 
 		for (struct pvnet_buf *b = bufs[i]; b && guard++ <= FRONT_RX_MAX_FRAGS;
 		     b = b->next) {
-			if (b->id >= q->nr_rx || b != &q->rx_buf[b->id] ||
-			    q->rx_owner[b->id] != FRONT_RX_APP)
+			int id = front_buf_id(q->rx_buf, q->nr_rx, b);
+
+			if (id < 0)
+				break; /* not ours: not even its ->next is read */
+			if (q->rx_owner[id] != FRONT_RX_APP)
 				continue;
-			q->rx_owner[b->id] = FRONT_RX_FREE;
-			q->rx_free[q->rx_nfree++] = (uint16_t)b->id;
+			q->rx_owner[id] = FRONT_RX_FREE;
+			q->rx_free[q->rx_nfree++] = (uint16_t)id;
 		}
 	}
 	if (atomic_load_explicit(&vif->status, memory_order_acquire) == 0)

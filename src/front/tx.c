@@ -243,7 +243,7 @@ int front_send(struct pvnet_vif *vif, unsigned int queue, const struct pvnet_pkt
 			break;
 		/* Only now take the ids and copy: a refused frame leaves no trace. */
 		for (unsigned int f = 0; f < nf; f++)
-			memcpy(q->tx_buf[frags[f].id].page, (const char *)p->data + f * FRAG_MAX,
+			memcpy(q->tx_page[frags[f].id], (const char *)p->data + f * FRAG_MAX,
 			       frags[f].size);
 		q->tx_nfree -= nf;
 		put_slots(q, slots, (unsigned int)rc, frags, nf, p->len, flows ? flows[i] : 0);
@@ -273,6 +273,8 @@ int front_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 		struct pvnet_buf *b = &q->tx_buf[id];
 
 		q->tx_owner[id] = FRONT_TX_APP;
+		b->page = q->tx_page[id]; /* whatever the application did to them last time */
+		b->id = id;
 		b->data = b->page;
 		b->len = 0;
 		b->pkt_len = 0;
@@ -301,16 +303,17 @@ int front_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 	return (int)i;
 }
 
-/* Is @b one of our TX buffers, owned by the application, with its data inside its page? */
-static bool app_buf_ok(const struct front_queue *q, const struct pvnet_buf *b)
+/* @b's id if it is one of our TX buffers, owned by the application, with its data in its page; else -1. */
+static int app_buf_id(const struct front_queue *q, const struct pvnet_buf *b)
 {
+	int id = front_buf_id(q->tx_buf, q->nr_tx, b);
 	uintptr_t page, data;
 
-	if (b->id >= q->nr_tx || b != &q->tx_buf[b->id] || q->tx_owner[b->id] != FRONT_TX_APP)
-		return false;
-	page = (uintptr_t)b->page;
+	if (id < 0 || q->tx_owner[id] != FRONT_TX_APP)
+		return -1;
+	page = (uintptr_t)q->tx_page[id];
 	data = (uintptr_t)b->data;
-	return data >= page && data - page + b->len <= FRAG_MAX && b->len > 0;
+	return data >= page && data - page + b->len <= FRAG_MAX && b->len > 0 ? id : -1;
 }
 
 /* Fragments of an application frame (NULL: none, malformed); return their count or -EINVAL. */
@@ -324,13 +327,15 @@ static int buf2frags(const struct front_queue *q, struct pvnet_buf *head,
 		return -EINVAL;
 	for (struct pvnet_buf *b = head; b; b = b->next) {
 		/* Also stops a chain the application looped back on itself. */
-		if (nf == XEN_NETIF_NR_SLOTS_MIN || !app_buf_ok(q, b))
+		int id = nf < XEN_NETIF_NR_SLOTS_MIN ? app_buf_id(q, b) : -1;
+
+		if (id < 0)
 			return -EINVAL;
 		frags[nf++] = (struct front_tx_frag){
-		    .gref = q->tx_ref[b->id],
-		    .offset = (uint16_t)((uintptr_t)b->data - (uintptr_t)b->page),
+		    .gref = q->tx_ref[id],
+		    .offset = (uint16_t)((uintptr_t)b->data - (uintptr_t)q->tx_page[id]),
 		    .size = (uint16_t)b->len,
-		    .id = (uint16_t)b->id,
+		    .id = (uint16_t)id,
 		};
 		*len += b->len;
 	}
@@ -397,11 +402,14 @@ void front_tx_free(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 
 		for (struct pvnet_buf *b = bufs[i]; b && guard++ <= XEN_NETIF_NR_SLOTS_MIN;
 		     b = b->next) {
-			if (b->id >= q->nr_tx || b != &q->tx_buf[b->id] ||
-			    q->tx_owner[b->id] != FRONT_TX_APP)
+			int id = front_buf_id(q->tx_buf, q->nr_tx, b);
+
+			if (id < 0)
+				break; /* not ours: not even its ->next is read */
+			if (q->tx_owner[id] != FRONT_TX_APP)
 				continue;
-			q->tx_owner[b->id] = FRONT_TX_FREE;
-			q->tx_free[q->tx_nfree++] = (uint16_t)b->id;
+			q->tx_owner[id] = FRONT_TX_FREE;
+			q->tx_free[q->tx_nfree++] = (uint16_t)id;
 		}
 	}
 }
