@@ -43,6 +43,7 @@
 #define ETHERTYPE_IPV4	0x0800u
 #define ETHERTYPE_IPV6	0x86ddu
 #define ETHERTYPE_VLAN	0x8100u
+#define ETHERTYPE_QINQ	0x88a8u /* 802.1ad service tag */
 #define IPV4_HLEN_MIN	20u
 #define IPV4_FRAG_MASK	0x3fffu /* MF flag and fragment offset: any fragment */
 #define IPV6_HLEN	40u
@@ -224,7 +225,7 @@ uint32_t back_hash_toeplitz(const uint8_t *key, unsigned int keylen, const uint8
 	return xen_netif_toeplitz_hash(key, keylen, in, len);
 }
 
-/* Offset of the L3 header and its EtherType (one 802.1Q tag skipped); 0 if none. */
+/* Offset of the L3 header and its EtherType (one 802.1Q or 802.1ad tag skipped); 0 if none. */
 static uint32_t l3_offset(const uint8_t *hdr, uint32_t hdr_len, uint16_t *etype)
 {
 	uint32_t off = ETH_HLEN;
@@ -232,7 +233,7 @@ static uint32_t l3_offset(const uint8_t *hdr, uint32_t hdr_len, uint16_t *etype)
 	if (hdr_len < ETH_HLEN)
 		return 0;
 	*etype = (uint16_t)(hdr[12] << 8 | hdr[13]);
-	if (*etype == ETHERTYPE_VLAN) {
+	if (*etype == ETHERTYPE_VLAN || *etype == ETHERTYPE_QINQ) {
 		if (hdr_len < ETH_HLEN + VLAN_HLEN)
 			return 0;
 		*etype = (uint16_t)(hdr[16] << 8 | hdr[17]);

@@ -8,13 +8,14 @@
 #include "switch/pkt.h"
 
 /* EtherTypes and IPv6 extension headers we walk. */
-#define ETH_P_8021Q_ 0x8100u
-#define ETH_P_IPV4_  0x0800u
-#define ETH_P_IPV6_  0x86ddu
-#define IP6_HOPOPTS  0u
-#define IP6_ROUTING  43u
-#define IP6_FRAGMENT 44u
-#define IP6_DSTOPTS  60u
+#define ETH_P_8021Q_  0x8100u
+#define ETH_P_8021AD_ 0x88a8u
+#define ETH_P_IPV4_   0x0800u
+#define ETH_P_IPV6_   0x86ddu
+#define IP6_HOPOPTS   0u
+#define IP6_ROUTING   43u
+#define IP6_FRAGMENT  44u
+#define IP6_DSTOPTS   60u
 
 /* Bound on IPv6 extension headers walked: a frame cannot make us loop long. */
 #define IP6_MAX_EXT 8u
@@ -76,7 +77,11 @@ void sw_csum_complete(uint8_t *frame, uint32_t len, uint32_t start, uint32_t fie
 
 uint32_t sw_frame_l3_off(const uint8_t *p, uint32_t len)
 {
-	if (be16(p + 12) == ETH_P_8021Q_ && len >= SW_FRAME_ETH_HLEN + SW_FRAME_VLAN_HLEN)
+	uint16_t tpid = be16(p + 12);
+
+	/* one tag, as Linux allows one past the MTU (a service tag too: 802.1ad) */
+	if ((tpid == ETH_P_8021Q_ || tpid == ETH_P_8021AD_) &&
+	    len >= SW_FRAME_ETH_HLEN + SW_FRAME_VLAN_HLEN)
 		return SW_FRAME_ETH_HLEN + SW_FRAME_VLAN_HLEN;
 	return SW_FRAME_ETH_HLEN;
 }

@@ -60,7 +60,7 @@ struct sw_l4 {
  * @len: bytes at @p, at least SW_FRAME_ETH_HLEN
  *
  * Return: SW_FRAME_ETH_HLEN, or that plus SW_FRAME_VLAN_HLEN after an
- * 802.1Q tag
+ * 802.1Q or 802.1ad tag
  */
 uint32_t sw_frame_l3_off(const uint8_t *p, uint32_t len);
 

@@ -376,6 +376,12 @@ static void test_type_rules(void **state)
 	assert_int_equal(back_hash_input(f, 58, BACK_HASH_TYPES_ALL, in, &n),
 			 _XEN_NETIF_CTRL_HASH_TYPE_IPV4_TCP);
 	assert_int_equal(back_hash_toeplitz(rss_key, 40, in, n), v4[0].l4);
+	/* so is an 802.1ad service tag */
+	f[12] = 0x88;
+	f[13] = 0xa8;
+	assert_int_equal(back_hash_input(f, 58, BACK_HASH_TYPES_ALL, in, &n),
+			 _XEN_NETIF_CTRL_HASH_TYPE_IPV4_TCP);
+	assert_int_equal(back_hash_toeplitz(rss_key, 40, in, n), v4[0].l4);
 	/* A tag but not its EtherType within the header: none (never a byte past it). */
 	assert_int_equal(back_hash_input(f, 17, BACK_HASH_TYPES_ALL, in, &n), BACK_HASH_TYPE_NONE);
 

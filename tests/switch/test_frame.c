@@ -240,23 +240,27 @@ static void test_csum_complete(void **state)
 }
 
 /*
- * An 802.1Q EtherType on a frame too short to hold the tag (14..17 bytes):
- * the network header is where an untagged frame's is, and nothing reads
- * past the frame.  Each frame is a heap block of its exact size, so an
- * over-read is an AddressSanitizer error.
+ * An 802.1Q or 802.1ad EtherType on a frame too short to hold the tag
+ * (14..17 bytes): the network header is where an untagged frame's is, and
+ * nothing reads past the frame; at 18 bytes the tag is skipped.  Each frame
+ * is a heap block of its exact size, so an over-read is an
+ * AddressSanitizer error.
  */
 static void test_l3_off_short_vlan(void **state)
 {
+	static const uint16_t tpids[] = {0x8100, 0x88a8};
+
 	(void)state;
-	for (uint32_t len = SW_FRAME_ETH_HLEN; len <= SW_FRAME_ETH_HLEN + SW_FRAME_VLAN_HLEN;
-	     len++) {
+	for (uint32_t i = 0; i < 2 * (SW_FRAME_VLAN_HLEN + 1); i++) {
+		uint32_t len = SW_FRAME_ETH_HLEN + i / 2;
+		uint16_t tpid = tpids[i % 2];
 		uint8_t *p = malloc(len);
 		struct sw_l4 l4;
 		bool tagged = len == SW_FRAME_ETH_HLEN + SW_FRAME_VLAN_HLEN;
 
 		assert_non_null(p);
 		memset(p, 0, len);
-		fb_put16(p + 12, 0x8100);
+		fb_put16(p + 12, tpid);
 		if (tagged)
 			fb_put16(p + 16, 0x0800);
 		assert_int_equal(sw_frame_l3_off(p, len), tagged ? 18 : 14);
