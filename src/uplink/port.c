@@ -78,11 +78,9 @@ _Static_assert(SW_GSO_TCPV4 == UPLINK_GSO_TCPV4 && SW_GSO_TCPV6 == UPLINK_GSO_TC
  */
 #define UPLINK_INFLIGHT_MAX (256u * 1024u)
 
-/* Bytes of a frame the switch and consumers may parse (as netback's header copy). */
-#define UPLINK_HDR_LEN 128u
-
 /* One buffer: the virtio header and the largest frame. */
 #define UPLINK_SLOT (sizeof(struct virtio_net_hdr) + UPLINK_MAX_FRAME)
+_Static_assert(UPLINK_MAX_FRAME <= UINT16_MAX, "a frame's length fits sw_pkt.hdr_len");
 
 /* Pause after a TAP read error other than EAGAIN before trying again. */
 #define UPLINK_RETRY_MS 1000
@@ -169,8 +167,13 @@ static int read_one(struct uplink_tap_port *p, struct uplink_buf *b)
 	if ((vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !(m.flags & UPLINK_F_CSUM_BLANK))
 		count(&p->sw_csum);
 	memset(&b->pkt, 0, offsetof(struct sw_pkt, refs));
+	/*
+	 * The pool buffer is ours, not a guest's: the whole frame is private
+	 * and may be parsed (an IPv6 header chain longer than netback's header
+	 * copy included); len <= UPLINK_MAX_FRAME fits.
+	 */
 	b->pkt.hdr = frame;
-	b->pkt.hdr_len = (uint16_t)(len < UPLINK_HDR_LEN ? len : UPLINK_HDR_LEN);
+	b->pkt.hdr_len = (uint16_t)len;
 	b->pkt.nfrags = 1;
 	b->pkt.flags = m.flags;
 	b->pkt.gso_type = m.gso_type;

@@ -82,12 +82,11 @@
 /* Receive buffers: as the TAP uplink's, each the largest UDP payload. */
 #define UPLINK_VXLAN_POOL 128u
 #define UPLINK_VXLAN_SLOT 65536u
+_Static_assert(UPLINK_VXLAN_SLOT - UPLINK_VXLAN_HLEN <= UINT16_MAX,
+	       "an inner frame's length fits sw_pkt.hdr_len");
 
 /* Bytes of frames in flight before the reader waits (pool.h): as the TAP uplink's. */
 #define UPLINK_VXLAN_INFLIGHT_MAX (256u * 1024u)
-
-/* Bytes of a frame the switch and consumers may parse (as netback's header copy). */
-#define UPLINK_VXLAN_HDR_LEN 128u
 
 /* Datagrams per sendmmsg(), and the most segments one GSO frame may become. */
 #define UPLINK_VXLAN_MSGS 256u
@@ -201,9 +200,8 @@ static int rx_one(struct uplink_vxlan_port *p, struct uplink_buf *b, const struc
 	if (p->fdb) /* the frame's source MAC is behind this remote */
 		uplink_vxlan_fdb_learn(p->fdb, frame + 6, (unsigned int)remote, now);
 	memset(&b->pkt, 0, offsetof(struct sw_pkt, refs));
-	b->pkt.hdr = frame;
-	b->pkt.hdr_len =
-	    (uint16_t)((uint32_t)rc < UPLINK_VXLAN_HDR_LEN ? (uint32_t)rc : UPLINK_VXLAN_HDR_LEN);
+	b->pkt.hdr = frame; /* private: all of it may be parsed (port.c) */
+	b->pkt.hdr_len = (uint16_t)rc;
 	b->pkt.nfrags = 1;
 	b->pkt.len = (uint32_t)rc;
 	b->pkt.priv = b;
