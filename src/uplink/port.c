@@ -223,7 +223,12 @@ static void *reader_thread(void *arg)
 		bool starved = false, again = false;
 		int rc = 0;
 
-		while (n < UPLINK_BATCH) {
+		/*
+		 * At most a batch of reads per round, forwarded or dropped: a
+		 * stream of frames that are all dropped must not keep the
+		 * reader from seeing that it is asked to stop.
+		 */
+		for (unsigned int reads = 0; reads < UPLINK_BATCH; reads++) {
 			struct uplink_buf *b = uplink_pool_get(&p->pool);
 
 			if (!b) {
