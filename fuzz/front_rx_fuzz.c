@@ -30,7 +30,8 @@
  * at most one frame's bound of slots, its fragments are slots it used,
  * each within one page, its length is their sum, a dropped frame is one
  * with a negative status, an unknown GSO type, a GSO size of 0 or a
- * length outside 14..65535; and a frame is accepted, waited for or
+ * length outside 14..65535, a hash is reported only for the types and
+ * the algorithm netif.h defines; and a frame is accepted, waited for or
  * refused as a walk of the same slots by those rules says (refused only
  * for a real violation, never waited for when complete).  A broken
  * promise traps.
@@ -139,8 +140,11 @@ static enum ref_verdict ref_walk(const netif_rx_front_ring_t *r, RING_IDX cons, 
 			     ex.u.gso.type != XEN_NETIF_GSO_TYPE_TCPV6) ||
 			    ex.u.gso.size == 0)
 				f->error = true;
-		} else if (ex.type == XEN_NETIF_EXTRA_TYPE_HASH) {
-			f->flags |= PVNET_PKT_HASH;
+		} else if (ex.type == XEN_NETIF_EXTRA_TYPE_HASH &&
+			   ex.u.hash.type <= _XEN_NETIF_CTRL_HASH_TYPE_IPV6_TCP &&
+			   ex.u.hash.algorithm == XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ) {
+			f->flags |=
+			    PVNET_PKT_HASH; /* a hash of another type or algorithm: ignored */
 		}
 		nextras++;
 		pos++;
