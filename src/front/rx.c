@@ -358,8 +358,8 @@ int front_rx_burst(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 			struct pvnet_buf *pb = &q->rx_buf[b];
 
 			q->rx_owner[b] = FRONT_RX_APP;
-			pb->page =
-			    q->rx_page[b]; /* whatever the application did to them last time */
+			/* whatever the application did to them last time */
+			pb->page = q->rx_page[b];
 			pb->id = b;
 			pb->data = (char *)pb->page + pkt.frags[f].offset;
 			/*

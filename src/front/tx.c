@@ -273,7 +273,8 @@ int front_tx_alloc(struct pvnet_vif *vif, unsigned int queue, struct pvnet_buf *
 		struct pvnet_buf *b = &q->tx_buf[id];
 
 		q->tx_owner[id] = FRONT_TX_APP;
-		b->page = q->tx_page[id]; /* whatever the application did to them last time */
+		/* whatever the application did to them last time */
+		b->page = q->tx_page[id];
 		b->id = id;
 		b->data = b->page;
 		b->len = 0;

@@ -38,12 +38,13 @@
  * paths recorded and the records changed, each changed record bounded by
  * @node_size_max): past it they record no new path, so what ten open
  * transactions of long paths hold stays near xenstored's memory quota.  A
- * put is never refused (see store_txn_put()); it only counts.  The domain's node quota
- * counts the nodes it created but has not committed (@own_delta).  Each
- * open transaction sees only its own creations, so the quota is checked
- * again at commit, against what the committed tree holds then: a guest
- * cannot commit its whole quota once per open transaction (xenstored
- * answers ENOSPC there too).
+ * put is never refused (see store_txn_put()); it only counts.
+ *
+ * The domain's node quota counts the nodes it created but has not
+ * committed (@own_delta).  Each open transaction sees only its own
+ * creations, so the quota is checked again at commit, against what the
+ * committed tree holds then: a guest cannot commit its whole quota once per
+ * open transaction (xenstored answers ENOSPC there too).
  */
 
 struct store_tnode {
