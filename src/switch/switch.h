@@ -148,13 +148,16 @@ struct sw_port {
 
 /**
  * struct sw_config - limits of one switch; sw_config_init() sets defaults
- * @fdb_max: MACs the table holds in total (all ports).  Default 4096: a
- *	segment of 256 vifs with a few MACs each plus the hosts behind an
- *	uplink; the table is preallocated at twice this size (96 KiB).
+ * @fdb_max: MACs the table holds in total (all ports).  Default
+ *	SW_MAX_PORTS * SW_DEFAULT_MAC_LIM (16384): every port at its limit
+ *	still fits, so guests together cannot fill the table and have a later
+ *	guest's frames flooded (pvnetd adds its uplinks' larger limits on top);
+ *	the table is preallocated at twice this size or more, a power of
+ *	two (384 KiB for the default).
  * @port_mac_limit: default per-port limit.  Default 64: a guest has one MAC,
- *	or a few dozen when it bridges containers; 64 lets one guest take at
- *	most 1/64 of the table.  Uplinks carry a whole segment: raise theirs
- *	with sw_port_set_mac_limit().
+ *	or a few dozen when it bridges containers; 64 lets one port take at
+ *	most 1/256 of the default table.  Uplinks carry a whole segment: raise
+ *	theirs with sw_port_set_mac_limit() and the table by as much.
  * @ageing_s: seconds after which an unrefreshed MAC is forgotten.  Default
  *	300, as Linux bridges and 802.1D.
  * @clock: monotonic time in ns, read once per batch; NULL means
@@ -172,8 +175,8 @@ struct sw_config {
 /* Bounds sw_create() accepts, so a bad config cannot ask for absurd memory. */
 #define SW_FDB_MAX_LIMIT   (1U << 20)
 #define SW_AGEING_MAX_S	   1000000U /* Linux caps ageing_time at 1e6 s, too */
-#define SW_DEFAULT_FDB_MAX 4096
 #define SW_DEFAULT_MAC_LIM 64
+#define SW_DEFAULT_FDB_MAX (SW_MAX_PORTS * SW_DEFAULT_MAC_LIM)
 #define SW_DEFAULT_AGEING  300
 
 /**

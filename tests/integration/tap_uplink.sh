@@ -20,7 +20,7 @@ check_fails "pvnetd refuses the same uplink twice" timeout 10 \
 	"$PVNETD" --run-dir "$TAP_TMP/y" --uplink "tap:up0@$U" --uplink "tap:up0@$U"
 start_pvnetd "$RUN" --uplink "tap:up0@$U" --uplink "tap:up1@$V" || exit 1
 check "the uplinks' MACs get room of their own in the switch" \
-	grep -q "switch: room for 6144 MACs, 2048 of them for the uplinks" "$RUN.log"
+	grep -q "switch: room for 18432 MACs, 2048 of them for the uplinks" "$RUN.log"
 check "the uplink TAP exists in its namespace and is up" \
 	bash -c "ip -n '$U' link show up0 | grep -q ',UP'"
 check "and the second one in its own" bash -c "ip -n '$V' link show up1 | grep -q ',UP'"

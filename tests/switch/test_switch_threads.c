@@ -336,7 +336,7 @@ static void test_concurrent_forwarding(void **state)
 	sw_port_stats_get(dport.port, v);
 	assert_int_equal(v[i_txp], atomic_load(&dport.accepted));
 	assert_int_equal(v[i_txp] + v[i_txd], atomic_load(&dport.offered));
-	assert_true(sw_fdb_count(sw) <= 4096);
+	assert_true(sw_fdb_count(sw) <= SW_DEFAULT_FDB_MAX);
 	sw_destroy(sw);
 }
 
