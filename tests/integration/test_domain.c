@@ -464,6 +464,15 @@ static void test_capture_requests(void **state)
 	assert_int_equal(raw_domain_create(fd, 4), -EPERM);
 	expect_error(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", "up0"), NULL, 0,
 		     ENOENT);
+	/* A name quoted in the error cut at a character, never through one (byte 32 is inside). */
+	{
+		char port[31 + 2 + 1];
+
+		memset(port, 'a', 31);
+		strcpy(port + 31, "\xc3\xa9");
+		expect_error(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", port), NULL,
+			     0, ENOENT);
+	}
 	req = json_pack("{s:s, s:s}", "op", "capture-stop", "port", name);
 	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
 	json_decref(req);

@@ -650,6 +650,20 @@ static json_t *op_capture_start(struct ctl_conn *cc, const json_t *req, int *rfd
 			 (json_int_t)snaplen);
 }
 
+/*
+ * How many bytes of @s, at most @max, an error message may quote: cut
+ * before a UTF-8 sequence, never through one (the reply is JSON, and a
+ * string with half a character in it would not be built at all).
+ */
+static int quote_len(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return (int)n;
+}
+
 /* Stop this connection's capture of a port; the reply has its counters. */
 static json_t *op_capture_stop(struct ctl_conn *cc, const json_t *req)
 {
@@ -669,14 +683,13 @@ static json_t *op_capture_stop(struct ctl_conn *cc, const json_t *req)
 				 (json_int_t)st.captured, "dropped", (json_int_t)st.dropped);
 	}
 	return ctlmsg_error(ENOENT, "capture-stop: this connection does not capture %.*s",
-			    SW_PORT_NAME_MAX, port);
+			    quote_len(port, SW_PORT_NAME_MAX), port);
 }
 
 static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, unsigned int *nfds,
 			    int *rfds, unsigned int *nrfds, bool *owned)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
-	int n;
 
 	if (!op)
 		return ctlmsg_error(EINVAL, "request has no \"op\" string");
@@ -698,11 +711,7 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 		return op_capture_start(cc, req, rfds, nrfds, owned);
 	if (!strcmp(op, "capture-stop"))
 		return op_capture_stop(cc, req);
-	/* Quoted up to 64 bytes, cut before a UTF-8 sequence, not through it (JSON strings). */
-	n = strlen(op) > 64 ? 64 : (int)strlen(op);
-	while (n > 0 && ((unsigned char)op[n] & 0xc0) == 0x80)
-		n--;
-	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.*s\"", n, op);
+	return ctlmsg_error(EOPNOTSUPP, "unknown op \"%.*s\"", quote_len(op, 64), op);
 }
 
 /*
