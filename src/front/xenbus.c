@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/mac.h"
 #include "front/front.h"
 #include "front/xs.h"
 
@@ -523,21 +524,6 @@ static void vif_close(struct pvnet_vif *vif)
 		0);
 }
 
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	unsigned int b[6];
-	int n = 0;
-
-	if (strlen(s) != 17 /* xx:xx:xx:xx:xx:xx */ ||
-	    sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &n) !=
-		6 ||
-	    n != 17)
-		return -EINVAL;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)b[i];
-	return 0;
-}
-
 /* Tell pvnetd the device we asked for is gone; a pvnetd without the op has nothing to undo. */
 static void release_vif(struct pvnet_vif *vif)
 {
@@ -617,7 +603,7 @@ static int read_device(struct pvnet_vif *vif)
 	rc = front_xs_read(vif->xs, FRONT_XS_NO_TXN, path, mac, sizeof(mac));
 	if (rc < 0)
 		return rc == -ENOENT ? -ENODEV : rc;
-	return parse_mac(mac, vif->mac);
+	return mac_parse(mac, vif->mac);
 }
 
 static int check_config(const struct pvnet_vif_config *cfg)

@@ -27,6 +27,7 @@
 #include "common/ctlmsg.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/mac.h"
 #include "common/xen.h"
 
 static int count_fds(void)
@@ -232,6 +233,41 @@ static void test_loop_timeout_and_mod(void **state)
 	loop_destroy(f.l);
 	close(f.pa[0]);
 	close(f.pa[1]);
+}
+
+/* Exactly six pairs of hex digits with colons between: nothing sscanf would also take. */
+static void test_mac_parse(void **state)
+{
+	static const char *const bad[] = {
+	    "",
+	    "00:16:3e:00:00:0",
+	    "00:16:3e:00:00:012",
+	    "00:16:3e:00:00:01:",
+	    "00:16:3e:00:00:01 ",
+	    " 0:16:3e:00:00:01",
+	    "+0:16:3e:00:00:01",
+	    "-2:+1: 3:04:05:06",
+	    "0x:16:3e:00:00:01",
+	    "00-16-3e-00-00-01",
+	    "00:16:3g:00:00:01",
+	    "0:16:3e:00:00:01a",
+	};
+	uint8_t mac[6] = {9, 9, 9, 9, 9, 9};
+
+	(void)state;
+	assert_int_equal(mac_parse("00:16:3E:aB:Cd:ff", mac), 0);
+	assert_memory_equal(mac, "\x00\x16\x3e\xab\xcd\xff", 6);
+	assert_true(mac_is_unicast(mac));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t m[6] = {7, 7, 7, 7, 7, 7};
+
+		assert_int_equal(mac_parse(bad[i], m), -EINVAL);
+		assert_memory_equal(m, "\x07\x07\x07\x07\x07\x07", 6); /* untouched */
+	}
+	assert_int_equal(mac_parse("01:00:5e:00:00:01", mac), 0);
+	assert_false(mac_is_unicast(mac));
+	assert_int_equal(mac_parse("00:00:00:00:00:00", mac), 0);
+	assert_false(mac_is_unicast(mac));
 }
 
 static void test_ratelimit_burst(void **state)
@@ -520,6 +556,7 @@ int main(void)
 	    cmocka_unit_test(test_ctlmsg_call_maps_error_reply),
 	    cmocka_unit_test(test_loop_delete_during_dispatch),
 	    cmocka_unit_test(test_loop_timeout_and_mod),
+	    cmocka_unit_test(test_mac_parse),
 	    cmocka_unit_test(test_ratelimit_burst),
 	    cmocka_unit_test(test_ratelimit_names_suppressed),
 	    cmocka_unit_test(test_log_levels_and_long_lines),

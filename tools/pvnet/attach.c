@@ -15,6 +15,7 @@
 
 #include "attach.h"
 #include "cliarg.h"
+#include "common/mac.h"
 #include "uplink/tap.h"
 
 /* Default L3 MTU: Ethernet's.  Bigger frames use TSO rather than a big MTU. */
@@ -58,29 +59,10 @@ static void attach_usage(FILE *f)
 	    "               without them: pvnetd then fills in checksums and segments for us\n");
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Exactly "xx:xx:xx:xx:xx:xx", as `ip link` writes a MAC. */
+/* Exactly "xx:xx:xx:xx:xx:xx", and a unicast, non-zero address: the guest's own. */
 static int parse_mac(const char *s, uint8_t mac[6])
 {
-	for (int i = 0; i < 6; i++, s += 3) {
-		int hi = hexval(s[0]), lo = hi < 0 ? -1 : hexval(s[1]);
-
-		if (lo < 0 || s[2] != (i < 5 ? ':' : '\0'))
-			return -EINVAL;
-		mac[i] = (uint8_t)(hi << 4 | lo);
-	}
-	/* A unicast, non-zero address: the guest's own. */
-	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+	if (mac_parse(s, mac) < 0 || !mac_is_unicast(mac))
 		return -EINVAL;
 	return 0;
 }

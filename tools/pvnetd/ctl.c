@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/ctlmsg.h"
+#include "common/mac.h"
 #include "common/log.h"
 #include "back/back.h"
 #include "hv/hv.h"
@@ -320,16 +321,10 @@ static json_t *op_evtchn_close(struct ctl_conn *cc, const json_t *req)
 	return json_object();
 }
 
-/* Parse "xx:xx:xx:xx:xx:xx"; a guest's MAC must be unicast and not zero. */
+/* Exactly "xx:xx:xx:xx:xx:xx"; a guest's MAC must be unicast and not zero. */
 static int parse_mac(const char *s, uint8_t mac[6])
 {
-	char tail;
-
-	if (sscanf(s, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx%c", &mac[0], &mac[1], &mac[2], &mac[3],
-		   &mac[4], &mac[5], &tail) != 6 ||
-	    strlen(s) != 17)
-		return -EINVAL;
-	if ((mac[0] & 1) || !(mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]))
+	if (mac_parse(s, mac) < 0 || !mac_is_unicast(mac))
 		return -EINVAL;
 	return 0;
 }
