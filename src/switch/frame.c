@@ -115,16 +115,16 @@ int sw_frame_parse(const uint8_t *p, uint32_t len, struct sw_l4 *out)
 			return -EPROTO;
 		proto = p[off + 6];
 		off += IPV6_HLEN;
-		for (i = 0; i < IP6_MAX_EXT; i++) {
+		for (i = 0;; i++) {
 			if (proto != IP6_HOPOPTS && proto != IP6_ROUTING && proto != IP6_DSTOPTS)
 				break;
-			if (len < off + 8)
-				return -EPROTO;
+			if (i == IP6_MAX_EXT || len < off + 8)
+				return -EPROTO; /* a ninth, or one cut short */
 			proto = p[off];
 			off +=
 			    (p[off + 1] + 1u) * 8u; /* RFC 8200: length in 8-octet units, less 1 */
 		}
-		if (i == IP6_MAX_EXT || proto == IP6_FRAGMENT)
+		if (proto == IP6_FRAGMENT)
 			return -EPROTO;
 		out->l3 = 6;
 	} else {

@@ -70,7 +70,7 @@ uint32_t sw_frame_l3_off(const uint8_t *p, uint32_t len);
  * @len: bytes at @p
  * @out: filled on success
  *
- * Understands one optional 802.1Q tag, IPv4 (options, not fragments) and
+ * Understands one optional 802.1Q or 802.1ad tag, IPv4 (options, not fragments) and
  * IPv6 with at most 8 hop-by-hop/routing/destination-options headers (no
  * fragments).  A TCP or UDP header must lie entirely within @len.
  *

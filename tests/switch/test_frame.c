@@ -272,12 +272,50 @@ static void test_l3_off_short_vlan(void **state)
 	}
 }
 
+/*
+ * IPv6 with N destination-options headers of 8 bytes before UDP: up to 8
+ * are walked (frame.h), a ninth is refused; each frame is a heap block of
+ * its exact size, so a read past it is an AddressSanitizer error.
+ */
+static void test_ipv6_ext_headers(void **state)
+{
+	(void)state;
+	for (unsigned int n = 0; n <= 9; n++) {
+		uint32_t len = 14 + 40 + n * 8 + 8 + 4;
+		uint8_t *p = calloc(1, len);
+		struct sw_l4 l4;
+
+		assert_non_null(p);
+		fb_put16(p + 12, 0x86dd);
+		p[14] = 0x60;
+		fb_put16(p + 18, (uint16_t)(n * 8 + 8 + 4));
+		p[20] = n ? 60 : 17; /* next header */
+		for (unsigned int k = 0; k < n; k++)
+			p[54 + k * 8] = k + 1 < n ? 60 : 17; /* each 8 bytes: length field 0 */
+		fb_put16(p + 54 + n * 8 + 4, 12);	     /* UDP length */
+		if (n <= 8) {
+			assert_int_equal(sw_frame_parse(p, len, &l4), 0);
+			assert_int_equal(l4.l3, 6);
+			assert_int_equal(l4.proto, 17);
+			assert_int_equal(l4.l4_off, 54 + n * 8);
+		} else {
+			assert_int_equal(sw_frame_parse(p, len, &l4), -EPROTO);
+		}
+		/* cut inside the last extension header: refused, nothing read past the end */
+		if (n) {
+			assert_int_equal(sw_frame_parse(p, 54 + (n - 1) * 8 + 4, &l4), -EPROTO);
+		}
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tso_v4),	  cmocka_unit_test(test_tso_v6),
-	    cmocka_unit_test(test_tso_limits),	  cmocka_unit_test(test_tso_refused),
-	    cmocka_unit_test(test_csum_complete), cmocka_unit_test(test_l3_off_short_vlan),
+	    cmocka_unit_test(test_tso_v4),	     cmocka_unit_test(test_tso_v6),
+	    cmocka_unit_test(test_tso_limits),	     cmocka_unit_test(test_tso_refused),
+	    cmocka_unit_test(test_csum_complete),    cmocka_unit_test(test_l3_off_short_vlan),
+	    cmocka_unit_test(test_ipv6_ext_headers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
