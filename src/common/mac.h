@@ -3,6 +3,7 @@
 #ifndef PVNET_COMMON_MAC_H
 #define PVNET_COMMON_MAC_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -23,6 +24,12 @@ int mac_parse(const char *s, uint8_t mac[6]);
 static inline bool mac_is_unicast(const uint8_t mac[6])
 {
 	return !(mac[0] & 1) && (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
+}
+
+/* mac_parse(), and the address must be one a guest may have; 0 or -EINVAL. */
+static inline int mac_parse_guest(const char *s, uint8_t mac[6])
+{
+	return mac_parse(s, mac) == 0 && mac_is_unicast(mac) ? 0 : -EINVAL;
 }
 
 #endif /* PVNET_COMMON_MAC_H */

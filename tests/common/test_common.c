@@ -266,8 +266,11 @@ static void test_mac_parse(void **state)
 	}
 	assert_int_equal(mac_parse("01:00:5e:00:00:01", mac), 0);
 	assert_false(mac_is_unicast(mac));
+	assert_int_equal(mac_parse_guest("01:00:5e:00:00:01", mac), -EINVAL);
 	assert_int_equal(mac_parse("00:00:00:00:00:00", mac), 0);
 	assert_false(mac_is_unicast(mac));
+	assert_int_equal(mac_parse_guest("00:00:00:00:00:00", mac), -EINVAL);
+	assert_int_equal(mac_parse_guest("00:16:3e:00:00:01", mac), 0);
 }
 
 static void test_ratelimit_burst(void **state)

@@ -59,14 +59,6 @@ static void attach_usage(FILE *f)
 	    "               without them: pvnetd then fills in checksums and segments for us\n");
 }
 
-/* Exactly "xx:xx:xx:xx:xx:xx", and a unicast, non-zero address: the guest's own. */
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	if (mac_parse(s, mac) < 0 || !mac_is_unicast(mac))
-		return -EINVAL;
-	return 0;
-}
-
 /*
  * A name the kernel takes for a new interface (its dev_valid_name()), and
  * no '%', which TUNSETIFF would take as a pattern to number.
@@ -383,7 +375,7 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 			o->ifname = optarg;
 			break;
 		case 'm':
-			if (parse_mac(optarg, o->mac) < 0) {
+			if (mac_parse_guest(optarg, o->mac) < 0) {
 				fprintf(stderr, "pvnet attach: --mac %s: not a unicast MAC\n",
 					optarg);
 				return 2;

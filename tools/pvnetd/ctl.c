@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "common/ctlmsg.h"
-#include "common/mac.h"
 #include "common/log.h"
+#include "common/mac.h"
 #include "back/back.h"
 #include "hv/hv.h"
 #include "store/store.h"
@@ -321,14 +321,6 @@ static json_t *op_evtchn_close(struct ctl_conn *cc, const json_t *req)
 	return json_object();
 }
 
-/* Exactly "xx:xx:xx:xx:xx:xx"; a guest's MAC must be unicast and not zero. */
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	if (mac_parse(s, mac) < 0 || !mac_is_unicast(mac))
-		return -EINVAL;
-	return 0;
-}
-
 static json_t *op_vif_create(struct ctl_conn *cc, const json_t *req)
 {
 	struct back_vif *vif;
@@ -343,7 +335,7 @@ static json_t *op_vif_create(struct ctl_conn *cc, const json_t *req)
 	if (json_object_get(req, "devid") && get_uint(req, "devid", 65535, &devid) < 0)
 		return ctlmsg_error(EINVAL, "vif-create: \"devid\" must be 0..65535");
 	macstr = json_string_value(json_object_get(req, "mac"));
-	if (json_object_get(req, "mac") && (!macstr || parse_mac(macstr, mac) < 0))
+	if (json_object_get(req, "mac") && (!macstr || mac_parse_guest(macstr, mac) < 0))
 		return ctlmsg_error(EINVAL,
 				    "vif-create: \"mac\" must be a unicast xx:xx:xx:xx:xx:xx");
 	if (!macstr) {
