@@ -204,7 +204,15 @@ static int wait_response(struct pvnet_vif *vif, uint16_t id, struct xen_netif_ct
 				return 0;
 			continue; /* the late answer to a call that gave up */
 		}
-		RING_FINAL_CHECK_FOR_RESPONSES(&c->ring, more);
+		/*
+		 * RING_FINAL_CHECK_FOR_RESPONSES with the index fields as
+		 * atomics (the backend writes them concurrently): arm
+		 * rsp_event, full fence, look at rsp_prod again.
+		 */
+		__atomic_store_n(&c->ring.sring->rsp_event, c->ring.rsp_cons + 1, __ATOMIC_RELAXED);
+		xen_mb();
+		more =
+		    __atomic_load_n(&c->ring.sring->rsp_prod, __ATOMIC_ACQUIRE) != c->ring.rsp_cons;
 		if (more)
 			continue;
 		int64_t left = end - ms_now();
