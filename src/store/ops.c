@@ -231,32 +231,6 @@ static int do_rm(struct store_conn *c, struct req *r)
 	return e ? e : ack(c, r);
 }
 
-/* SET_PERMS on @introduceDomain / @releaseDomain: who may watch them. */
-static int set_perms_special(struct store *s, domid_t domid, const char *name,
-			     const struct store_perm *p, unsigned int n)
-{
-	int idx = store_watch_special_index(name);
-	struct store_perm *copy;
-
-	if (idx < 0)
-		return -ENOENT;
-	if ((store_perm_for(domid, s->special_perms[idx], s->special_nperms[idx]) &
-	     (STORE_PERM_WRITE | STORE_PERM_OWNER)) != (STORE_PERM_WRITE | STORE_PERM_OWNER))
-		return -EACCES;
-	/* Guests may not give it away, as they may not a node (tree.c). */
-	if (domid != 0 && p[0].id != s->special_perms[idx][0].id)
-		return -EPERM;
-	copy = malloc(n * sizeof(*p));
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, p, n * sizeof(*p));
-	store_perms_mark_absent(s, copy, n);
-	free(s->special_perms[idx]);
-	s->special_perms[idx] = copy;
-	s->special_nperms[idx] = n;
-	return 0;
-}
-
 static int do_set_perms(struct store_conn *c, struct req *r)
 {
 	char path[XENSTORE_ABS_PATH_MAX + 1];
@@ -274,7 +248,7 @@ static int do_set_perms(struct store_conn *c, struct req *r)
 	if (e)
 		return e;
 	if (r->body[0] == '@') {
-		e = set_perms_special(c->s, c->domid, r->body, p, n);
+		e = store_op_set_perms_special(c->s, c->domid, r->body, p, n);
 	} else {
 		e = node_path(c, r->body, path);
 		if (!e)

@@ -368,9 +368,8 @@ int store_set_perms(struct store *s, const char *path, const struct store_perm *
 		    unsigned int n)
 {
 	char p[XENSTORE_ABS_PATH_MAX + 1];
-	struct store_perm *copy;
 	unsigned int i;
-	int idx, r;
+	int r;
 
 	if (!perms || n == 0)
 		return -EINVAL;
@@ -380,20 +379,8 @@ int store_set_perms(struct store *s, const char *path, const struct store_perm *
 	r = canon0(path, p, true);
 	if (r)
 		return r;
-	if (p[0] == '@') {
-		idx = store_watch_special_index(p);
-		if (idx < 0)
-			return -ENOENT;
-		copy = malloc(n * sizeof(*copy));
-		if (!copy)
-			return -ENOMEM;
-		memcpy(copy, perms, n * sizeof(*copy));
-		store_perms_mark_absent(s, copy, n);
-		free(s->special_perms[idx]);
-		s->special_perms[idx] = copy;
-		s->special_nperms[idx] = n;
-		return 0;
-	}
+	if (p[0] == '@')
+		return store_op_set_perms_special(s, 0, p, perms, n);
 	store_enter(s);
 	r = store_op_set_perms(s, &dom0, p, perms, n);
 	store_leave(s);

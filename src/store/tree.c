@@ -675,6 +675,35 @@ int store_op_set_perms(struct store *s, const struct store_actor *a, const char 
 	return r;
 }
 
+/*
+ * SET_PERMS on @introduceDomain / @releaseDomain: who may watch them.  For
+ * the wire (ops.c) and the in-process API (store.c, as domain 0) alike.
+ */
+int store_op_set_perms_special(struct store *s, domid_t domid, const char *name,
+			       const struct store_perm *p, unsigned int n)
+{
+	int idx = store_watch_special_index(name);
+	struct store_perm *copy;
+
+	if (idx < 0)
+		return -ENOENT;
+	if ((store_perm_for(domid, s->special_perms[idx], s->special_nperms[idx]) &
+	     (STORE_PERM_WRITE | STORE_PERM_OWNER)) != (STORE_PERM_WRITE | STORE_PERM_OWNER))
+		return -EACCES;
+	/* Guests may not give it away, as they may not a node (tree.c). */
+	if (domid != 0 && p[0].id != s->special_perms[idx][0].id)
+		return -EPERM;
+	copy = malloc(n * sizeof(*p));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, p, n * sizeof(*p));
+	store_perms_mark_absent(s, copy, n);
+	free(s->special_perms[idx]);
+	s->special_perms[idx] = copy;
+	s->special_nperms[idx] = n;
+	return 0;
+}
+
 /* Drop the entries of @perms[1..] that name @from; returns how many are left. */
 static uint32_t perms_drop(struct store_perm *perms, uint32_t n, domid_t from)
 {
