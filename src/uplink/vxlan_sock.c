@@ -33,7 +33,16 @@ static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_
 
 	if (fd < 0)
 		return -errno;
-	if ((sp->remote[0].ss_family == AF_INET6 &&
+	/*
+	 * IPv4: no DF bit, as a Linux vxlan device without "df set": a router
+	 * on a narrower path may fragment the datagram (RFC 7348, 4.3), and a
+	 * datagram over the route's MTU leaves in fragments rather than being
+	 * refused (the kernel's default would set DF and follow path MTU).
+	 */
+	if ((sp->remote[0].ss_family == AF_INET &&
+	     setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &(int){IP_PMTUDISC_DONT}, sizeof(int)) <
+		 0) ||
+	    (sp->remote[0].ss_family == AF_INET6 &&
 	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
 	    bind(fd, (const struct sockaddr *)addr, sp->local_len) < 0) {
 		int e = errno;

@@ -13,6 +13,7 @@ PVNET=$2
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
 command -v ethtool >/dev/null || { echo "SKIP: ethtool not installed"; exit 77; }
+command -v tcpdump >/dev/null || { echo "SKIP: tcpdump not installed"; exit 77; }
 trap tap_cleanup EXIT
 
 K=pvxk$$ # the kernel's VTEP: vx0 (VNI 42), and the second pvnetd's tunnel socket
@@ -62,6 +63,19 @@ check "ping guest -> kernel VTEP (IPv6)" tap_ping "$G" fd79:7::1
 check "ping kernel VTEP -> guest (IPv6)" tap_ping "$K" fd79:7::2
 check "ping guest -> the kernel's VTEP over IPv6 (VNI 44)" tap_ping "$G" 10.79.7.4
 check "and back" tap_ping "$K6" 10.79.7.2
+# pvnetd's IPv4 datagrams carry no DF bit, as a Linux vxlan device's without "df set": a
+# router on a narrower path may fragment them (RFC 7348, 4.3). Read off the wire: the outer
+# header is on the stamped lines (tcpdump also decodes the inner frame, without a stamp).
+DFCAP=$TAP_TMP/df.txt
+ip netns exec "$K" timeout 10 tcpdump -l -c 3 -nv -i vxk \
+	'udp dst port 4789 and src host 192.168.79.2' >"$DFCAP" 2>"$DFCAP.err" &
+DFPID=$!
+for _ in $(seq 1 50); do grep -q listening "$DFCAP.err" 2>/dev/null && break; sleep 0.1; done
+tap_ping "$G" 10.79.7.1
+wait "$DFPID"
+check "pvnetd's tunnel datagrams leave without DF" bash -c \
+	"grep -E '^[0-9:.]+ IP ' '$DFCAP' >'$DFCAP.outer' && ! grep -q DF '$DFCAP.outer' &&
+	[ \$(grep -c 'proto UDP' '$DFCAP.outer') -eq 3 ]"
 # TCP: the guest's 64 KiB TSO frames are cut into MTU-sized datagrams with full checksums.
 for dir in "" -R; do
 	what="iperf3 ${dir:+reverse }TCP guest -> kernel VTEP"
