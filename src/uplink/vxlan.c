@@ -24,7 +24,7 @@ __attribute__((format(printf, 3, 4))) static int bad(char *err, size_t errlen, c
 /* A decimal number 1..@max (0 allowed if @zero), nothing else. */
 static int parse_num(const char *s, size_t len, unsigned long max, bool zero, unsigned long *out)
 {
-	unsigned long v = 0;
+	uint64_t v = 0; /* ten digits fit, whatever the width of long */
 
 	if (len == 0 || len > 10)
 		return -EINVAL;
@@ -60,6 +60,18 @@ static socklen_t parse_addr(const char *s, size_t len, struct sockaddr_storage *
 		return sizeof(*in6);
 	}
 	return 0;
+}
+
+/*
+ * An IPv6 address our sockets cannot use: IPv4-mapped (they are
+ * IPv6-only) or link-local (it needs an interface, and the specification
+ * names none).
+ */
+static bool addr_v6_unusable(const struct sockaddr_storage *ss)
+{
+	const struct in6_addr *a6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+	return ss->ss_family == AF_INET6 && (IN6_IS_ADDR_V4MAPPED(a6) || IN6_IS_ADDR_LINKLOCAL(a6));
 }
 
 /* Not an address one datagram can go to and come back from: any, multicast, broadcast. */
@@ -136,9 +148,10 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 				return bad(err, errlen, "at most %u remotes",
 					   UPLINK_VXLAN_REMOTES_MAX);
 			rlen = parse_addr(val, vlen, r);
-			if (!rlen || !addr_unicast(r))
+			if (!rlen || !addr_unicast(r) || addr_v6_unusable(r))
 				return bad(err, errlen,
-					   "remote must be a unicast IPv4 or IPv6 address");
+					   "remote must be a unicast IPv4 or IPv6 address (not "
+					   "IPv4-mapped, not link-local)");
 			if (out->nremotes && r->ss_family != out->remote[0].ss_family)
 				return bad(err, errlen, "remotes must be of one family");
 			for (unsigned int i = 0; i < out->nremotes; i++)
@@ -151,8 +164,11 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 		}
 		case K_LOCAL:
 			out->local_len = parse_addr(val, vlen, &out->local);
-			if (!out->local_len)
-				return bad(err, errlen, "local must be an IPv4 or IPv6 address");
+			if (!out->local_len || addr_v6_unusable(&out->local))
+				return bad(
+				    err, errlen,
+				    "local must be an IPv4 or IPv6 address (not IPv4-mapped, "
+				    "not link-local)");
 			break;
 		case K_DSTPORT:
 			if (parse_num(val, vlen, 65535, false, &v) < 0)
