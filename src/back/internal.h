@@ -358,6 +358,7 @@ struct back_queue {
 	uint64_t rx_blocked_since; /* when the head began to wait (0: it does not), under rx_lock */
 	struct back_hold_pool hold;
 	struct back_rx_sw *sw; /* software offloads' scratch (rx_deliver.c), made on first use */
+	uint16_t sw_sent;      /* segments of the head frame already delivered from @sw, or 0 */
 	xengnttab_grant_copy_segment_t rx_copy[BACK_RX_COPY_OPS];
 	uint16_t rx_copy_slot[BACK_RX_COPY_OPS];
 	netif_rx_response_t rx_rsp[BACK_RX_RING_SIZE];

@@ -110,6 +110,7 @@ void back_rx_fini(struct back_queue *q)
 	back_mpsc_fini(&q->rxq);
 	free(q->sw);
 	q->sw = NULL;
+	q->sw_sent = 0;
 	free(q->hold.base);
 	q->hold = (struct back_hold_pool){0};
 }
@@ -179,22 +180,26 @@ static void hold_free(struct back_queue *q, struct back_rx_held *held)
 /*
  * With rx_lock held: one batch from the head of @rxq into the guest's
  * buffers (back_rx_deliver()), popped and uncharged.  *@n receives how many
- * were looked at (0: nothing queued); returns how many went.
+ * were looked at (0: nothing queued), *@moved whether the guest took
+ * anything (a frame, or segments of the head frame); returns how many went.
  */
-static unsigned int deliver_head(struct back_queue *q, bool direct, unsigned int *n)
+static unsigned int deliver_head(struct back_queue *q, bool direct, unsigned int *n, bool *moved)
 {
 	struct back_mpsc_item *items[BACK_BATCH], *it;
 	uint32_t lens[BACK_BATCH], bytes = 0;
 	unsigned int k = 0, done;
+	uint16_t sent = q->sw_sent;
 
 	while (k < BACK_BATCH && (it = back_mpsc_peek(&q->rxq, k)) != NULL)
 		items[k++] = it;
 	*n = k;
+	*moved = false;
 	if (k == 0)
 		return 0;
 	for (unsigned int i = 0; i < k; i++)
 		lens[i] = back_rx_item_len(items[i]);
 	done = back_rx_deliver(q, items, k, direct);
+	*moved = done || q->sw_sent != sent;
 	for (unsigned int i = 0; i < done; i++) {
 		bytes += lens[i];
 		back_mpsc_pop(&q->rxq);
@@ -236,12 +241,13 @@ static bool drain_queued(struct back_queue *q)
 	if (atomic_load_explicit(&q->rx_blocked, memory_order_acquire) && !rx_wait_over(q))
 		return false;
 	for (unsigned int b = 0; b < RX_DRAIN_BATCHES; b++) {
-		unsigned int n, done = deliver_head(q, true, &n);
+		bool moved;
+		unsigned int n, done = deliver_head(q, true, &n, &moved);
 
 		if (n == 0)
 			return true;
 		/* The guest took frames: a wait of the head starts again (stall detection). */
-		if (done)
+		if (moved)
 			q->rx_blocked_since = 0;
 		if (done < n)
 			return false;
@@ -313,6 +319,8 @@ static bool direct_deliver(struct back_queue *q, struct back_mpsc_item *const *i
 	}
 	for (unsigned int i = done; i < n; i++) {
 		if (!enqueue(q, items[i], ((struct sw_pkt *)items[i]->ptr)->len, max)) {
+			if (i == done)
+				q->sw_sent = 0; /* if items[done] went in part: the rest is lost */
 			sw_pkt_put(items[i]->ptr);
 			lost++;
 		}
@@ -512,6 +520,7 @@ static unsigned int rx_purge(struct back_queue *q)
 		back_mpsc_pop(&q->rxq);
 		n++;
 	}
+	q->sw_sent = 0;
 	back_stat_add(&q->stats->rx_dropped, n);
 	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	return n;
@@ -626,6 +635,7 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 					  memory_order_relaxed);
 		back_rx_item_release(q, it);
 		back_mpsc_pop(&q->rxq);
+		q->sw_sent = 0; /* the head went: any segments gone were its */
 		back_stat_add(&q->stats->rx_expired, 1);
 		back_stat_add(&q->stats->rx_dropped, 1);
 		did = true;
@@ -703,7 +713,8 @@ static bool rx_unstall(struct back_queue *q)
 
 bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 {
-	unsigned int n = 0, done = 0;
+	unsigned int n = 0;
+	bool moved = false;
 	uint64_t due;
 	bool did;
 
@@ -728,10 +739,10 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 		pthread_mutex_unlock(&q->rx_lock);
 		return did;
 	}
-	done = deliver_head(q, false, &n);
+	deliver_head(q, false, &n, &moved);
 	if (!atomic_load_explicit(&q->rx_blocked, memory_order_relaxed)) {
 		q->rx_blocked_since = 0;
-	} else if (done || !q->rx_blocked_since) {
+	} else if (moved || !q->rx_blocked_since) {
 		q->rx_blocked_since = now; /* the guest took frames: its wait starts again */
 	} else if (q->vif->rx_stall_ns && now - q->rx_blocked_since >= q->vif->rx_stall_ns) {
 		rx_stall(q);
@@ -751,5 +762,5 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 	    *timeout_ms != 0)
 		*timeout_ms = 1;
 	pthread_mutex_unlock(&q->rx_lock);
-	return did || done > 0;
+	return did || moved;
 }

@@ -76,7 +76,9 @@ int back_rx_avail(struct back_queue *q, bool seq);
  * Consumes exactly the first k items, 0 <= k <= @n, one batch at most:
  * each delivered, or dropped as undeliverable.  Item k (if k < @n) did not
  * fit, and the ring's req_event then asks the guest to notify once it has
- * posted enough.
+ * posted enough; or it is a frame segmented in software of which some
+ * segments went (@q->sw_sent), the rest in later calls: it must stay
+ * first, and whoever drops it instead sets @q->sw_sent to 0.
  *
  * Return: k
  */

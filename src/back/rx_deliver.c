@@ -14,7 +14,11 @@
  *     extra (rx_slots_needed(); Linux's XEN_NETIF_NR_SLOTS_MIN bound);
  *   - a frame with offloads the guest did not negotiate is first made
  *     whole in the queue's scratch (rx_sw_*: a blank checksum filled in,
- *     a GSO frame cut into segments), one such frame per batch;
+ *     a GSO frame cut into segments), one such frame per batch; its
+ *     segments go as the posted buffers take them, over several batches
+ *     if need be, so that it never waits for more than one segment's
+ *     slots (a guest keeping fewer buffers posted than a 64 KiB frame
+ *     makes segments would otherwise block its queue with it);
  *   - each request used is copied once (RING_COPY_REQUEST) and only the
  *     copy is read; the grant copies of the whole batch go in one call
  *     (gnt.c); responses are written at the index of the request each
@@ -43,6 +47,7 @@ struct rx_ent {
 	uint16_t copy0;
 	uint16_t ncopy;
 	bool drop;
+	bool partial; /* some of q->sw's segments: the frame stays at the head */
 };
 
 /*
@@ -50,15 +55,25 @@ struct rx_ent {
  * @frame: a private copy of the frame being fixed, read once from its pieces
  * @hdrs: each segment's headers
  * @segs: the segments (or, for a checksum, the frame itself as segs[0])
+ * @need: each segment's slots on the guest's ring
+ * @nseg: how many segments
+ * @len: the length of the frame they came from (a resumed frame is checked by it)
  * @flags: SW_PKT_* offload flags of every segment (a blank checksum or none)
  *
  * Made on first use (most guests negotiate every offload), used by whoever
  * holds rx_lock, for one frame per batch: the batch's grant copies read it.
+ * The segments of a frame go as the guest's buffers take them, over
+ * several batches if need be, as the separate frames Linux's core would
+ * have made of it: q->sw_sent counts those gone, and while it is not 0 the
+ * frame stays at the head of the queue and q->sw keeps it.
  */
 struct back_rx_sw {
 	uint8_t frame[XEN_NETIF_MAX_TX_SIZE];
 	uint8_t hdrs[BACK_RX_RING_SIZE * SW_TSO_MAX_HDRS];
 	struct sw_seg segs[BACK_RX_RING_SIZE];
+	uint8_t need[BACK_RX_RING_SIZE];
+	uint16_t nseg;
+	uint32_t len;
 	uint8_t flags;
 };
 
@@ -265,13 +280,11 @@ static enum rx_sw rx_sw_need(const struct back_vif *vif, const struct back_mpsc_
 
 /*
  * Do @kind for @it into q->sw.  Returns the frames the guest will get (1,
- * or the segments), with the slots and copy operations they take in
- * *@need and *@nops and their bytes in *@bytes; 0 if it cannot be done
- * (counted; the caller drops the frame).
+ * or the segments), each segment's slots in q->sw->need; 0 if it cannot be
+ * done (counted; the caller drops the frame).
  */
 static unsigned int rx_sw_prepare(struct back_queue *q, const struct back_mpsc_item *it,
-				  enum rx_sw kind, unsigned int *need, unsigned int *nops,
-				  uint32_t *bytes)
+				  enum rx_sw kind)
 {
 	const struct sw_pkt *pkt = it->ptr;
 	const struct back_rx_held *held = it->aux;
@@ -322,23 +335,18 @@ static unsigned int rx_sw_prepare(struct back_queue *q, const struct back_mpsc_i
 		nseg = (unsigned int)rc;
 		sw->flags = blank ? SW_PKT_CSUM_BLANK : 0;
 	}
-	*need = *nops = 0;
-	*bytes = 0;
 	for (unsigned int i = 0; i < nseg; i++) {
-		uint32_t b = sw->segs[i].hdr_len + sw->segs[i].len;
-		unsigned int n = rx_slots_needed(q->vif, b, SW_GSO_NONE, it->hash_type);
+		unsigned int n = rx_slots_needed(q->vif, sw->segs[i].hdr_len + sw->segs[i].len,
+						 SW_GSO_NONE, it->hash_type);
 
 		if (n == 0) {
 			back_stat_add(&q->stats->rx_oversize, 1);
 			return 0;
 		}
-		*need += n;
-		*nops += n + 1; /* two pieces: a page boundary splits at most one more */
-		*bytes += b;
+		sw->need[i] = (uint8_t)n;
 	}
-	/* More than the ring or one batch's copies can ever take: it would wait forever. */
-	if (*need > BACK_RX_RING_SIZE || *nops > BACK_RX_COPY_OPS)
-		goto bad;
+	sw->nseg = (uint16_t)nseg;
+	sw->len = len;
 	return nseg;
 bad:
 	back_stat_add(&q->stats->rx_sw_bad, 1);
@@ -346,11 +354,37 @@ bad:
 }
 
 /*
- * Plan the @nseg frames rx_sw_prepare() left in q->sw, as one entry.  The
+ * How many of q->sw's segments from @from on fit in @slots posted buffers
+ * and @ops copy operations; their slots in *@need and bytes in *@bytes.
+ */
+static unsigned int rx_sw_fit(const struct back_queue *q, unsigned int from, unsigned int slots,
+			      unsigned int ops, unsigned int *need, uint32_t *bytes)
+{
+	const struct back_rx_sw *sw = q->sw;
+	unsigned int k = 0, nops = 0;
+
+	*need = 0;
+	*bytes = 0;
+	for (unsigned int i = from; i < sw->nseg; i++, k++) {
+		unsigned int n = sw->need[i];
+
+		/* two pieces: a page boundary splits at most one more */
+		if (*need + n > slots || nops + n + 1 > ops)
+			break;
+		*need += n;
+		nops += n + 1;
+		*bytes += sw->segs[i].hdr_len + sw->segs[i].len;
+	}
+	return k;
+}
+
+/*
+ * Plan q->sw's segments @from .. @from + @nseg - 1 as one entry.  The
  * counters count here: a frame that waited for buffers was prepared again.
  */
 static void rx_plan_sw(struct back_queue *q, const struct back_mpsc_item *it, enum rx_sw kind,
-		       unsigned int nseg, unsigned int nrsp, unsigned int *ncopy, struct rx_ent *e)
+		       unsigned int from, unsigned int nseg, unsigned int nrsp, unsigned int *ncopy,
+		       struct rx_ent *e)
 {
 	const struct back_rx_sw *sw = q->sw;
 	unsigned int at = nrsp;
@@ -358,11 +392,10 @@ static void rx_plan_sw(struct back_queue *q, const struct back_mpsc_item *it, en
 	e->rsp0 = (uint16_t)nrsp;
 	e->copy0 = (uint16_t)*ncopy;
 	e->npkts = (uint16_t)nseg;
-	for (unsigned int i = 0; i < nseg; i++) {
+	for (unsigned int i = from; i < from + nseg; i++) {
 		const struct sw_seg *g = &sw->segs[i];
 		struct back_rx_piece pc[2];
-		unsigned int np = 0, n = rx_slots_needed(q->vif, g->hdr_len + g->len, SW_GSO_NONE,
-							 it->hash_type);
+		unsigned int np = 0, n = sw->need[i];
 		struct rx_src s = {
 		    .pc = pc,
 		    .flags = sw->flags,
@@ -381,7 +414,8 @@ static void rx_plan_sw(struct back_queue *q, const struct back_mpsc_item *it, en
 	e->nrsp = (uint16_t)(at - nrsp);
 	e->ncopy = (uint16_t)(*ncopy - e->copy0);
 	if (kind == RX_SW_GSO) {
-		back_stat_add(&q->stats->rx_sw_gso, 1);
+		if (from == 0)
+			back_stat_add(&q->stats->rx_sw_gso, 1);
 		back_stat_add(&q->stats->rx_sw_gso_segs, nseg);
 	} else {
 		back_stat_add(&q->stats->rx_sw_csum, 1);
@@ -416,7 +450,8 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
 			back_stat_add(&q->stats->rx_bytes, e->len);
 			delivered += e->npkts;
 		}
-		back_rx_item_release(q, items[i]);
+		if (!e->partial)
+			back_rx_item_release(q, items[i]);
 	}
 	back_stat_add(&q->stats->rx_packets, delivered);
 	if (direct)
@@ -435,7 +470,8 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
  * them, one batch at most.  Returns how many were consumed (delivered, or
  * dropped as undeliverable); the first one not consumed did not fit, and
  * the ring's req_event then asks the guest to notify once it has posted
- * enough.  The caller holds rx_lock.
+ * enough, or went in part (a segmented frame: q->sw_sent).  The caller
+ * holds rx_lock.
  */
 unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const *items,
 			     unsigned int n, bool direct)
@@ -462,7 +498,7 @@ unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const 
 		const struct back_rx_held *held = it->aux;
 		uint8_t gso = held ? held->gso_type : ((struct sw_pkt *)it->ptr)->gso_type;
 		enum rx_sw kind = rx_sw_need(q->vif, it);
-		unsigned int need = 0, nops = 0, nseg = 0;
+		unsigned int need = 0, nseg = 0, from = 0;
 
 		*e = (struct rx_ent){.len = len, .npkts = 1};
 		if (kind == RX_SW_NONE) {
@@ -478,18 +514,24 @@ unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const 
 		} else {
 			if (sw_used)
 				break; /* q->sw holds an earlier frame of this batch */
-			if (kind != RX_SW_BAD)
-				nseg = rx_sw_prepare(q, it, kind, &need, &nops, &e->len);
-			else
-				back_stat_add(&q->stats->rx_sw_bad, 1);
-			if (nseg == 0) {
-				e->drop = true;
-				nent++;
-				continue;
+			if (q->sw_sent && nent == 0 && kind == RX_SW_GSO && q->sw->len == len) {
+				/* The head frame, some of its segments gone: the rest. */
+				from = q->sw_sent;
+				nseg = q->sw->nseg;
+			} else {
+				q->sw_sent = 0;
+				if (kind != RX_SW_BAD)
+					nseg = rx_sw_prepare(q, it, kind);
+				else
+					back_stat_add(&q->stats->rx_sw_bad, 1);
+				if (nseg == 0) {
+					e->drop = true;
+					nent++;
+					continue;
+				}
 			}
-			if (ncopy + nops > BACK_RX_COPY_OPS)
-				break; /* not with this batch's copies: first in the next */
 			sw_used = true;
+			need = q->sw->need[from]; /* its next segment, at least */
 		}
 		if ((unsigned int)avail - nrsp < need) {
 			/* Ask to be notified when enough are posted, then re-check. */
@@ -509,14 +551,24 @@ unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const 
 			}
 		}
 		atomic_store_explicit(&q->rx_blocked, false, memory_order_relaxed);
-		if (nseg)
-			rx_plan_sw(q, it, kind, nseg, nrsp, &ncopy, e);
-		else
+		if (nseg) {
+			/* As many segments as fit (one at least: the loop's bound leaves the copies). */
+			unsigned int k = rx_sw_fit(q, from, (unsigned int)avail - nrsp,
+						   BACK_RX_COPY_OPS - ncopy, &need, &e->len);
+
+			e->partial = from + k < nseg;
+			q->sw_sent = e->partial ? (uint16_t)(from + k) : 0;
+			rx_plan_sw(q, it, kind, from, k, nrsp, &ncopy, e);
+		} else {
 			rx_plan(q, it, need, nrsp, &ncopy, e);
+		}
 		nrsp += need;
 		nent++;
+		if (e->partial)
+			break;
 	}
 	if (nent)
 		rx_flush(q, items, ents, nent, ncopy, nrsp, direct);
-	return nent;
+	/* A frame partly delivered is not consumed: it stays first, for the next call. */
+	return nent && ents[nent - 1].partial ? nent - 1 : nent;
 }

@@ -73,9 +73,12 @@ static void send_f(struct fx *x, const struct ff_txopt *opt)
 	ff_tx_push(&x->a, 0);
 }
 
-/* Receive up to @n frames at B into consecutive slices of @out (lengths in @lens). */
+/*
+ * Receive up to @n frames at B into consecutive slices of @out (lengths in
+ * @lens), B posting its buffers again as it goes unless @hold.
+ */
 static unsigned int recv_n(struct fx *x, unsigned int n, uint8_t (*out)[2048], uint32_t *lens,
-			   struct ff_rxinfo *infos)
+			   struct ff_rxinfo *infos, bool hold)
 {
 	unsigned int got = 0;
 	uint64_t end = test_now_ms() + WAIT_MS;
@@ -83,7 +86,8 @@ static unsigned int recv_n(struct fx *x, unsigned int n, uint8_t (*out)[2048], u
 	while (got < n && test_now_ms() < end) {
 		int r;
 
-		ff_rx_post(&x->b, 0, FF_RING);
+		if (!hold)
+			ff_rx_post(&x->b, 0, FF_RING);
 		r = ff_rx_recv(&x->b, 0, rbuf, sizeof(rbuf), &infos[got]);
 		if (r == -EAGAIN) {
 			loop_run_once(x->w.loop, 1);
@@ -125,7 +129,7 @@ static void gso_to(enum back_tx_mode mode, int l3, const struct ff_opts *ob, uin
 	if (held)
 		assert_true(
 		    WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_held_copied") == 1, WAIT_MS));
-	got = recv_n(x, want, segs, seglens, infos);
+	got = recv_n(x, want, segs, seglens, infos, false);
 	if (got != want)
 		dump(x, got, want, 0);
 	assert_int_equal(got, want);
@@ -315,52 +319,113 @@ static void test_gso_refused(void **state)
 	fx_free(x);
 }
 
+/* Check segs[first..first+n-1] as @n segments of f cut at @mss from payload byte @off on. */
+static void check_segs(unsigned int first, unsigned int n, uint16_t mss, uint32_t off)
+{
+	uint32_t hdrs = f.l4 + TCP_HL;
+
+	for (unsigned int i = first; i < first + n; i++, off += mss) {
+		assert_int_equal(seglens[i], hdrs + mss);
+		assert_int_equal(get32(segs[i] + f.l4 + 4), 0x1000 + off);
+		assert_memory_equal(segs[i] + hdrs, f.b + hdrs + off, mss);
+	}
+}
+
+/* Receive exactly @n frames at B into segs (see recv_n()). */
+static void recv_all(struct fx *x, unsigned int n, bool hold)
+{
+	unsigned int got = recv_n(x, n, segs, seglens, infos, hold);
+
+	if (got != n)
+		dump(x, got, n, 0);
+	assert_int_equal(got, n);
+}
+
 /*
  * A HASH extra follows every segment, so each takes two slots: 128 segments
- * fill B's ring to the last slot and are delivered; 129 would never fit and
- * are refused at once instead of waiting for buffers that cannot come.
+ * fill B's ring to the last slot; 200 take more slots than the ring has and
+ * arrive all the same, as B posts buffers again: the segments go as the
+ * separate frames Linux's core would have made of the frame.
  */
-static void test_gso_ring_bound(void **state)
+static void test_gso_over_ring(void **state)
 {
 	struct ff_txopt opt = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
 			       .gso_size = 100,
 			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &no_gso);
-	const unsigned int fill = BACK_RX_RING_SIZE / 2;
-	unsigned int got;
+	const unsigned int fill = BACK_RX_RING_SIZE / 2, over = 200;
 
 	(void)state;
 	_Static_assert(BACK_RX_RING_SIZE == FF_RING, "B's ring is netback's");
 	fx_hash_on(x->vb);
 	tcp_frame(4, fill * 100, 5);
 	send_f(x, &opt);
-	got = recv_n(x, fill, segs, seglens, infos);
-	if (got != fill)
-		dump(x, got, fill, 0);
-	assert_int_equal(got, fill);
-	for (unsigned int i = 0; i < got; i++) {
+	recv_all(x, fill, false);
+	for (unsigned int i = 0; i < fill; i++) {
 		assert_int_equal(seglens[i], f.l4 + TCP_HL + 100);
 		assert_true(infos[i].hash);
 		assert_int_equal(infos[i].slots, 2);
 	}
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso_segs"), fill);
 
-	tcp_frame(4, (fill + 1) * 100, 6);
+	tcp_frame(4, over * 100, 6);
 	send_f(x, &opt);
-	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_sw_bad") == 1, WAIT_MS));
-	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), fill);
-	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 1);
+	recv_all(x, over, false);
+	check_segs(0, over, 100, 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso"), 2);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso_segs"), fill + over);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), fill + over);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_bad"), 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 0);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 0);
+	fx_free(x);
+}
+
+/*
+ * B keeps fewer buffers posted than A's frame makes segments: the segments
+ * that fit go at once, the rest as B posts more, and C's frames, queued
+ * behind it, follow.  (Before, the frame waited for all its slots at once,
+ * and everything behind it with it: a guest that never posts that many
+ * got nothing from anyone until the drain timeout, or its stall.)
+ */
+static void test_gso_head_in_parts(void **state)
+{
+	struct ff_txopt opt = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+			       .gso_size = 256,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &no_gso);
+	const unsigned int posted = 100, nseg = 250;
+
+	(void)state;
+	assert_int_equal(ff_rx_post(&x->b, 0, posted), posted);
+	tcp_frame(4, nseg * 256, 9);
+	send_f(x, &opt);
+	/* What the posted buffers hold arrives without B posting again. */
+	recv_all(x, posted, true);
+	check_segs(0, posted, 256, 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso_segs"), posted);
+	/* C's frames now queue behind the rest of A's. */
+	send_only(x, &x->c, mac_c, mac_b, 5, 100, 1);
+	recv_all(x, nseg - posted + 5, false);
+	check_segs(0, nseg - posted, 256, posted * 256);
+	for (unsigned int i = nseg - posted; i < nseg - posted + 5; i++)
+		assert_int_equal(seglens[i], 100);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso"), 1);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_gso_segs"), nseg);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), nseg + 5);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_stalls"), 0);
+	assert_true(back_vif_carrier(x->vb));
 	fx_free(x);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gso_v4_blank),   cmocka_unit_test(test_gso_v4_full),
-	    cmocka_unit_test(test_gso_v6),	   cmocka_unit_test(test_gso_no_sg),
-	    cmocka_unit_test(test_csum_fill),	   cmocka_unit_test(test_gso_refused),
-	    cmocka_unit_test(test_gso_ring_bound),
+	    cmocka_unit_test(test_gso_v4_blank),  cmocka_unit_test(test_gso_v4_full),
+	    cmocka_unit_test(test_gso_v6),	  cmocka_unit_test(test_gso_no_sg),
+	    cmocka_unit_test(test_csum_fill),	  cmocka_unit_test(test_gso_refused),
+	    cmocka_unit_test(test_gso_over_ring), cmocka_unit_test(test_gso_head_in_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
