@@ -12,7 +12,7 @@
  * that expects exactly the flags+domid it validated, as Xen's
  * _set_status_v1() does.  If the guest changed the entry in between, the
  * CAS fails and the op starts over from a fresh read; after
- * HV_GRANT_RETRIES failed attempts the entry is "unstable" and the op fails
+ * HV_GRANT_ATTEMPTS failed attempts the entry is "unstable" and the op fails
  * with GNTST_general_error.  Nothing has been pinned at that point.  Only
  * with the bits set, when the guest can no longer end access, is the frame
  * read (once) and checked, as Xen reads it: read before, it could be the
@@ -54,6 +54,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "common/bulkcopy.h"
 #include "common/log.h"
@@ -61,8 +62,12 @@
 #include "hv/gnttab.h"
 #include "hv/hv_internal.h"
 
-/* Same bound as Xen's _set_status_v1(): a guest that keeps rewriting loses. */
-#define HV_GRANT_RETRIES 4
+/*
+ * Same bound as Xen's _set_status_v1() (it gives up when its retry count,
+ * from 0, is 4 after a failed compare-and-swap: five attempts): a guest
+ * that keeps rewriting loses.
+ */
+#define HV_GRANT_ATTEMPTS 5
 
 /* Busy-wait this long on a pin lock before yielding the CPU. */
 #define HV_SPIN_BEFORE_YIELD 128
@@ -97,11 +102,18 @@ struct hv_maptrack {
 	uint32_t next_free;
 };
 
+/*
+ * A handle's maptrack is mapped whole but touched only as it is used, as
+ * Xen grows a domain's on demand: entries from @fresh on were never used,
+ * and the free list holds those given back.  A handle that only copies
+ * (netback's RX) costs no memory for it.
+ */
 struct hv_gnttab {
 	struct hv *hv;
 	domid_t self;
 	uint32_t nr_maptrack;
 	uint32_t free_head; /* nr_maptrack when empty */
+	uint32_t fresh;
 	struct hv_maptrack *maptrack;
 };
 
@@ -231,7 +243,7 @@ static int16_t hv_grant_pin(struct hv_pin_hold *h, struct hv_domain *d, grant_re
 		if (__atomic_compare_exchange_n(hv_grant_word(e), &cur.raw, want.raw, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			break;
-		if (tries + 1 == HV_GRANT_RETRIES)
+		if (tries + 1 == HV_GRANT_ATTEMPTS)
 			return GNTST_general_error; /* the guest keeps rewriting it */
 	}
 
@@ -363,6 +375,23 @@ static bool hv_batch_room(const struct hv_batch *b, const xengnttab_grant_copy_s
 	return b->n + need <= HV_BATCH_DOMS;
 }
 
+static size_t maptrack_bytes(uint32_t n)
+{
+	return (size_t)n * sizeof(struct hv_maptrack);
+}
+
+/* A maptrack entry for a new mapping: one given back, else a fresh one; nr_maptrack if none. */
+static uint32_t maptrack_get(struct hv_gnttab *gt)
+{
+	uint32_t h = gt->free_head;
+
+	if (h != gt->nr_maptrack) {
+		gt->free_head = gt->maptrack[h].next_free;
+		return h;
+	}
+	return gt->fresh < gt->nr_maptrack ? gt->fresh++ : gt->nr_maptrack;
+}
+
 struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
 {
 	struct hv_gnttab *gt;
@@ -378,17 +407,18 @@ struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
 	gt = calloc(1, sizeof(*gt));
 	if (!gt)
 		return NULL;
-	gt->maptrack = calloc(hv->cfg.max_maptrack, sizeof(*gt->maptrack));
-	if (!gt->maptrack) {
+	/* Anonymous pages, zero until written: only the entries used cost memory. */
+	gt->maptrack = mmap(NULL, maptrack_bytes(hv->cfg.max_maptrack), PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (gt->maptrack == MAP_FAILED) {
 		free(gt);
 		return NULL;
 	}
 	gt->hv = hv;
 	gt->self = self;
 	gt->nr_maptrack = hv->cfg.max_maptrack;
-	for (uint32_t i = 0; i < gt->nr_maptrack; i++)
-		gt->maptrack[i].next_free = i + 1;
-	gt->free_head = 0;
+	gt->free_head = gt->nr_maptrack;
+	gt->fresh = 0;
 	return gt;
 }
 
@@ -436,7 +466,7 @@ void hv_gnttab_close(struct hv_gnttab *gt)
 
 	if (!gt)
 		return;
-	for (uint32_t h = 0; h < gt->nr_maptrack; h++) {
+	for (uint32_t h = 0; h < gt->fresh; h++) {
 		if (gt->maptrack[h].d) {
 			hv_gnttab_unmap_one(gt, h, &ub);
 			n++;
@@ -444,7 +474,7 @@ void hv_gnttab_close(struct hv_gnttab *gt)
 	}
 	hv_unmap_batch_end(&ub);
 	atomic_fetch_sub(&gt->hv->maps_in_use, n);
-	free(gt->maptrack);
+	munmap(gt->maptrack, maptrack_bytes(gt->nr_maptrack));
 	free(gt);
 }
 
@@ -466,15 +496,14 @@ static int16_t hv_gnttab_map_one(struct hv_gnttab *gt, struct hv_batch *b,
 	d = hv_batch_domain(b, op->dom, &slot);
 	if (!d)
 		return GNTST_bad_domain;
-	if (gt->free_head == gt->nr_maptrack)
+	if (gt->free_head == gt->nr_maptrack && gt->fresh == gt->nr_maptrack)
 		return GNTST_no_device_space;
 	rc = hv_grant_pin(&b->hold, d, op->ref, gt->self, write, &frame);
 	if (rc != GNTST_okay)
 		return rc;
 
-	op->handle = gt->free_head;
+	op->handle = maptrack_get(gt);
 	mt = &gt->maptrack[op->handle];
-	gt->free_head = mt->next_free;
 	mt->d = d;
 	mt->ref = op->ref;
 	mt->write = write;
@@ -520,7 +549,7 @@ int hv_gnttab_unmap_grant_refs(struct hv_gnttab *gt, uint32_t count,
 		struct gnttab_unmap_grant_ref *op = &ops[i];
 		grant_handle_t h = op->handle;
 
-		if (h >= gt->nr_maptrack || !gt->maptrack[h].d) {
+		if (h >= gt->fresh || !gt->maptrack[h].d) {
 			op->status = GNTST_bad_handle;
 			continue;
 		}
