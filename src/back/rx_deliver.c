@@ -552,7 +552,9 @@ unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const 
 		}
 		atomic_store_explicit(&q->rx_blocked, false, memory_order_relaxed);
 		if (nseg) {
-			/* As many segments as fit (one at least: the loop's bound leaves the copies). */
+			/* As many segments as fit: one at least, the next's slots are there, */
+			_Static_assert(BACK_RX_MAX_SLOTS + 1 <= BACK_RX_OPS_PER_PKT,
+				       "and the loop's bound leaves a segment's copies");
 			unsigned int k = rx_sw_fit(q, from, (unsigned int)avail - nrsp,
 						   BACK_RX_COPY_OPS - ncopy, &need, &e->len);
 
