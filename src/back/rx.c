@@ -198,7 +198,7 @@ static unsigned int deliver_head(struct back_queue *q, bool direct, unsigned int
 		return 0;
 	for (unsigned int i = 0; i < k; i++)
 		lens[i] = back_rx_item_len(items[i]);
-	done = back_rx_deliver(q, items, k, direct);
+	done = back_rx_deliver(q, items, k, direct, true);
 	*moved = done || q->sw_sent != sent;
 	for (unsigned int i = 0; i < done; i++) {
 		bytes += lens[i];
@@ -311,7 +311,7 @@ static bool direct_deliver(struct back_queue *q, struct back_mpsc_item *const *i
 
 	while (done < n) {
 		unsigned int m = n - done < BACK_BATCH ? n - done : BACK_BATCH;
-		unsigned int k = back_rx_deliver(q, items + done, m, true);
+		unsigned int k = back_rx_deliver(q, items + done, m, true, false);
 
 		done += k;
 		if (k < m)
@@ -319,8 +319,6 @@ static bool direct_deliver(struct back_queue *q, struct back_mpsc_item *const *i
 	}
 	for (unsigned int i = done; i < n; i++) {
 		if (!enqueue(q, items[i], ((struct sw_pkt *)items[i]->ptr)->len, max)) {
-			if (i == done)
-				q->sw_sent = 0; /* if items[done] went in part: the rest is lost */
 			sw_pkt_put(items[i]->ptr);
 			lost++;
 		}

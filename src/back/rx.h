@@ -72,17 +72,18 @@ int back_rx_avail(struct back_queue *q, bool seq);
  * @items: the frames, in order
  * @n: how many
  * @direct: the caller is xmit() delivering itself (counted as rx_direct)
+ * @queued: @items are the queue's first, in its cells (not a sender's own)
  *
  * Consumes exactly the first k items, 0 <= k <= @n, one batch at most:
  * each delivered, or dropped as undeliverable.  Item k (if k < @n) did not
  * fit, and the ring's req_event then asks the guest to notify once it has
- * posted enough; or it is a frame segmented in software of which some
- * segments went (@q->sw_sent), the rest in later calls: it must stay
- * first, and whoever drops it instead sets @q->sw_sent to 0.
+ * posted enough; or, @queued only, it is a frame segmented in software of
+ * which some segments went (@q->sw_sent), the rest in later calls: it
+ * stays first, and whoever drops it instead sets @q->sw_sent to 0.
  *
  * Return: k
  */
 unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const *items,
-			     unsigned int n, bool direct);
+			     unsigned int n, bool direct, bool queued);
 
 #endif /* PVNET_BACK_RX_H */

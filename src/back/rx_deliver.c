@@ -57,7 +57,8 @@ struct rx_ent {
  * @segs: the segments (or, for a checksum, the frame itself as segs[0])
  * @need: each segment's slots on the guest's ring
  * @nseg: how many segments
- * @len: the length of the frame they came from (a resumed frame is checked by it)
+ * @len: the length of the frame they came from
+ * @item: the queue's cell that frame is in, while it goes in parts
  * @flags: SW_PKT_* offload flags of every segment (a blank checksum or none)
  *
  * Made on first use (most guests negotiate every offload), used by whoever
@@ -65,7 +66,11 @@ struct rx_ent {
  * The segments of a frame go as the guest's buffers take them, over
  * several batches if need be, as the separate frames Linux's core would
  * have made of it: q->sw_sent counts those gone, and while it is not 0 the
- * frame stays at the head of the queue and q->sw keeps it.
+ * frame stays at the head of the queue and q->sw keeps it.  Only a frame
+ * already in the queue goes in parts: one a sender is delivering directly
+ * is queued whole when it does not fit, since other senders (the trylock
+ * of xmit() into another of the vif's queues) may push onto the queue
+ * meanwhile, and what goes in parts must be first.
  */
 struct back_rx_sw {
 	uint8_t frame[XEN_NETIF_MAX_TX_SIZE];
@@ -74,6 +79,7 @@ struct back_rx_sw {
 	uint8_t need[BACK_RX_RING_SIZE];
 	uint16_t nseg;
 	uint32_t len;
+	const struct back_mpsc_item *item;
 	uint8_t flags;
 };
 
@@ -474,7 +480,7 @@ static void rx_flush(struct back_queue *q, struct back_mpsc_item *const *items, 
  * holds rx_lock.
  */
 unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const *items,
-			     unsigned int n, bool direct)
+			     unsigned int n, bool direct, bool queued)
 {
 	struct rx_ent ents[BACK_BATCH];
 	unsigned int nent = 0, ncopy = 0, nrsp = 0;
@@ -514,7 +520,8 @@ unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const 
 		} else {
 			if (sw_used)
 				break; /* q->sw holds an earlier frame of this batch */
-			if (q->sw_sent && nent == 0 && kind == RX_SW_GSO && q->sw->len == len) {
+			if (q->sw_sent && nent == 0 && kind == RX_SW_GSO && q->sw->item == it &&
+			    q->sw->len == len) {
 				/* The head frame, some of its segments gone: the rest. */
 				from = q->sw_sent;
 				nseg = q->sw->nseg;
@@ -559,7 +566,10 @@ unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const 
 						   BACK_RX_COPY_OPS - ncopy, &need, &e->len);
 
 			e->partial = from + k < nseg;
+			if (e->partial && !queued)
+				break; /* queued whole: the queue's head goes in parts */
 			q->sw_sent = e->partial ? (uint16_t)(from + k) : 0;
+			q->sw->item = it;
 			rx_plan_sw(q, it, kind, from, k, nrsp, &ncopy, e);
 		} else {
 			rx_plan(q, it, need, nrsp, &ncopy, e);
