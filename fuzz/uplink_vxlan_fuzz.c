@@ -26,7 +26,11 @@
  * frame's header go through the flow hash); an accepted one has the
  * flags byte 0x08, every reserved bit clear, our VNI, an Ethernet header
  * at least, a frame of the datagram's length less the header, and no
- * more than the MTU past its network header.  A specification: parsed,
+ * more than the MTU past its network header.  Its frame then takes an
+ * outer ECN field (bits 1..2 of byte 0): dropped only for CE over an IP
+ * packet that is not ECN-capable, and unchanged then; else changed in its
+ * IP header's ECN field and IPv4 checksum at most, CE over ECN-capable IP
+ * read back as CE, and a right IPv4 header checksum still right.  A specification: parsed,
  * it has a VNI, port and MTU in range, a unicast remote and a local
  * address of its family, both on dstport, a source port range that is
  * none or 1 <= MIN <= MAX, a name; refused, a reason.
@@ -39,6 +43,44 @@ static void check(int cond)
 {
 	if (!cond)
 		__builtin_trap();
+}
+
+/* Whether the IPv4 header at @ip (@len bytes there) has a right checksum. */
+static int ipv4_csum_ok(const uint8_t *ip, uint32_t len)
+{
+	uint32_t hl = (uint32_t)(ip[0] & 0x0f) * 4;
+
+	return hl >= 20 && hl <= len && sw_csum_fold(ip, hl, 0) == 0xffff;
+}
+
+static void fuzz_ecn(uint8_t *f, uint32_t len, uint8_t outer)
+{
+	uint8_t *before = malloc(len);
+	uint32_t l3 = sw_frame_l3_off(f, len);
+	uint8_t inner = uplink_vxlan_ecn_inner(f, len);
+	int v4 = len >= l3 + 20 && f[l3 - 2] == 0x08 && f[l3 - 1] == 0x00 && f[l3] >> 4 == 4 &&
+		 (f[l3] & 0x0f) >= 5,
+	    ok4 = v4 && ipv4_csum_ok(f + l3, len - l3), rc;
+
+	if (!before)
+		return;
+	memcpy(before, f, len);
+	rc = uplink_vxlan_ecn_decap(f, len, outer);
+	if (rc < 0) {
+		check(rc == -(UPLINK_VXLAN_DROP_ECN + 1));
+		check(outer == UPLINK_ECN_CE && inner == 0);
+		check(!memcmp(before, f, len));
+	} else {
+		check(rc == 0);
+		for (uint32_t i = 0; i < len; i++)
+			check(before[i] == f[i] || i == l3 + 1 ||
+			      (v4 && (i == l3 + 10 || i == l3 + 11)));
+		if (outer == UPLINK_ECN_CE && inner != 0 && (v4 || len >= l3 + 40))
+			check(uplink_vxlan_ecn_inner(f, len) == UPLINK_ECN_CE);
+		if (ok4)
+			check(ipv4_csum_ok(f + l3, len - l3));
+	}
+	free(before);
 }
 
 static void fuzz_datagram(const uint8_t *data, size_t size)
@@ -72,6 +114,7 @@ static void fuzz_datagram(const uint8_t *data, size_t size)
 		check(d[0] == UPLINK_VXLAN_FLAG_I && !d[1] && !d[2] && !d[3] && !d[7]);
 		check(((uint32_t)d[4] << 16 | (uint32_t)d[5] << 8 | d[6]) == vni);
 		check((uint32_t)rc <= sw_frame_l3_off(f, (uint32_t)rc) + mtu);
+		fuzz_ecn(d + UPLINK_VXLAN_HLEN, (uint32_t)rc, (uint8_t)((data[0] >> 1) & 3));
 	}
 	/* The source port's flow hash reads any bytes, within them (as a frame's header copy). */
 	(void)uplink_vxlan_flow_hash(d, len);

@@ -255,6 +255,7 @@ const char *uplink_vxlan_drop_name(enum uplink_vxlan_drop d)
 	    [UPLINK_VXLAN_DROP_OVERSIZE] = "rx_oversize",
 	    [UPLINK_VXLAN_DROP_SOURCE] = "rx_bad_source",
 	    [UPLINK_VXLAN_DROP_TRUNC] = "rx_truncated",
+	    [UPLINK_VXLAN_DROP_ECN] = "rx_ce_not_ect",
 	};
 
 	return (unsigned int)d < UPLINK_VXLAN_DROP_NR ? names[d] : "?";
@@ -275,6 +276,88 @@ int uplink_vxlan_check(const uint8_t *dgram, uint32_t len, uint32_t vni, uint32_
 	if (flen > sw_frame_l3_off(frame, flen) + mtu)
 		return -(UPLINK_VXLAN_DROP_OVERSIZE + 1);
 	return (int)flen;
+}
+
+/*
+ * Where @frame's IP header starts and which version it is (4, 6; 0: not
+ * IP), from its first two bytes, which hold the ECN field either way.
+ */
+static int ip_header(const uint8_t *frame, uint32_t len, uint32_t *off)
+{
+	uint32_t l3;
+	uint16_t type;
+
+	if (len < SW_FRAME_ETH_HLEN)
+		return 0;
+	l3 = sw_frame_l3_off(frame, len);
+	if (len < l3 + 2)
+		return 0;
+	type = (uint16_t)(frame[l3 - 2] << 8 | frame[l3 - 1]);
+	*off = l3;
+	if (type == 0x0800 && frame[l3] >> 4 == 4 && (frame[l3] & 0x0f) >= 5)
+		return 4;
+	if (type == 0x86dd && frame[l3] >> 4 == 6)
+		return 6;
+	return 0;
+}
+
+/* The ECN field of the IP header at @ip (version @v). */
+static uint8_t ecn_of(const uint8_t *ip, int v)
+{
+	return v == 4 ? ip[1] & UPLINK_ECN_MASK : (ip[1] >> 4) & UPLINK_ECN_MASK;
+}
+
+uint8_t uplink_vxlan_ecn_inner(const uint8_t *frame, uint32_t len)
+{
+	uint32_t l3;
+	int v = ip_header(frame, len, &l3);
+
+	return v ? ecn_of(frame + l3, v) : 0;
+}
+
+int uplink_vxlan_ecn_decap(uint8_t *frame, uint32_t len, uint8_t outer)
+{
+	uint32_t l3;
+	int v;
+	uint8_t *ip, inner, want;
+
+	outer &= UPLINK_ECN_MASK;
+	if (outer != UPLINK_ECN_CE && outer != UPLINK_ECN_ECT1)
+		return 0;
+	v = ip_header(frame, len, &l3);
+	if (!v || (v == 4 && len < l3 + 20) || (v == 6 && len < l3 + 40))
+		return 0; /* not IP: nothing to carry the mark (RFC 6040, as Linux) */
+	ip = frame + l3;
+	inner = ecn_of(ip, v);
+	if (outer == UPLINK_ECN_CE && inner == 0)
+		return -(UPLINK_VXLAN_DROP_ECN + 1);
+	if (outer == UPLINK_ECN_CE)
+		want = UPLINK_ECN_CE;
+	else if (inner == UPLINK_ECN_ECT0)
+		want = UPLINK_ECN_ECT1;
+	else
+		return 0;
+	if (want == inner)
+		return 0;
+	if (v == 4) {
+		/* RFC 1624: the checksum follows the 16-bit word of version, IHL and TOS. */
+		uint16_t old = (uint16_t)(ip[0] << 8 | ip[1]), new, sum;
+		uint32_t acc;
+
+		ip[1] = (uint8_t)((ip[1] & ~UPLINK_ECN_MASK) | want);
+		new = (uint16_t)(ip[0] << 8 | ip[1]);
+		acc = (uint16_t) ~(ip[10] << 8 | ip[11]);
+		acc += (uint16_t)~old;
+		acc += new;
+		acc = (acc & 0xffff) + (acc >> 16);
+		acc = (acc & 0xffff) + (acc >> 16);
+		sum = (uint16_t)~acc;
+		ip[10] = (uint8_t)(sum >> 8);
+		ip[11] = (uint8_t)sum;
+	} else {
+		ip[1] = (uint8_t)((ip[1] & ~(UPLINK_ECN_MASK << 4)) | want << 4);
+	}
+	return 0;
 }
 
 /* FNV-1a over @n bytes, continuing from @h. */

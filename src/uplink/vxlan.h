@@ -134,8 +134,44 @@ enum uplink_vxlan_drop {
 	UPLINK_VXLAN_DROP_OVERSIZE, /* frame over the MTU */
 	UPLINK_VXLAN_DROP_SOURCE,   /* not from the remote endpoint */
 	UPLINK_VXLAN_DROP_TRUNC,    /* longer than a receive buffer (truncated) */
+	UPLINK_VXLAN_DROP_ECN,	    /* marked CE outside, an IP packet not ECN-capable inside */
 	UPLINK_VXLAN_DROP_NR,
 };
+
+/*
+ * ECN through the tunnel (RFC 6040's normal mode, as Linux's vxlan): a
+ * datagram's outer ECN field is its frame's, and on the way in a
+ * congestion mark (CE) the underlay set is carried onto the frame's own
+ * IP header, or the frame is dropped if its IP packet is not ECN-capable
+ * (it could not carry the mark, and the congestion would go unheard).
+ */
+#define UPLINK_ECN_MASK 3u
+#define UPLINK_ECN_ECT1 1u
+#define UPLINK_ECN_ECT0 2u
+#define UPLINK_ECN_CE	3u
+
+/**
+ * uplink_vxlan_ecn_inner() - the ECN field of a frame's IPv4 or IPv6 header
+ * @frame: the frame's first bytes (a private copy)
+ * @len: bytes at @frame
+ *
+ * Return: 0..3; 0 (not ECN-capable) for what is not IP or is cut short
+ */
+uint8_t uplink_vxlan_ecn_inner(const uint8_t *frame, uint32_t len);
+
+/**
+ * uplink_vxlan_ecn_decap() - carry a datagram's outer ECN field onto its frame
+ * @frame: the whole frame (private, written in place)
+ * @len: its length
+ * @outer: the outer IP header's ECN field (0..3)
+ *
+ * CE over an ECN-capable IPv4 or IPv6 packet marks it CE (the IPv4 header
+ * checksum kept right); ECT(1) over ECT(0) makes it ECT(1); anything else
+ * leaves the frame as it is.
+ *
+ * Return: 0, or -(UPLINK_VXLAN_DROP_ECN + 1) for CE over a packet that is not ECN-capable
+ */
+int uplink_vxlan_ecn_decap(uint8_t *frame, uint32_t len, uint8_t outer);
 
 /**
  * uplink_vxlan_drop_name() - the counter name of a drop reason, e.g. "rx_bad_vni"

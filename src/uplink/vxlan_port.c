@@ -101,6 +101,12 @@ _Static_assert(UPLINK_VXLAN_SLOT - UPLINK_VXLAN_HLEN <= UINT16_MAX,
 #define UPLINK_VXLAN_RETRY_MS 1000
 #define UPLINK_VXLAN_DRAIN_MS 2000u
 
+/* Room for one control message of an int: the outer IP_TOS / IPV6_TCLASS of a datagram. */
+union ecn_cmsg {
+	struct cmsghdr align;
+	char buf[CMSG_SPACE(sizeof(int))];
+};
+
 /* One sender's working memory: the datagrams of a batch, and room to make a frame whole. */
 struct xmit_scratch {
 	pthread_mutex_t lock;
@@ -108,6 +114,7 @@ struct xmit_scratch {
 	struct iovec iov[UPLINK_VXLAN_MSGS][UPLINK_VXLAN_IOV];
 	struct sw_pkt *held[UPLINK_VXLAN_MSGS];	  /* put after the datagrams are sent */
 	uint8_t src[UPLINK_VXLAN_MSGS];		  /* each datagram's sending socket */
+	union ecn_cmsg ctl[UPLINK_VXLAN_MSGS];	  /* the outer ECN field, when not 0 */
 	struct mmsghdr sorted[UPLINK_VXLAN_MSGS]; /* @msgs grouped by socket */
 	unsigned int nmsgs, nheld;
 	bool frame_used; /* @frame holds a frame some queued datagram points into */
@@ -177,8 +184,26 @@ static uint32_t now_s(void)
 	return (uint32_t)ts.tv_sec;
 }
 
+/* The outer ECN field of a received datagram, from its IP_TOS or IPV6_TCLASS message (0 if none). */
+static uint8_t outer_ecn(struct msghdr *h)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
+		    c->cmsg_len >= CMSG_LEN(1))
+			return *CMSG_DATA(c) & UPLINK_ECN_MASK;
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			return (uint8_t)(v & UPLINK_ECN_MASK);
+		}
+	}
+	return 0;
+}
+
 /* Check datagram @i of a recvmmsg() in @b; 1 if its frame is ready to forward, else 0 (dropped). */
-static int rx_one(struct uplink_vxlan_port *p, struct uplink_buf *b, const struct mmsghdr *m,
+static int rx_one(struct uplink_vxlan_port *p, struct uplink_buf *b, struct mmsghdr *m,
 		  const struct sockaddr_storage *from, uint32_t now)
 {
 	uint8_t *frame = b->slot + UPLINK_VXLAN_HLEN;
@@ -190,6 +215,12 @@ static int rx_one(struct uplink_vxlan_port *p, struct uplink_buf *b, const struc
 		rc = -(UPLINK_VXLAN_DROP_TRUNC + 1);
 	else
 		rc = uplink_vxlan_check(b->slot, m->msg_len, p->spec.vni, p->spec.mtu);
+	if (rc >= 0) {
+		int e = uplink_vxlan_ecn_decap(frame, (uint32_t)rc, outer_ecn(&m->msg_hdr));
+
+		if (e < 0)
+			rc = e;
+	}
 	if (rc < 0) {
 		count(&p->drops[-rc - 1], 1);
 		log_ratelimited(&p->rl, LOG_DEBUG, "uplink %s: dropped a datagram: %s",
@@ -217,6 +248,7 @@ static void *reader_thread(void *arg)
 	struct mmsghdr msgs[UPLINK_VXLAN_BATCH];
 	struct iovec iov[UPLINK_VXLAN_BATCH];
 	struct sockaddr_storage from[UPLINK_VXLAN_BATCH];
+	union ecn_cmsg ctl[UPLINK_VXLAN_BATCH];
 	struct uplink_buf *bufs[UPLINK_VXLAN_BATCH];
 	struct sw_pkt *pkts[UPLINK_VXLAN_BATCH];
 
@@ -232,7 +264,9 @@ static void *reader_thread(void *arg)
 			msgs[nb] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[nb],
 								.msg_namelen = sizeof(from[nb]),
 								.msg_iov = &iov[nb],
-								.msg_iovlen = 1}};
+								.msg_iovlen = 1,
+								.msg_control = ctl[nb].buf,
+								.msg_controllen = sizeof(ctl[nb])}};
 			nb++;
 		}
 		if (nb == 0) {
@@ -327,6 +361,27 @@ static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
 	s->frame_used = false;
 }
 
+/* The outer ECN field of datagram @h: @ecn, its frame's (vxlan.h, ECN), as a control message. */
+static void ecn_encap(const struct uplink_vxlan_port *p, struct msghdr *h, union ecn_cmsg *ctl,
+		      uint8_t ecn)
+{
+	struct cmsghdr *c;
+	int v = ecn;
+
+	h->msg_control = ctl->buf;
+	h->msg_controllen = sizeof(ctl->buf);
+	c = CMSG_FIRSTHDR(h);
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	if (p->spec.remote[0].ss_family == AF_INET) {
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_TOS;
+	} else {
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_TCLASS;
+	}
+	memcpy(CMSG_DATA(c), &v, sizeof(v));
+}
+
 /*
  * Queue one datagram, our header then @n pieces, to remote @to, or to
  * every remote if @to < 0.  Sends what is queued first when there is no
@@ -334,7 +389,8 @@ static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
  * scratch frame it may point into stays as it is until the next frame.
  */
 static void xmit_queue(struct uplink_vxlan_port *p, struct xmit_scratch *s,
-		       const struct iovec *pieces, unsigned int n, int to, unsigned int src)
+		       const struct iovec *pieces, unsigned int n, int to, unsigned int src,
+		       uint8_t ecn)
 {
 	unsigned int first = to < 0 ? 0 : (unsigned int)to,
 		     last = to < 0 ? p->spec.nremotes : (unsigned int)to + 1;
@@ -348,11 +404,13 @@ static void xmit_queue(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 		iov = s->iov[s->nmsgs];
 		iov[0] = (struct iovec){.iov_base = p->vxh, .iov_len = UPLINK_VXLAN_HLEN};
 		memcpy(iov + 1, pieces, n * sizeof(*pieces));
-		s->msgs[s->nmsgs++] =
-		    (struct mmsghdr){.msg_hdr = {.msg_name = &p->spec.remote[r],
-						 .msg_namelen = p->spec.remote_len,
-						 .msg_iov = iov,
-						 .msg_iovlen = n + 1}};
+		s->msgs[s->nmsgs] = (struct mmsghdr){.msg_hdr = {.msg_name = &p->spec.remote[r],
+								 .msg_namelen = p->spec.remote_len,
+								 .msg_iov = iov,
+								 .msg_iovlen = n + 1}};
+		if (ecn)
+			ecn_encap(p, &s->msgs[s->nmsgs].msg_hdr, &s->ctl[s->nmsgs], ecn);
+		s->nmsgs++;
 	}
 }
 
@@ -401,6 +459,7 @@ static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 {
 	uint32_t len;
 	struct sw_l4 l4;
+	uint8_t ecn;
 	int nseg;
 
 	if (s->frame_used)
@@ -424,7 +483,7 @@ static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 			count(&p->tx_oversize, 1);
 			return false;
 		}
-		xmit_queue(p, s, &one, 1, to, src);
+		xmit_queue(p, s, &one, 1, to, src, uplink_vxlan_ecn_inner(s->frame, len));
 		s->frame_used = true;
 		return true;
 	}
@@ -439,12 +498,13 @@ static bool xmit_offloaded(struct uplink_vxlan_port *p, struct xmit_scratch *s,
 		count(&p->tx_oversize, 1);
 		return false;
 	}
+	ecn = uplink_vxlan_ecn_inner(s->segs[0].hdr, s->segs[0].hdr_len);
 	for (int i = 0; i < nseg; i++) {
 		struct iovec two[2] = {
 		    {.iov_base = s->segs[i].hdr, .iov_len = s->segs[i].hdr_len},
 		    {.iov_base = s->frame + s->segs[i].off, .iov_len = s->segs[i].len}};
 
-		xmit_queue(p, s, two, 2, to, src);
+		xmit_queue(p, s, two, 2, to, src, ecn);
 	}
 	s->frame_used = true;
 	count(&p->tx_segmented, 1);
@@ -517,7 +577,8 @@ static unsigned int vxlan_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigne
 			for (unsigned int f = 0; f < pkt->nfrags; f++)
 				pieces[k++] = (struct iovec){.iov_base = (void *)pkt->frag[f].base,
 							     .iov_len = pkt->frag[f].len};
-			xmit_queue(p, s, pieces, k, to, src);
+			xmit_queue(p, s, pieces, k, to, src,
+				   uplink_vxlan_ecn_inner(pkt->hdr, pkt->hdr_len));
 		}
 		s->held[s->nheld++] = pkt;
 		if (to < 0 && p->fdb)

@@ -39,11 +39,14 @@ static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_
 	 * datagram over the route's MTU leaves in fragments rather than being
 	 * refused (the kernel's default would set DF and follow path MTU).
 	 */
+	/* And each datagram's outer ECN field comes with it (vxlan.h, ECN). */
 	if ((sp->remote[0].ss_family == AF_INET &&
-	     setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &(int){IP_PMTUDISC_DONT}, sizeof(int)) <
-		 0) ||
+	     (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &(int){IP_PMTUDISC_DONT}, sizeof(int)) <
+		  0 ||
+	      setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) < 0)) ||
 	    (sp->remote[0].ss_family == AF_INET6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	     (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0 ||
+	      setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one)) < 0)) ||
 	    bind(fd, (const struct sockaddr *)addr, sp->local_len) < 0) {
 		int e = errno;
 

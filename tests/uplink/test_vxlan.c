@@ -1051,6 +1051,123 @@ static void test_port_srcport_range(void **state)
 		assert_true(src[i] >= lo && src[i] < lo + 64);
 }
 
+/* Set the ECN field of @f's IP header (no tag), its IPv4 header checksum made right. */
+static void set_ecn(struct fb *f, int l3, uint8_t ecn)
+{
+	if (l3 == 4) {
+		f->b[15] = (uint8_t)((f->b[15] & ~3u) | ecn);
+		f->b[24] = f->b[25] = 0;
+		fb_put16(f->b + 24, (uint16_t)~sw_csum_fold(f->b + 14, 20, 0));
+	} else {
+		f->b[15] = (uint8_t)((f->b[15] & ~0x30u) | ecn << 4);
+	}
+}
+
+/* Receive one datagram on @fd (1 s at most) with its IP_TOS: its length, or -1. */
+static int recv_tos(int fd, uint8_t *buf, size_t cap, int *tos)
+{
+	union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = cap};
+	struct msghdr h = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl)};
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	ssize_t n;
+
+	*tos = -1;
+	if (poll(&pfd, 1, 1000) != 1)
+		return -1;
+	n = recvmsg(fd, &h, 0);
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
+			*tos = *CMSG_DATA(c);
+	return (int)n;
+}
+
+/*
+ * ECN through the tunnel (RFC 6040, as Linux's vxlan).  Out: a datagram's
+ * outer ECN field is its frame's (Not-ECT, ECT(0), CE over IPv4, ECT(1)
+ * over IPv6), the DSCP 0.  In: the remote's CE marks an ECN-capable IPv4
+ * or IPv6 packet CE (the IPv4 checksum right), ECT(1) over ECT(0) makes
+ * it ECT(1), nothing else changes a frame; CE over a packet that is not
+ * ECN-capable is dropped (rx_ce_not_ect), over a frame that is not IP it
+ * passes as it is.
+ */
+static void test_port_ecn(void **state)
+{
+	static const struct {
+		int l3;
+		uint8_t ecn;
+	} out[] = {{4, 0}, {4, UPLINK_ECN_ECT0}, {4, UPLINK_ECN_CE}, {6, UPLINK_ECN_ECT1}};
+	static const struct {
+		int l3;
+		uint8_t outer, inner, want;
+	} in[] = {
+	    {4, UPLINK_ECN_CE, UPLINK_ECN_ECT0, UPLINK_ECN_CE},
+	    {4, UPLINK_ECN_CE, UPLINK_ECN_ECT1, UPLINK_ECN_CE},
+	    {6, UPLINK_ECN_CE, UPLINK_ECN_ECT0, UPLINK_ECN_CE},
+	    {6, UPLINK_ECN_CE, UPLINK_ECN_CE, UPLINK_ECN_CE},
+	    {4, UPLINK_ECN_ECT1, UPLINK_ECN_ECT0, UPLINK_ECN_ECT1},
+	    {4, UPLINK_ECN_ECT0, UPLINK_ECN_ECT1, UPLINK_ECN_ECT1},
+	    {4, 0, UPLINK_ECN_ECT0, UPLINK_ECN_ECT0},
+	    {4, UPLINK_ECN_ECT1, 0, 0},
+	};
+	struct world *w = *state;
+	static struct fb f, want;
+	static uint8_t buf[4096];
+	struct tpkt t;
+	struct sw_pkt *pp;
+	unsigned int k = 0;
+	int one = 1, tos;
+	uint8_t *d;
+
+	assert_int_equal(setsockopt(w->remote, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)), 0);
+	for (unsigned int i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+		fb_build(&f, out[i].l3, IPPROTO_UDP, false, 100, (uint8_t)(40 + i));
+		set_ecn(&f, out[i].l3, out[i].ecn);
+		pp = tpkt_init(&t, f.b, f.len, 40, true, 0);
+		sw_forward(w->sw, w->cap.port, &pp, 1);
+		assert_int_equal(recv_tos(w->remote, buf, sizeof(buf), &tos), 8 + (int)f.len);
+		assert_int_equal(tos, out[i].ecn);
+		assert_memory_equal(buf + 8, f.b, f.len);
+	}
+
+	for (unsigned int i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		fb_build(&f, in[i].l3, IPPROTO_UDP, false, 100, (uint8_t)(50 + i));
+		set_ecn(&f, in[i].l3, in[i].inner);
+		want = f;
+		set_ecn(&want, in[i].l3, in[i].want);
+		tos = in[i].outer;
+		assert_int_equal(setsockopt(w->remote, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)), 0);
+		d = dgram(4242, f.b, f.len);
+		send_to_port(w, w->remote, d, 8 + f.len);
+		free(d);
+		assert_true(WAIT_FOR(w, captured(w) == k + 1));
+		assert_int_equal(w->cap.len[k], f.len);
+		assert_memory_equal(w->cap.frame[k], want.b, f.len);
+		if (in[i].l3 == 4)
+			assert_int_equal(sw_csum_fold(w->cap.frame[k] + 14, 20, 0), 0xffff);
+		k++;
+	}
+
+	/* CE over a packet that is not ECN-capable: dropped; over ARP: as it is. */
+	tos = UPLINK_ECN_CE;
+	assert_int_equal(setsockopt(w->remote, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)), 0);
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 60);
+	d = dgram(4242, f.b, f.len);
+	send_to_port(w, w->remote, d, 8 + f.len);
+	free(d);
+	f.b[12] = 0x08, f.b[13] = 0x06; /* an ARP frame's type; the rest does not matter */
+	d = dgram(4242, f.b, f.len);
+	send_to_port(w, w->remote, d, 8 + f.len);
+	free(d);
+	assert_true(WAIT_FOR(w, captured(w) == k + 1));
+	assert_memory_equal(w->cap.frame[k], f.b, f.len);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_ce_not_ect"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1064,6 +1181,7 @@ int main(void)
 	    cmocka_unit_test(test_flow_hash),
 	    cmocka_unit_test_setup_teardown(test_port_rx, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_ecn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_bad_offload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_remotes, setup_two, teardown),
