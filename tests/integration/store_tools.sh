@@ -123,7 +123,8 @@ check "... and stops cleanly" [ $? -eq 0 ]
 # Options pvnetd cannot take: exit status 2 (usage), the reason first on stderr, and
 # nothing started.
 for bad in "--tx-mode foo" "--max-queues 0" "--poll-us 1001" "--mac-ageing 0" \
-	"--rx-stall-timeout x" "--log-level loud" "--uplink bogus" "--run-dir" "extra"; do
+	"--rx-stall-timeout x" "--rx-queue-kib 127" "--rx-queue-kib 65537" "--log-level loud" \
+	"--uplink bogus" "--run-dir" "extra"; do
 	# shellcheck disable=SC2086 # the option and its value as words
 	$T "$PVNETD" --run-dir "$tmp/bad" $bad 2>"$tmp/bad.err"
 	rc=$?
@@ -131,6 +132,18 @@ for bad in "--tx-mode foo" "--max-queues 0" "--poll-us 1001" "--mac-ageing 0" \
 	check "... saying why" grep -q -- "pvnetd: .*${bad%% *}" <(grep . "$tmp/bad.err" | head -n 1)
 	check "... nothing started" test ! -e "$tmp/bad"
 done
+# What a guest that takes no frames can make pvnetd hold, in its log: the default, and as set.
+check "pvnetd logs the RX bound per guest" grep -q \
+	"guest RX: up to 8192 KiB waiting per queue, 8 queues per vif, 16 vifs per guest: up to 1024 MiB of frames held per guest" \
+	"$run.log"
+if start_pvnetd "$tmp/rq" --rx-queue-kib 256 --max-queues 2; then
+	check "... with --rx-queue-kib 256 --max-queues 2" grep -q \
+		"up to 256 KiB waiting per queue, 2 queues per vif, 16 vifs per guest: up to 8 MiB of frames held per guest" \
+		"$tmp/rq.log"
+	stop_pvnetd
+else
+	not_ok "pvnetd starts with --rx-queue-kib 256"
+fi
 check "a run directory it cannot make: exit status 1" bash -c \
 	"$T '$PVNETD' --run-dir '$tmp/no/such/dir' 2>/dev/null; test \$? -eq 1"
 $T "$PVNETD" --run-dir "$tmp/fail" --uplink tap:pvnt0@pvnet-no-such-ns 2>/dev/null
@@ -139,7 +152,7 @@ check "a start that fails (an uplink in no namespace): exit status 1" [ $rc -eq 
 check "... leaves no pvnetd.pid" test -d "$tmp/fail" -a ! -e "$tmp/fail/pvnetd.pid"
 
 # Numbers are decimal digits and nothing else: a blank or a sign before them is refused.
-for opt in "--poll-us" "--max-queues" "--mac-ageing" "--rx-stall-timeout"; do
+for opt in "--poll-us" "--max-queues" "--mac-ageing" "--rx-stall-timeout" "--rx-queue-kib"; do
 	for val in " +5" " 4" "+5" "5 " ""; do
 		timeout 3 "$PVNETD" --run-dir "$tmp/bad" "$opt" "$val" 2>"$tmp/bad.err"
 		rc=$?

@@ -68,6 +68,11 @@ static void usage(FILE *f)
 		"                         sleeps on its event channel, 0..1000 µs, default 200\n"
 		"                         (0: sleep at once; it never polls longer than it\n"
 		"                         has recently worked)\n"
+		"  -r, --rx-queue-kib KIB frames one guest RX queue may hold waiting for the\n"
+		"                         guest's buffers, 128..65536 KiB, default 8192; frames\n"
+		"                         held long are copied into pvnetd's memory, so a\n"
+		"                         guest that takes nothing costs up to this much per\n"
+		"                         queue (docs/netback.md, \"Memory\")\n"
 		"  -a, --mac-ageing SECS  the switch forgets a MAC not seen for this long,\n"
 		"                         1..1000000, default 300 (a Linux bridge's ageing_time)\n"
 		"  -s, --rx-stall-timeout MS\n"
@@ -396,6 +401,7 @@ int main(int argc, char **argv)
 	    {"max-queues", required_argument, NULL, 'q'},
 	    {"poll-us", required_argument, NULL, 'p'},
 	    {"rx-stall-timeout", required_argument, NULL, 's'},
+	    {"rx-queue-kib", required_argument, NULL, 'r'},
 	    {"mac-ageing", required_argument, NULL, 'a'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
@@ -422,7 +428,7 @@ int main(int argc, char **argv)
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
 	back_config_default(&bcfg);
 	sw_config_init(&swcfg);
-	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:a:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:r:a:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -470,6 +476,11 @@ int main(int argc, char **argv)
 				bad_option("--rx-stall-timeout: '%s' is not 0..3600000 (ms)",
 					   optarg);
 			bcfg.rx_stall_timeout_ms = (unsigned int)v;
+			break;
+		case 'r':
+			if (cliarg_ulong(optarg, 128, 65536, &v) < 0)
+				bad_option("--rx-queue-kib: '%s' is not 128..65536 (KiB)", optarg);
+			bcfg.rx_queue_max_bytes = (uint32_t)v * 1024u;
 			break;
 		case 'u':
 			if (nup + nvx == PVNETD_MAX_UPLINKS)
@@ -624,6 +635,11 @@ int main(int argc, char **argv)
 
 	info("pvnetd %s: store at %s, control at %s/%s, tx mode %s", PVNET_VERSION, path, d.run_dir,
 	     PVNETD_CTL_SOCK, d.tx_mode);
+	/* What a guest that takes no frames can make pvnetd hold (docs/netback.md, Memory). */
+	info("guest RX: up to %u KiB waiting per queue, %u queues per vif, %u vifs per guest: "
+	     "up to %llu MiB of frames held per guest",
+	     bcfg.rx_queue_max_bytes / 1024u, bcfg.max_queues, PVNETD_MAX_VIFS,
+	     (unsigned long long)bcfg.rx_queue_max_bytes * bcfg.max_queues * PVNETD_MAX_VIFS >> 20);
 	rc = loop_run(d.loop);
 	if (rc < 0)
 		err("event loop: %s", strerror(-rc));
