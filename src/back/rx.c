@@ -505,6 +505,21 @@ void back_rx_item_release(struct back_queue *q, struct back_mpsc_item *it)
 	it->ptr = it->aux = NULL;
 }
 
+/*
+ * Give the hold pool back while nothing is in it: made at the queue's
+ * first copy-out and as large as the queue's bound, it is pvnetd's memory
+ * that a guest taking no frames made it fill (docs/netback.md, Memory).
+ * hold_alloc() makes it again when a copy-out needs it.  The caller holds
+ * rx_lock.
+ */
+static void hold_release(struct back_queue *q)
+{
+	if (q->hold.base && q->hold.head == q->hold.tail) {
+		free(q->hold.base);
+		q->hold = (struct back_hold_pool){0};
+	}
+}
+
 /* Drop every queued frame, counted as rx_dropped; the caller holds rx_lock.  Returns how many. */
 static unsigned int rx_purge(struct back_queue *q)
 {
@@ -680,6 +695,7 @@ static void rx_stall(struct back_queue *q)
 
 	back_stat_add(&q->stats->rx_stall_flushed, n);
 	back_stat_add(&q->stats->rx_stalls, 1);
+	hold_release(q); /* the guest takes nothing: what it cost goes back until it does */
 	q->rx_blocked_since = 0;
 	atomic_store_explicit(&q->rx_stalled, true, memory_order_seq_cst);
 	if (atomic_fetch_add_explicit(&vif->rx_stalled_queues, 1, memory_order_relaxed) == 0) {

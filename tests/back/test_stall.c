@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test_stall.c - RX stall detection: a guest that takes no frames loses its carrier, then gets it back */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,6 +69,14 @@ static void stall_and_recover(enum back_tx_mode mode)
 	assert_int_equal(stat_b(x, "rx_stall_flushed"), 20);
 	assert_int_equal(stat_b(x, "rx_expired"), 0);
 	assert_int_equal(stat_b(x, "rx_packets"), 0);
+	/*
+	 * A's frames were copied out of its pages into B's hold pool while they
+	 * waited; the stall gives that memory back (docs/netback.md, Memory).
+	 */
+	assert_int_equal(stat_b(x, "rx_held_copied"), 20);
+	pthread_mutex_lock(&x->vb->q[0]->rx_lock);
+	assert_null(x->vb->q[0]->hold.base);
+	pthread_mutex_unlock(&x->vb->q[0]->rx_lock);
 	/* Nothing of A's stays pinned: every request is answered, and OKAY (the switch dropped them). */
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 20, WAIT_MS));
 	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
