@@ -741,8 +741,13 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 	pthread_mutex_lock(&q->rx_lock);
 	did = rx_maintain(q, now, &due);
 	if (atomic_load_explicit(&q->rx_stalled, memory_order_relaxed) && !rx_unstall(q)) {
-		/* What an xmit() racing the stall queued before it saw the carrier off. */
+		/*
+		 * What an xmit() racing the stall queued before it saw the
+		 * carrier off; rx_maintain() above may have copied it out, into
+		 * a pool made again for it.
+		 */
 		n = rx_purge(q);
+		hold_release(q);
 		back_stat_add(&q->stats->rx_stall_flushed, n);
 		pthread_mutex_unlock(&q->rx_lock);
 		return did || n;

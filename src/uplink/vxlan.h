@@ -139,7 +139,8 @@ enum uplink_vxlan_drop {
 };
 
 /*
- * ECN through the tunnel (RFC 6040's normal mode, as Linux's vxlan): a
+ * ECN through the tunnel (RFC 6040's normal mode; Linux's vxlan differs
+ * only in sending an inner CE as ECT(0) outside): a
  * datagram's outer ECN field is its frame's, and on the way in a
  * congestion mark (CE) the underlay set is carried onto the frame's own
  * IP header, or the frame is dropped if its IP packet is not ECN-capable

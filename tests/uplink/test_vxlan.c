@@ -1133,6 +1133,19 @@ static void test_port_ecn(void **state)
 		assert_int_equal(tos, out[i].ecn);
 		assert_memory_equal(buf + 8, f.b, f.len);
 	}
+	/* A GSO frame's segments: each the frame's field (10000 bytes in 7). */
+	fb_build(&f, 4, IPPROTO_TCP, false, 10000, 45);
+	set_ecn(&f, 4, UPLINK_ECN_ECT0);
+	csum_blank(f.b, f.len);
+	pp = tpkt_init(&t, f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
+	pp->gso_type = SW_GSO_TCPV4;
+	pp->gso_size = 1448;
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	for (unsigned int k7 = 0; k7 < 7; k7++) {
+		assert_true(recv_tos(w->remote, buf, sizeof(buf), &tos) > 8 + 54);
+		assert_int_equal(tos, UPLINK_ECN_ECT0);
+		assert_int_equal(buf[8 + 15] & 3, UPLINK_ECN_ECT0);
+	}
 
 	for (unsigned int i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
 		fb_build(&f, in[i].l3, IPPROTO_UDP, false, 100, (uint8_t)(50 + i));
