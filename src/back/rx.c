@@ -653,6 +653,13 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 		back_stat_add(&q->stats->rx_dropped, 1);
 		did = true;
 	}
+	/*
+	 * All of it waited out the drain timeout: the pool goes back as at a
+	 * stall (not for a frontend we poll, whose timeout is 30 ms: its pool
+	 * would be made and freed over and over).
+	 */
+	if (!it && did && q->vif->fe.rx_notify)
+		hold_release(q);
 	if (it)
 		*due_ns = it->u64 + timeout;
 	end = rx_due_end(q, &q->rx_scan, true, (uint64_t)cfg->tx_hold_max_us * 1000, now, due_ns);
