@@ -127,7 +127,8 @@ int pvnet_vif_get_hash_flags(struct pvnet_vif *vif, uint32_t *flags);
  * @flags: PVNET_HASH_* mask; TCP frames use the TCP type when it is
  *	enabled, everything else the address type; 0 disables hashing
  *
- * Return: 0 or -errno
+ * Return: 0 or -errno (-EINVAL before an algorithm is set: pvnetd and
+ * Linux's netback answer INVALID_PARAMETER)
  */
 int pvnet_vif_set_hash_flags(struct pvnet_vif *vif, uint32_t flags);
 

@@ -416,15 +416,16 @@ uint32_t back_hash_get_flags(const struct back_hash *h, uint32_t *flags)
  * @h: the configuration
  * @flags: XEN_NETIF_CTRL_HASH_TYPE_* mask; 0 disables hashing
  *
- * Return: SUCCESS, NOT_SUPPORTED while no algorithm is selected, or
- * INVALID_PARAMETER for an unknown type bit
+ * Return: SUCCESS, or INVALID_PARAMETER for an unknown type bit or while
+ * no algorithm is selected (as Linux's netback; GET_HASH_FLAGS answers
+ * NOT_SUPPORTED then, as Linux's too)
  */
 uint32_t back_hash_set_flags(struct back_hash *h, uint32_t flags)
 {
 	if (flags & ~(uint32_t)BACK_HASH_TYPES_ALL)
 		return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;
 	if (atomic_load(&h->alg) == XEN_NETIF_CTRL_HASH_ALGORITHM_NONE)
-		return XEN_NETIF_CTRL_STATUS_NOT_SUPPORTED;
+		return XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER;
 	w_begin(h);
 	w_store(&h->flags, flags);
 	w_end(h);
