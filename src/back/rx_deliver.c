@@ -569,7 +569,8 @@ unsigned int back_rx_deliver(struct back_queue *q, struct back_mpsc_item *const 
 			if (e->partial && !queued)
 				break; /* queued whole: the queue's head goes in parts */
 			q->sw_sent = e->partial ? (uint16_t)(from + k) : 0;
-			q->sw->item = it;
+			if (e->partial)
+				q->sw->item = it;
 			rx_plan_sw(q, it, kind, from, k, nrsp, &ncopy, e);
 		} else {
 			rx_plan(q, it, need, nrsp, &ncopy, e);

@@ -380,7 +380,13 @@ static size_t maptrack_bytes(uint32_t n)
 	return (size_t)n * sizeof(struct hv_maptrack);
 }
 
-/* A maptrack entry for a new mapping: one given back, else a fresh one; nr_maptrack if none. */
+/* Every maptrack entry holds a mapping. */
+static bool maptrack_full(const struct hv_gnttab *gt)
+{
+	return gt->free_head == gt->nr_maptrack && gt->fresh == gt->nr_maptrack;
+}
+
+/* A maptrack entry for a new mapping (the caller saw !maptrack_full()): one given back, else a fresh one. */
 static uint32_t maptrack_get(struct hv_gnttab *gt)
 {
 	uint32_t h = gt->free_head;
@@ -389,7 +395,7 @@ static uint32_t maptrack_get(struct hv_gnttab *gt)
 		gt->free_head = gt->maptrack[h].next_free;
 		return h;
 	}
-	return gt->fresh < gt->nr_maptrack ? gt->fresh++ : gt->nr_maptrack;
+	return gt->fresh++;
 }
 
 struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
@@ -496,7 +502,7 @@ static int16_t hv_gnttab_map_one(struct hv_gnttab *gt, struct hv_batch *b,
 	d = hv_batch_domain(b, op->dom, &slot);
 	if (!d)
 		return GNTST_bad_domain;
-	if (gt->free_head == gt->nr_maptrack && gt->fresh == gt->nr_maptrack)
+	if (maptrack_full(gt))
 		return GNTST_no_device_space;
 	rc = hv_grant_pin(&b->hold, d, op->ref, gt->self, write, &frame);
 	if (rc != GNTST_okay)

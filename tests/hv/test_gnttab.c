@@ -1083,7 +1083,7 @@ static void test_maptrack_lazy(void **state)
 
 	for (unsigned int i = 0; i < 64; i++)
 		assert_non_null(gts[i] = hv_gnttab_open(f->hv, 0));
-	assert_true(rss_bytes() - before < 4u << 20);
+	assert_true(rss_bytes() < before + (4u << 20)); /* (RSS may also shrink meanwhile) */
 	for (unsigned int i = 0; i < 64; i++) {
 		assert_int_equal(map1(gts[i], f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
 		assert_int_equal(op.handle, 0);
