@@ -699,7 +699,9 @@ void pvnet_rx_release(struct pvnet_vif *vif, unsigned int queue, struct pvnet_bu
  * Readable when responses or frames may be waiting.  The data calls clear
  * it and re-arm the ring's event index only when they find nothing to do,
  * so a busy queue costs no system call per frame and an idle one never
- * misses a wakeup.
+ * misses a wakeup.  It also becomes readable, on every queue, when the vif
+ * stops taking data (broken: -EIO; the backend closed: -ENOTCONN), so a
+ * thread asleep on it wakes and its next data call says which.
  *
  * Return: the fd, or -EINVAL for a bad queue
  */

@@ -188,6 +188,7 @@ void front_queue_teardown(struct front_queue *q);
 void front_queue_rx_refill(struct front_queue *q);
 int front_queue_tx_reap(struct front_queue *q);
 int front_queue_idle(struct front_queue *q, bool rx_incomplete);
+void front_vif_wake(struct pvnet_vif *vif);
 
 /* ---- tx.c / rx.c: the lock-free bodies of the public data calls (steer.c wraps them) ---- */
 

@@ -468,6 +468,25 @@ int front_queue_idle(struct front_queue *q, bool rx_incomplete)
 	return events;
 }
 
+/**
+ * front_vif_wake() - make every queue's fd readable: the vif stopped taking data
+ * @vif: the vif, whose status the caller has just made an error
+ *
+ * A thread asleep on a queue's fd (pvnet_queue_wait(), or the application's
+ * own poll()) would otherwise sleep until its timeout, or for ever, when the
+ * vif broke on another queue or the backend went away; woken, its next data
+ * call returns the error.  Only our own ports' signals are written: the
+ * queues' owner state is not touched, so any thread may call it.
+ */
+void front_vif_wake(struct pvnet_vif *vif)
+{
+	if (!vif->queues)
+		return;
+	for (unsigned int i = 0; i < vif->nr_queues; i++)
+		if (vif->queues[i].ev_rx.port) /* port 0: the queue's channel is not open */
+			self_kick(&vif->queues[i].ev_rx);
+}
+
 int pvnet_queue_fd(struct pvnet_vif *vif, unsigned int queue)
 {
 	struct front_queue *q;

@@ -179,11 +179,12 @@ static bool has_room(struct front_queue *q, unsigned int nfrags, unsigned int ex
 	return RING_FREE_REQUESTS(&q->tx) >= nfrags + extra && q->tx_nfree >= nfrags;
 }
 
+/* Arm the TX completion event; half an RX frame seen stays no work (front_queue_idle()). */
 static int stop(struct front_queue *q, int queued)
 {
 	q->tx_stopped = true;
 	q->stats[FRONT_STAT_TX_RING_FULL]++;
-	front_queue_idle(q, false);
+	front_queue_idle(q, q->rx_incomplete);
 	return queued;
 }
 

@@ -79,8 +79,9 @@ void pvnet_vif_config_default(struct pvnet_vif_config *cfg)
  * @vif: the vif
  * @fmt: printf format of the reason
  *
- * The first reason wins; from then on every data call returns -EIO.  Safe
- * from any data-path thread.
+ * The first reason wins; from then on every data call returns -EIO, and
+ * threads asleep on the queues' fds are woken to make one.  Safe from any
+ * data-path thread.
  */
 void front_vif_broken(struct pvnet_vif *vif, const char *fmt, ...)
 {
@@ -92,6 +93,7 @@ void front_vif_broken(struct pvnet_vif *vif, const char *fmt, ...)
 	vsnprintf(vif->reason, sizeof(vif->reason), fmt, ap);
 	va_end(ap);
 	atomic_store_explicit(&vif->status, -EIO, memory_order_release);
+	front_vif_wake(vif);
 }
 
 /**
@@ -725,7 +727,8 @@ int pvnet_vif_process(struct pvnet_vif *vif)
 		/* Keep a broken vif's -EIO: it says more than -ENOTCONN. */
 		int expected = 0;
 
-		atomic_compare_exchange_strong(&vif->status, &expected, -ENOTCONN);
+		if (atomic_compare_exchange_strong(&vif->status, &expected, -ENOTCONN))
+			front_vif_wake(vif);
 		rc = fe_write_state(vif, XenbusStateClosed);
 		if (rc < 0) {
 			/* Our directory may be gone too: we are closed all the same. */

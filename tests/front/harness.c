@@ -2,6 +2,7 @@
 /* harness.c - netfront tests: start pvnetd, play toolstack and backend state machine */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -285,4 +286,11 @@ void *h_grant_page(struct pvnet_domain *dom, uint32_t ref, bool *readonly)
 	if (readonly)
 		*readonly = e.flags & GTF_readonly;
 	return pvnet_domain_page(dom, e.frame);
+}
+
+int h_queue_readable(struct pvnet_vif *vif, unsigned int queue)
+{
+	struct pollfd p = {.fd = pvnet_queue_fd(vif, queue), .events = POLLIN};
+
+	return poll(&p, 1, 0);
 }

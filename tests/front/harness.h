@@ -69,5 +69,7 @@ bool h_exists(struct harness *h, const char *fmt, ...) __attribute__((format(pri
 
 /* The page behind one of the domain's grants, as a backend mapping it would see it. */
 void *h_grant_page(struct pvnet_domain *dom, uint32_t ref, bool *readonly);
+/* Is the queue's fd readable now (1), or not (0)? */
+int h_queue_readable(struct pvnet_vif *vif, unsigned int queue);
 
 #endif /* PVNET_TESTS_FRONT_HARNESS_H */

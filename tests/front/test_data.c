@@ -48,15 +48,19 @@ struct ctx {
 	struct be be;
 };
 
-static void be_attach(struct ctx *c)
+/* The fake backend takes queue 0's rings. */
+static void be_attach(struct ctx *c, unsigned int queues)
 {
-	be_attach_rings(&c->be, c->dom, (uint32_t)h_read_int(&H, "%s/tx-ring-ref", c->fb.fe),
-			(uint32_t)h_read_int(&H, "%s/rx-ring-ref", c->fb.fe));
+	const char *dir = queues > 1 ? "/queue-0" : "";
+
+	be_attach_rings(&c->be, c->dom, (uint32_t)h_read_int(&H, "%s%s/tx-ring-ref", c->fb.fe, dir),
+			(uint32_t)h_read_int(&H, "%s%s/rx-ring-ref", c->fb.fe, dir));
 }
 
-static void ctx_init(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers)
+static void ctx_init_queues(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers,
+			    unsigned int queues)
 {
-	struct fake_be_opts opts = {0};
+	struct fake_be_opts opts = {.max_queues = queues > 1 ? queues : 0};
 	struct pvnet_vif_config cfg;
 
 	memset(c, 0, sizeof(*c));
@@ -68,8 +72,15 @@ static void ctx_init(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buf
 	cfg.prepared = true;
 	cfg.tx_buffers = tx_buffers;
 	cfg.rx_buffers = rx_buffers;
+	cfg.queues = queues;
 	assert_int_equal(pvnet_vif_create(c->dom, &cfg, &c->vif), 0);
-	be_attach(c);
+	assert_int_equal(pvnet_vif_queues(c->vif), queues);
+	be_attach(c, queues);
+}
+
+static void ctx_init(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers)
+{
+	ctx_init_queues(c, tx_buffers, rx_buffers, 1);
 }
 
 static void ctx_fini(struct ctx *c)
@@ -598,9 +609,9 @@ static void expect_broken(struct ctx *c, int rc, const char *text)
 
 static void test_hostile_tx(void **state)
 {
-	static uint8_t frame[60];
+	static uint8_t frame[60], out[PVNET_MAX_FRAME];
 	static struct be_frame f;
-	struct pvnet_pkt pkt = {.data = frame, .len = 60};
+	struct pvnet_pkt pkt = {.data = frame, .len = 60}, rx;
 	struct ctx c;
 
 	/* A response for an id that is not in flight. */
@@ -623,6 +634,23 @@ static void test_hostile_tx(void **state)
 	/* (the frontend pushed only one request: the second response is also beyond it) */
 	be_tx_push(&c.be);
 	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "beyond");
+	ctx_fini(&c);
+
+	/*
+	 * Broken on queue 0 while queue 1 is idle, its events armed: queue 1's
+	 * fd is readable at once, so that a thread asleep on it wakes and
+	 * learns, rather than at its timeout or never.
+	 */
+	ctx_init_queues(&c, 32, 64, 2);
+	assert_int_equal(pvnet_recv(c.vif, 1, &rx, 1, out, sizeof(out)), 0);
+	assert_int_equal(h_queue_readable(c.vif, 1), 0);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 1)->id = 31;
+	be_tx_push(&c.be);
+	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "not in flight");
+	assert_int_equal(h_queue_readable(c.vif, 1), 1);
+	assert_int_equal(pvnet_queue_wait(c.vif, 1, 0, -1), -EIO);
 	ctx_fini(&c);
 
 	/* rsp_prod far ahead of anything sent. */
@@ -702,25 +730,38 @@ static void test_hostile_rx(void **state)
 
 	/*
 	 * Half a frame (more_data, and the rest not pushed): nothing to wait
-	 * for until a response past it comes, with or without a poll window.
+	 * for until a response past it comes, with or without a poll window;
+	 * and (@stop) still nothing after a send stops on the TX side (the
+	 * backend answers nothing): arming the completions keeps the half
+	 * frame no work, or a loop that sends and receives would spin.
 	 */
-	ctx_init(&c, 32, 64);
-	assert_int_equal(be_rx_frame(&c.be, in, 100, NETRXF_more_data, NULL), 0);
-	be_rx_push(&c.be);
-	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 0);
-	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
-	assert_int_equal(pvnet_queue_wait(c.vif, 0, 50, 0), 0);
-	assert_int_equal(be_rx_frame(&c.be, in + 100, 200, 0, NULL), 0);
-	be_rx_push(&c.be);
-	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 1000), 1);
-	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 1);
-	assert_int_equal(pkt.len, 300);
-	assert_memory_equal(out, in, 300);
-	/* Consumed: the queue is idle again, not "incomplete" for ever. */
-	assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 0);
-	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
-	assert_null(pvnet_vif_error(c.vif));
-	ctx_fini(&c);
+	for (int stop = 0; stop < 2; stop++) {
+		struct pvnet_pkt small = {.data = in, .len = 60};
+
+		ctx_init(&c, 32, 64);
+		assert_int_equal(be_rx_frame(&c.be, in, 100, NETRXF_more_data, NULL), 0);
+		be_rx_push(&c.be);
+		for (unsigned int i = 0; stop && i < 32; i++)
+			assert_int_equal(pvnet_send(c.vif, 0, &small, 1), 1);
+		for (unsigned int round = 0; round < 3; round++) {
+			assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 0);
+			if (stop)
+				assert_int_equal(pvnet_send(c.vif, 0, &small, 1), 0);
+			assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
+			assert_int_equal(pvnet_queue_wait(c.vif, 0, 50, 0), 0);
+		}
+		assert_int_equal(be_rx_frame(&c.be, in + 100, 200, 0, NULL), 0);
+		be_rx_push(&c.be);
+		assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 1000), 1);
+		assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 1);
+		assert_int_equal(pkt.len, 300);
+		assert_memory_equal(out, in, 300);
+		/* Consumed: the queue is idle again, not "incomplete" for ever. */
+		assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 0);
+		assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
+		assert_null(pvnet_vif_error(c.vif));
+		ctx_fini(&c);
+	}
 
 	/* A GSO extra with segment size 0 (Linux netfront drops it too): counted, not delivered. */
 	ctx_init(&c, 32, 64);

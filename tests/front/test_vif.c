@@ -279,8 +279,9 @@ static int process_until(struct pvnet_vif *vif, enum xenbus_state want)
 
 static void test_backend_closes_then_reconnect(void **state)
 {
+	static uint8_t out[PVNET_MAX_FRAME];
 	struct fake_be_opts opts = {0};
-	struct pvnet_pkt pkt = {0};
+	struct pvnet_pkt pkt = {0}, rx;
 	struct pvnet_vif *vif;
 	char frame[60] = {0};
 	struct ctx c;
@@ -290,10 +291,15 @@ static void test_backend_closes_then_reconnect(void **state)
 	pkt.data = frame;
 	pkt.len = sizeof(frame);
 	assert_int_equal(pvnet_send(vif, 0, &pkt, 1), 1);
+	/* Idle, its events armed: nothing makes the queue's fd readable. */
+	assert_int_equal(pvnet_recv(vif, 0, &rx, 1, out, sizeof(out)), 0);
+	assert_int_equal(h_queue_readable(vif, 0), 0);
 
 	/* The backend goes away on its own (toolstack detach): we answer Closed. */
 	fb_set_state(&c.fb, XenbusStateClosing);
 	assert_int_equal(process_until(vif, XenbusStateClosed), XenbusStateClosed);
+	/* A thread asleep on the queue wakes to learn it. */
+	assert_int_equal(h_queue_readable(vif, 0), 1);
 	assert_int_equal(pvnet_send(vif, 0, &pkt, 1), -ENOTCONN);
 	assert_null(pvnet_vif_error(vif));
 
