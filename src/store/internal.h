@@ -203,6 +203,7 @@ int store_txn_find(struct store *s, struct store_txn *t, const char *name,
 		   const struct store_node *committed, const struct store_node **out);
 int store_txn_put(struct store *s, struct store_txn *t, const char *name, struct store_node *n);
 int store_txn_room(const struct store_txn *t, unsigned int n);
+bool store_txn_spent(const struct store_txn *t);
 unsigned long store_txn_changes(const struct store_txn *t);
 void store_txn_fail(struct store_txn *t, int err);
 int store_txn_queue_event(struct store_txn *t, const char *name, bool exact,

@@ -385,8 +385,9 @@ static int do_enosys(struct store_conn *c, struct req *r)
 	return -ENOSYS;
 }
 
-#define F_NOTID (1u << 0) /* ignores the transaction id */
-#define F_PRIV	(1u << 1) /* domain 0 only: EACCES for guests */
+#define F_NOTID	 (1u << 0) /* ignores the transaction id */
+#define F_PRIV	 (1u << 1) /* domain 0 only: EACCES for guests */
+#define F_CHANGE (1u << 2) /* changes nodes: refused in a spent transaction (txn.c) */
 
 static const struct {
 	int (*fn)(struct store_conn *c, struct req *r);
@@ -403,10 +404,10 @@ static const struct {
     [XS_INTRODUCE] = {do_enosys, F_PRIV},
     [XS_RELEASE] = {do_enosys, F_PRIV},
     [XS_GET_DOMAIN_PATH] = {do_get_domain_path, 0},
-    [XS_WRITE] = {do_write, 0},
-    [XS_MKDIR] = {do_mkdir, 0},
-    [XS_RM] = {do_rm, 0},
-    [XS_SET_PERMS] = {do_set_perms, 0},
+    [XS_WRITE] = {do_write, F_CHANGE},
+    [XS_MKDIR] = {do_mkdir, F_CHANGE},
+    [XS_RM] = {do_rm, F_CHANGE},
+    [XS_SET_PERMS] = {do_set_perms, F_CHANGE},
     [XS_IS_DOMAIN_INTRODUCED] = {do_is_domain_introduced, F_PRIV},
     [XS_RESUME] = {do_enosys, F_PRIV},
     [XS_SET_TARGET] = {do_enosys, F_PRIV},
@@ -441,6 +442,10 @@ void store_ops_dispatch(struct store_conn *c, const struct xsd_sockmsg *hdr, con
 			reply_error(c, hdr, ENOENT);
 			return;
 		}
+	}
+	if ((handlers[hdr->type].flags & F_CHANGE) && r.txn && store_txn_spent(r.txn)) {
+		reply_error(c, hdr, ENOSPC);
+		return;
 	}
 	r.actor.domid = c->domid;
 	r.actor.txn = r.txn;

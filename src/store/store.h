@@ -40,9 +40,10 @@ struct store_conn;
  *	touched again, so that it never fails half done: near the bound a
  *	creation is refused a few paths early
  * @txn_bytes_per_domain: bytes a guest's open transactions may hold
- *	together: the paths they touched and the records they changed.  Past
- *	it they may touch no new path (ENOSPC) until one ends; xenstored bounds
- *	the same memory by its per-domain memory quota
+ *	together: the paths they touched, the records they changed and the
+ *	watch events they queued.  Past it they may touch no new path and
+ *	change nothing (ENOSPC) until one ends; xenstored bounds the same
+ *	memory by its per-domain memory quota
  * @node_size_max: bytes of one node a guest may write: its value, the
  *	names of its children and its permission entries (4 bytes each here)
  *	together (xenstored: quota node-size; ENOSPC past it)
@@ -88,8 +89,9 @@ struct store_perm {
  * @cfg: the config to fill
  *
  * 1000 nodes, 128 watches, 10 transactions, 5 permission entries per guest,
- * 2048 nodes per guest transaction, 32 maximal messages (~128 KiB) of
- * queued output per connection, and 32 connections per guest.
+ * 1024 nodes per guest transaction, 2 MiB held by a guest's transactions,
+ * 2048-byte nodes, 32 maximal messages (~128 KiB) of queued output per
+ * connection, and 32 connections per guest.
  */
 void store_config_default(struct store_config *cfg);
 

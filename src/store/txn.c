@@ -35,10 +35,14 @@
  * A guest transaction may touch at most @txn_nodes_max paths, so reading
  * many missing paths cannot grow it without bound, and a guest's open
  * transactions may hold at most @txn_bytes_per_domain bytes together (the
- * paths recorded and the records changed, each changed record bounded by
- * @node_size_max): past it they record no new path, so what ten open
- * transactions of long paths hold stays near xenstored's memory quota.  A
- * put is never refused (see store_txn_put()); it only counts.
+ * paths recorded, the records changed, each bounded by @node_size_max, and
+ * the watch events queued): past it they record no new path and take no
+ * write, mkdir, rm or set-perms (ENOSPC, before anything changes), so what
+ * ten open transactions hold stays near xenstored's memory quota, one
+ * operation's worth above it at most.  A put is never refused (see
+ * store_txn_put()); it only counts.  (Until 2026-12-06 only new paths were
+ * refused, and rewriting paths already recorded with 2 KiB values let a
+ * guest's ten transactions hold some 23 MiB.)
  *
  * The domain's node quota counts the nodes it created but has not
  * committed (@own_delta).  Each open transaction sees only its own
@@ -117,6 +121,21 @@ void store_txn_fail(struct store_txn *t, int err)
 }
 
 /**
+ * store_txn_spent() - do the open transactions of @t's guest hold their bytes' worth?
+ * @t: the transaction
+ *
+ * Past @txn_bytes_per_domain a guest's transactions record no new path and
+ * take no operation that changes something (store_ops_dispatch()), so what
+ * they hold stays within the bound plus one operation's worth.
+ *
+ * Return: true past the bound (never for domain 0)
+ */
+bool store_txn_spent(const struct store_txn *t)
+{
+	return t->conn->domid != 0 && t->dom->txn_bytes > t->conn->s->cfg.txn_bytes_per_domain;
+}
+
+/**
  * store_txn_room() - may @t record @n more paths?
  * @t: the transaction
  * @n: paths about to be recorded
@@ -131,9 +150,7 @@ int store_txn_room(const struct store_txn *t, unsigned int n)
 		return 0;
 	if ((unsigned long)t->nnodes + n > s->cfg.txn_nodes_max)
 		return -ENOSPC;
-	if (t->dom->txn_bytes > s->cfg.txn_bytes_per_domain)
-		return -ENOSPC;
-	return 0;
+	return store_txn_spent(t) ? -ENOSPC : 0;
 }
 
 /* What a record held by a transaction costs: its struct and everything it points to. */
@@ -238,6 +255,16 @@ int store_txn_put(struct store *s, struct store_txn *t, const char *name, struct
 	return 0;
 }
 
+/* What a queued event costs: its struct, its path and its permission sets. */
+static size_t event_bytes(const struct store_tevent *ev)
+{
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < STORE_PERMSETS; i++)
+		n += ev->n[i];
+	return sizeof(*ev) + strlen(ev->path) + 1 + (n ? n : 1) * sizeof(*ev->perms);
+}
+
 /**
  * store_txn_queue_event() - keep a watch event until @t commits
  * @t: the transaction
@@ -291,9 +318,11 @@ int store_txn_queue_event(struct store_txn *t, const char *name, bool exact,
 		off += sets[i].n;
 	}
 	ev->exact = exact;
+	charge(t, event_bytes(ev), 0);
 	if (prev) {
 		/* same place in the order as the first event for this path */
 		LL_REPLACE_ELEM(t->events, prev, ev);
+		charge(t, 0, event_bytes(prev));
 		free(prev->path);
 		free(prev->perms);
 		free(prev);

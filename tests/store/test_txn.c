@@ -19,6 +19,15 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A store with quotas @cfg and guest 5 in it: its connection. */
+static struct tclient *guest_store(const struct store_config *cfg, struct store **s)
+{
+	*s = store_create(cfg);
+	assert_non_null(*s);
+	assert_int_equal(store_domain_introduce(*s, 5), 0);
+	return tc_open(*s, 5);
+}
+
 static void test_isolation_commit(void **state)
 {
 	struct tclient *a = tc_open(*state, 0);
@@ -165,9 +174,7 @@ static void test_txn_bytes_bound(void **state)
 	(void)state;
 	store_config_default(&cfg);
 	cfg.txn_bytes_per_domain = 64 * 1024;
-	s = store_create(&cfg);
-	assert_int_equal(store_domain_introduce(s, 5), 0);
-	g = tc_open(s, 5);
+	g = guest_store(&cfg, &s);
 	t1 = tc_txn_start(g);
 	memset(path, 'p', 1000);
 	for (i = 0; i < 200; i++) {
@@ -193,6 +200,62 @@ static void test_txn_bytes_bound(void **state)
 	store_destroy(s);
 }
 
+/*
+ * Rewriting paths a transaction has recorded already is held to the same
+ * budget: values of nearly the node-size quota written to nodes read
+ * first (each read records a path cheaply) stop with ENOSPC at the bound,
+ * in every transaction of the guest; the refused writes change nothing,
+ * so the transaction still commits what it took.
+ */
+static void test_txn_rewrites_bounded(void **state)
+{
+	static char val[2001];
+	struct store_config cfg;
+	struct tclient *g;
+	struct store *s;
+	uint32_t t, t2;
+	char path[32];
+	int i, taken = 0;
+
+	(void)state;
+	store_config_default(&cfg);
+	cfg.txn_bytes_per_domain = 64 * 1024;
+	g = guest_store(&cfg, &s);
+	for (i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "n%d", i);
+		TC_OK(tc_write(g, 0, path, "x"));
+	}
+	t = tc_txn_start(g);
+	for (i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "n%d", i);
+		TC_OK(tc_read(g, t, path));
+	}
+	memset(val, 'v', sizeof(val) - 1);
+	for (i = 0; i < 100; i++) {
+		struct tmsg *m;
+
+		snprintf(path, sizeof(path), "n%d", i);
+		m = tc_write(g, t, path, val);
+		if (strcmp(tc_err(m), "ENOSPC") == 0)
+			break;
+		TC_OK(m);
+		taken++;
+	}
+	/* 64 KiB of about 2 KiB records, less the paths recorded first */
+	assert_in_range(taken, 20, 32);
+	TC_ERR(tc_mkdir(g, t, "n0"), "ENOSPC");
+	TC_ERR(tc_rm(g, t, "n1"), "ENOSPC");
+	/* another transaction of the guest finds the budget spent too */
+	t2 = tc_txn_start(g);
+	TC_ERR(tc_write(g, t2, "n99", "y"), "ENOSPC");
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t2, "F", NULL));
+	TC_OK(tc_call(g, XS_TRANSACTION_END, t, "T", NULL));
+	TC_OK(tc_read(g, 0, "n0"));
+	TC_OK(tc_write(g, 0, "n99", "y")); /* outside a transaction: no such budget */
+	tc_close(g);
+	store_destroy(s);
+}
+
 static void test_txn_size_bound(void **state)
 {
 	struct store_config cfg;
@@ -205,9 +268,7 @@ static void test_txn_size_bound(void **state)
 	int i;
 
 	cfg.txn_nodes_max = 16;
-	s = store_create(&cfg);
-	assert_int_equal(store_domain_introduce(s, 5), 0);
-	g = tc_open(s, 5);
+	g = guest_store(&cfg, &s);
 	t = tc_txn_start(g);
 	/* 15 missing paths + their parent, the home, recorded once */
 	for (i = 0; i < 15; i++) {
@@ -247,9 +308,7 @@ static void create_after_reads(unsigned int reads, const char *want)
 
 	store_config_default(&cfg);
 	cfg.txn_nodes_max = 16;
-	s = store_create(&cfg);
-	assert_int_equal(store_domain_introduce(s, 5), 0);
-	g = tc_open(s, 5);
+	g = guest_store(&cfg, &s);
 	t = tc_txn_start(g);
 	for (unsigned int i = 0; i < reads; i++) {
 		snprintf(path, sizeof(path), "missing%u", i);
@@ -285,9 +344,7 @@ static void test_quota_in_txn(void **state)
 	uint32_t t;
 
 	cfg.nodes_per_domain = 3;
-	s = store_create(&cfg);
-	assert_int_equal(store_domain_introduce(s, 5), 0);
-	g = tc_open(s, 5);
+	g = guest_store(&cfg, &s);
 	t = tc_txn_start(g);
 	TC_OK(tc_write(g, t, "a", "1"));
 	TC_OK(tc_write(g, t, "b", "1"));
@@ -318,9 +375,7 @@ static void test_commit_quota(void **state)
 	(void)state;
 	store_config_default(&cfg);
 	cfg.nodes_per_domain = 5;
-	s = store_create(&cfg);
-	assert_int_equal(store_domain_introduce(s, 5), 0);
-	g = tc_open(s, 5);
+	g = guest_store(&cfg, &s);
 	d0 = tc_open(s, 0);
 	TC_OK(tc_write(g, 0, "t", ""));
 	TC_OK(tc_write(g, 0, "o", "")); /* with the home: 3 */
@@ -433,9 +488,7 @@ static void test_rm_out_of_room_in_children(void **state)
 	(void)state;
 	store_config_default(&cfg);
 	cfg.txn_nodes_max = 16;
-	s = store_create(&cfg);
-	assert_int_equal(store_domain_introduce(s, 5), 0);
-	g = tc_open(s, 5);
+	g = guest_store(&cfg, &s);
 	for (i = 0; i < 6; i++) {
 		snprintf(path, sizeof(path), "d/x/c%d", i);
 		TC_OK(tc_write(g, 0, path, "v"));
@@ -508,6 +561,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_limit, setup, teardown),
 	    cmocka_unit_test(test_txn_size_bound),
 	    cmocka_unit_test(test_txn_bytes_bound),
+	    cmocka_unit_test(test_txn_rewrites_bounded),
 	    cmocka_unit_test(test_txn_create_room),
 	    cmocka_unit_test(test_quota_in_txn),
 	    cmocka_unit_test(test_commit_quota),
