@@ -467,6 +467,14 @@ int store_txn_end(struct store_conn *c, struct store_txn *t, bool commit)
 	{
 		if (!e->modified)
 			continue;
+		/*
+		 * A domain released while @t ran lost its entries in the
+		 * committed tree (store_tree_revoke()), not in @t's records: a
+		 * list @t set, or one a node @t created inherited, must not
+		 * grant them to the next domain given that id (XSA-322).
+		 */
+		if (e->node)
+			store_perms_mark_absent(s, e->node->perms, e->node->nperms);
 		store_tree_commit_put(s, e->name, e->node);
 		e->node = NULL;
 		e->modified = false;

@@ -314,6 +314,40 @@ static void test_released_domain_grants_revoked(void **state)
 }
 
 /*
+ * The same when 5 is released while a transaction that grants it access
+ * is open: the list 6 sets inside it grants the next domain 5 nothing once
+ * the transaction commits.  A node created inside one, under a parent that
+ * granted 5 access, inherits nothing either: the release changed the
+ * parent, so that transaction fails (EAGAIN) and its retry sees the parent
+ * as it is now.
+ */
+static void test_released_during_transaction(void **state)
+{
+	struct store *s = *state;
+	struct tclient *g6 = tc_open(s, 6), *g5;
+	uint32_t t1, t2;
+
+	TC_OK(tc_write(g6, 0, "secret", "for 5 only"));
+	TC_OK(tc_write(g6, 0, "shared", ""));
+	TC_OK(tc_call(g6, XS_SET_PERMS, 0, "shared", "n6", "r5", NULL));
+	t1 = tc_txn_start(g6);
+	TC_OK(tc_call(g6, XS_SET_PERMS, t1, "secret", "n6", "r5", NULL));
+	t2 = tc_txn_start(g6);
+	TC_OK(tc_write(g6, t2, "shared/child", "inherits r5"));
+	assert_int_equal(store_domain_release(s, 5), 0);
+	TC_OK(tc_call(g6, XS_TRANSACTION_END, t1, "T", NULL));
+	TC_ERR(tc_call(g6, XS_TRANSACTION_END, t2, "T", NULL), "EAGAIN");
+	TC_OK(tc_write(g6, 0, "shared/child", "inherits nothing"));
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g5 = tc_open(s, 5);
+	TC_ERR(tc_read(g5, 0, "/local/domain/6/secret"), "EACCES");
+	TC_ERR(tc_read(g5, 0, "/local/domain/6/shared/child"), "EACCES");
+	TC_OK(tc_read(g6, 0, "secret"));
+	tc_close(g5);
+	tc_close(g6);
+}
+
+/*
  * A grant to a domain that does not exist yet grants nothing, also once a
  * domain of that id is created (as xenstored's XS_PERM_IGNORE): domids are
  * handed out in order, so a guest could name the next one.  GET_PERMS shows
@@ -362,6 +396,7 @@ int main(void)
 	    cmocka_unit_test(test_node_quota),
 	    cmocka_unit_test(test_node_quota_across_transactions),
 	    cmocka_unit_test_setup_teardown(test_released_domain_grants_revoked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_released_during_transaction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grant_to_absent_domain_ignored, setup, teardown),
 	};
 
