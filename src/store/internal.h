@@ -229,7 +229,7 @@ int store_conn_queue(struct store_conn *c, uint32_t type, uint32_t req_id, uint3
 		     const void *a, size_t alen, const void *b, size_t blen, bool is_event);
 void store_conn_kill(struct store_conn *c);
 int store_conn_feed(struct store_conn *c, const void *buf, size_t len, bool backpressure,
-		    size_t *used);
+		    unsigned int *budget, size_t *used);
 const char *store_errno_name(int err);
 
 /* ops.c */

@@ -30,14 +30,26 @@
  * after each of the connection's own callbacks and, for watch events other
  * clients cause, as soon as one is left queued (sconn_blocked_hook()).
  *
+ * A callback answers at most SCONN_MSGS_PER_EVENT requests; one that
+ * stops for that, with input read but not answered, watches EPOLLOUT (a
+ * socket with room is writable) to be called again once the loop has
+ * served the other ready fds.
+ *
  * Closing is deferred while a connection's own callback runs (a watch
  * callback it triggered may release its domain or unlisten its socket):
  * the connection is marked and freed when its callback returns.  Domain
  * release only shuts the socket down; the loop then reports the hang-up.
  */
 
-/* Reads per callback before yielding to other fds: fairness between clients. */
+/*
+ * Per callback, before yielding to other fds (fairness between clients):
+ * reads, and requests answered.  A request costs up to a few ms (creating
+ * a path 1000 levels deep hashes every level's full path), and one read
+ * may bring dozens: without a bound of their own, one guest's pipelined
+ * requests held every other connection for a quarter of a second.
+ */
 #define SCONN_READS_PER_EVENT 16
+#define SCONN_MSGS_PER_EVENT  8
 
 struct sconn {
 	struct store_listener *ls;
@@ -47,6 +59,7 @@ struct sconn {
 	uint32_t events;
 	bool busy;
 	bool doomed;
+	bool more; /* requests left unanswered for the budget: call again (EPOLLOUT) */
 	size_t in_len;
 	unsigned char in[sizeof(struct xsd_sockmsg) + XENSTORE_PAYLOAD_MAX];
 	struct sconn *prev, *next;
@@ -127,21 +140,22 @@ static void sconn_update(struct sconn *sc)
 
 	if (store_conn_pending(sc->c) < s->cfg.out_max / 2)
 		ev |= EPOLLIN;
-	if (store_conn_pending(sc->c))
+	/* A socket with room is writable: EPOLLOUT brings us back next round. */
+	if (store_conn_pending(sc->c) || sc->more)
 		ev |= EPOLLOUT;
 	if (ev != sc->events && loop_mod(sc->l, &sc->lw, ev) == 0)
 		sc->events = ev;
 }
 
-/* Feed buffered input; returns 0, or -errno when the connection must close. */
-static int sconn_feed(struct sconn *sc)
+/* Feed buffered input within @budget; returns 0, or -errno when the connection must close. */
+static int sconn_feed(struct sconn *sc, unsigned int *budget)
 {
 	size_t used;
 	int r;
 
 	if (!sc->in_len)
 		return 0;
-	r = store_conn_feed(sc->c, sc->in, sc->in_len, true, &used);
+	r = store_conn_feed(sc->c, sc->in, sc->in_len, true, budget, &used);
 	memmove(sc->in, sc->in + used, sc->in_len - used);
 	sc->in_len -= used;
 	return r;
@@ -150,17 +164,19 @@ static int sconn_feed(struct sconn *sc)
 static int sconn_work(struct sconn *sc, uint32_t events)
 {
 	const struct store *s = sc->c->s;
+	unsigned int budget = SCONN_MSGS_PER_EVENT;
 	int i, r;
 	ssize_t n;
 
+	sc->more = false;
 	if (store_conn_flush(sc->c) == -EPIPE)
 		return -EPIPE;
-	r = sconn_feed(sc);
+	r = sconn_feed(sc, &budget);
 	if (r)
 		return r;
 	for (i = 0; i < SCONN_READS_PER_EVENT; i++) {
 		if (sc->doomed || store_conn_pending(sc->c) >= s->cfg.out_max / 2 ||
-		    sc->in_len == sizeof(sc->in))
+		    sc->in_len == sizeof(sc->in) || budget == 0)
 			break;
 		n = recv(sc->lw.fd, sc->in + sc->in_len, sizeof(sc->in) - sc->in_len, MSG_DONTWAIT);
 		if (n < 0) {
@@ -171,10 +187,11 @@ static int sconn_work(struct sconn *sc, uint32_t events)
 		if (n == 0)
 			return -ECONNRESET;
 		sc->in_len += (size_t)n;
-		r = sconn_feed(sc);
+		r = sconn_feed(sc, &budget);
 		if (r)
 			return r;
 	}
+	sc->more = budget == 0;
 	if ((events & (EPOLLHUP | EPOLLERR)) && !(events & EPOLLIN))
 		return -ECONNRESET;
 	return 0;

@@ -245,12 +245,15 @@ static void conn_message(struct store_conn *c)
  * @buf: bytes
  * @len: count
  * @backpressure: stop after a message once half of @out_max is queued
- * @used: set to the bytes consumed (all of them unless @backpressure stopped)
+ * @budget: messages that may still be answered, decremented per message;
+ *	stop at 0 (NULL: no bound)
+ * @used: set to the bytes consumed (all of them unless @backpressure or
+ *	@budget stopped)
  *
  * Return: 0, -EPROTO, -ENOBUFS or -EPIPE (see store_conn_input())
  */
 int store_conn_feed(struct store_conn *c, const void *buf, size_t len, bool backpressure,
-		    size_t *used)
+		    unsigned int *budget, size_t *used)
 {
 	const unsigned char *p = buf;
 	size_t off = 0, take;
@@ -260,6 +263,8 @@ int store_conn_feed(struct store_conn *c, const void *buf, size_t len, bool back
 		return -EPIPE;
 	while (off < len) {
 		if (backpressure && store_conn_pending(c) >= c->s->cfg.out_max / 2)
+			break;
+		if (budget && *budget == 0)
 			break;
 		if (!c->in_body) {
 			take = sizeof(c->hdr_raw) - c->hdr_used;
@@ -292,6 +297,8 @@ int store_conn_feed(struct store_conn *c, const void *buf, size_t len, bool back
 			break;
 		c->in_body = false;
 		c->hdr_used = 0;
+		if (budget)
+			(*budget)--;
 		conn_message(c);
 		if (c->dead) {
 			*used = off;
@@ -314,5 +321,5 @@ int store_conn_input(struct store_conn *c, const void *buf, size_t len)
 {
 	size_t used;
 
-	return store_conn_feed(c, buf, len, false, &used);
+	return store_conn_feed(c, buf, len, false, NULL, &used);
 }

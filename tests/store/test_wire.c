@@ -451,6 +451,48 @@ static unsigned int sock_count(int fd, unsigned char *buf, size_t cap, size_t *h
 }
 
 /*
+ * One callback answers a bounded number of a client's requests, then lets
+ * the loop serve other fds, and comes back for the rest by itself: 100
+ * requests sent in one write are not all answered in the first round, and
+ * all are answered while the client sends nothing more.
+ */
+static void test_socket_request_budget(void **state)
+{
+	struct store *s = *state;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char dir[] = "/tmp/pvnet-store-XXXXXX";
+	static unsigned char buf[1 << 16], req[100 * 64];
+	struct loop *l = loop_create();
+	unsigned int got, rounds = 0;
+	size_t have = 0, n = 0;
+	int fd;
+
+	assert_non_null(l);
+	assert_non_null(mkdtemp(dir));
+	assert_true(snprintf(a.sun_path, sizeof(a.sun_path), "%s/g.sock", dir) <
+		    (int)sizeof(a.sun_path));
+	assert_int_equal(store_listen(s, l, a.sun_path, 5, 0600), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	loop_run_once(l, 100); /* accept */
+	for (int i = 0; i < 100; i++)
+		n += build(req + n, XS_READ, (uint32_t)i, "/local/domain/5", 16);
+	assert_int_equal(write(fd, req, n), (ssize_t)n);
+	assert_true(loop_run_once(l, 100) >= 0);
+	got = sock_count(fd, buf, sizeof(buf), &have);
+	assert_in_range(got, 1, 99);
+	while (got < 100 && ++rounds < 100) {
+		assert_true(loop_run_once(l, 100) >= 0);
+		got += sock_count(fd, buf, sizeof(buf), &have);
+	}
+	assert_int_equal(got, 100);
+	close(fd);
+	assert_int_equal(store_unlisten(s, a.sun_path), 0);
+	rmdir(dir);
+	loop_destroy(l);
+}
+
+/*
  * Watch events another client causes reach a guest that only waits for
  * them, however many: domain 0 writes 600 keys under a watched directory
  * in one go, more than the socket buffer holds, and the guest, which sends
@@ -514,6 +556,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_payload_limit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_event_burst, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_request_budget, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
