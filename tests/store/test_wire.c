@@ -450,6 +450,21 @@ static unsigned int sock_count(int fd, unsigned char *buf, size_t cap, size_t *h
 	return n;
 }
 
+/* Domain 5's socket in a fresh directory @dir (a template), listened on by @l: a client's fd. */
+static int guest_socket(struct store *s, struct loop *l, char *dir, struct sockaddr_un *a)
+{
+	int fd;
+
+	assert_non_null(l);
+	assert_non_null(mkdtemp(dir));
+	assert_true(snprintf(a->sun_path, sizeof(a->sun_path), "%s/g.sock", dir) <
+		    (int)sizeof(a->sun_path));
+	assert_int_equal(store_listen(s, l, a->sun_path, 5, 0600), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)a, sizeof(*a)), 0);
+	return fd;
+}
+
 /*
  * One callback answers a bounded number of a client's requests, then lets
  * the loop serve other fds, and comes back for the rest by itself: 100
@@ -467,13 +482,7 @@ static void test_socket_request_budget(void **state)
 	size_t have = 0, n = 0;
 	int fd;
 
-	assert_non_null(l);
-	assert_non_null(mkdtemp(dir));
-	assert_true(snprintf(a.sun_path, sizeof(a.sun_path), "%s/g.sock", dir) <
-		    (int)sizeof(a.sun_path));
-	assert_int_equal(store_listen(s, l, a.sun_path, 5, 0600), 0);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	fd = guest_socket(s, l, dir, &a);
 	loop_run_once(l, 100); /* accept */
 	for (int i = 0; i < 100; i++)
 		n += build(req + n, XS_READ, (uint32_t)i, "/local/domain/5", 16);
@@ -512,13 +521,7 @@ static void test_socket_event_burst(void **state)
 	char key[64];
 	int fd;
 
-	assert_non_null(l);
-	assert_non_null(mkdtemp(dir));
-	assert_true(snprintf(a.sun_path, sizeof(a.sun_path), "%s/g.sock", dir) <
-		    (int)sizeof(a.sun_path));
-	assert_int_equal(store_listen(s, l, a.sun_path, 5, 0600), 0);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	fd = guest_socket(s, l, dir, &a);
 	sock_roundtrip(l, fd, XS_WATCH, "/local/domain/5\0tk", 19, &m);
 	assert_int_equal(m.hdr.type, XS_WATCH);
 	sock_roundtrip(l, fd, XS_READ, "/local/domain/5", 16, &m); /* the initial event first */
