@@ -190,6 +190,8 @@ int store_op_mkdir(struct store *s, const struct store_actor *a, const char *pat
 int store_op_rm(struct store *s, const struct store_actor *a, const char *path);
 int store_op_set_perms_special(struct store *s, domid_t domid, const char *name,
 			       const struct store_perm *p, unsigned int n);
+int store_op_get_perms_special(const struct store *s, domid_t domid, const char *name,
+			       const struct store_perm **p, unsigned int *n);
 int store_op_set_perms(struct store *s, const struct store_actor *a, const char *path,
 		       const struct store_perm *p, unsigned int n);
 

@@ -182,12 +182,23 @@ static int do_directory_part(struct store_conn *c, struct req *r)
 static int do_get_perms(struct store_conn *c, struct req *r)
 {
 	char buf[XENSTORE_PAYLOAD_MAX];
+	const struct store_perm *perms;
 	const struct store_node *node;
-	int e = lookup(c, r, &node);
+	unsigned int n;
+	int e;
 
+	if (onearg(r) && onearg(r)[0] == '@') {
+		e = store_op_get_perms_special(c->s, c->domid, onearg(r), &perms, &n);
+	} else {
+		e = lookup(c, r, &node);
+		if (!e) {
+			perms = node->perms;
+			n = node->nperms;
+		}
+	}
 	if (e)
 		return e;
-	e = store_perms_format(node->perms, node->nperms, buf, sizeof(buf));
+	e = store_perms_format(perms, n, buf, sizeof(buf));
 	if (e < 0)
 		return e;
 	return reply(c, r, buf, (size_t)e);

@@ -715,6 +715,26 @@ int store_op_set_perms_special(struct store *s, domid_t domid, const char *name,
 	return 0;
 }
 
+/*
+ * GET_PERMS on @introduceDomain / @releaseDomain, as xenstored answers it:
+ * to whoever may read the special node.  *@p stays valid until its list is
+ * set again.
+ */
+int store_op_get_perms_special(const struct store *s, domid_t domid, const char *name,
+			       const struct store_perm **p, unsigned int *n)
+{
+	int idx = store_watch_special_index(name);
+
+	if (idx < 0)
+		return -ENOENT;
+	if (!(store_perm_for(domid, s->special_perms[idx], s->special_nperms[idx]) &
+	      STORE_PERM_READ))
+		return -EACCES;
+	*p = s->special_perms[idx];
+	*n = s->special_nperms[idx];
+	return 0;
+}
+
 /* Drop the entries of @perms[1..] that name @from; returns how many are left. */
 static uint32_t perms_drop(struct store_perm *perms, uint32_t n, domid_t from)
 {

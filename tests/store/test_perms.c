@@ -103,6 +103,17 @@ static void test_grants(void **state)
 	/* The same for a special node: write access to @releaseDomain is not ownership. */
 	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n0", "w6", NULL));
 	TC_ERR(tc_call(g6, XS_SET_PERMS, 0, "@releaseDomain", "b6", NULL), "EACCES");
+	/* GET_PERMS answers whoever may read it, as xenstored does */
+	TC_ERR(tc_call(g6, XS_GET_PERMS, 0, "@releaseDomain", NULL), "EACCES");
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n0", "r6", NULL));
+	{
+		struct tmsg *m = tc_call(g6, XS_GET_PERMS, 0, "@releaseDomain", NULL);
+
+		assert_int_equal(m->hdr.type, XS_GET_PERMS);
+		assert_memory_equal(m->body, "n0\0r6", sizeof("n0\0r6"));
+	}
+	TC_ERR(tc_call(g6, XS_GET_PERMS, 0, "@introduceDomain", NULL), "EACCES");
+	TC_ERR(tc_call(d0, XS_GET_PERMS, 0, "@other", NULL), "ENOENT");
 	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@releaseDomain", "n0", NULL));
 	tc_close(d0);
 	tc_close(g5);
