@@ -71,7 +71,8 @@ _Static_assert(SW_GSO_TCPV4 == UPLINK_GSO_TCPV4 && SW_GSO_TCPV6 == UPLINK_GSO_TC
 
 /*
  * Bytes of frames in flight (read from the TAP, not yet done) before the
- * reader waits: 256 KiB, half of netback's per-queue RX bound (512 KiB).
+ * reader waits: 256 KiB, a small part of netback's per-queue RX bound
+ * (8 MiB; 512 KiB when this was chosen).
  * The switch has no backpressure: a vif queue that is full drops.  Waiting
  * here instead leaves the excess in the TAP's queue, where TCP sees it as
  * delay rather than loss.  Four 64 KiB TSO frames keep a receiver busy.
