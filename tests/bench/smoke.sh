@@ -171,6 +171,34 @@ for r in res:
 print("ok: steering hash and xps-safe with migrating senders: zero out of order")
 ' "$TMP/steer.json" || exit 1
 
+# A pvnetd someone else runs (-d): the bench takes its tx mode from its status, and
+# refuses a --tx-mode that is not it before any run.
+mkdir "$TMP/ext"
+"$PVNETD" --run-dir "$TMP/ext" --tx-mode copy --log-level warn 2>"$TMP/ext.log" &
+ext_pid=$!
+for _ in $(seq 100); do [ -S "$TMP/ext/pvnetd.sock" ] && break; sleep 0.05; done
+TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench -d "$TMP/ext" --section stream --duration 0.2 \
+	--frame-size 64 --json "$TMP/ext.json" >/dev/null 2>"$TMP/ext.err"
+rc=$?
+out=$(TMPDIR=$TMP/tmp timeout -s KILL 10 "$PVNET" bench -d "$TMP/ext" --section stream \
+	--duration 0.2 --frame-size 64 --tx-mode map 2>&1)
+rc_map=$?
+kill "$ext_pid"
+wait "$ext_pid"
+[ $rc -eq 0 ] || { cat "$TMP/ext.err" "$TMP/ext.log"; echo "FAIL: pvnet bench -d: exit $rc"; exit 1; }
+if [ $rc_map -ne 1 ] || ! grep -q "runs --tx-mode copy, not the map" <<<"$out"; then
+	echo "FAIL: pvnet bench -d with another --tx-mode: exit $rc_map, $out"
+	exit 1
+fi
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert "error" not in r, r["error"]
+assert r["tx_mode"] == "copy" and r["tx_mode_source"] == "pvnetd status", r
+assert r["rx_frames"] > 0 and r["corrupt"] == 0, r
+print("ok: -d reads the running pvnetd'"'"'s tx mode from its status, refuses another")
+' "$TMP/ext.json" || exit 1
+
 # Without --repeat, vcpus and tx_mode run each point BENCH_COMPARE_REPEAT (3) times,
 # interleaved, and the other sections once.
 TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section sizes,vcpus,tx_mode --duration 0.2 \
@@ -187,7 +215,7 @@ for name, want in (("vcpus", 3), ("tx_mode", 3), ("sizes", 1)):
 print("ok: vcpus and tx_mode repeat each point 3 times by default, sizes once")
 ' "$TMP/rep.json" || exit 1
 
-# An older pvnetd: rejects --tx-mode persistent as pvnetd before issue 7 did.
+# An older pvnetd: rejects --tx-mode persistent as pvnetd before persistent grants did.
 PVNETD_OLD=$TMP/pvnetd-old
 cat >"$PVNETD_OLD" <<EOF2
 #!/bin/bash

@@ -463,7 +463,10 @@ void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, u
 	r->host_rtt_cpus[0] = b->rtt_cpu[0];
 	r->host_rtt_cpus[1] = b->rtt_cpu[1];
 	snprintf(r->tx_mode, sizeof(r->tx_mode), "%s", mode);
-	r->tx_mode_source = b->ext_run_dir ? "unknown" : "pvnetd --tx-mode";
+	r->tx_mode_source = !b->ext_run_dir	      ? "pvnetd --tx-mode"
+			    : pd && pd->mode[0]	      ? "pvnetd status"
+			    : strcmp(mode, "unknown") ? "--tx-mode"
+						      : "unknown";
 
 	if (!pd || (!b->ext_run_dir && pd->pid <= 0)) {
 		snprintf(r->error, sizeof(r->error), "pvnetd --tx-mode %s is not running%s%s", mode,

@@ -179,7 +179,8 @@ struct bench_back {
  * @queues: queues asked for (and flows sent)
  * @queues_got: queues the vifs negotiated
  * @tx_mode: "map", "copy", "persistent", or "unknown"
- * @tx_mode_source: how @tx_mode is known ("pvnetd --tx-mode", "inferred from netback counters")
+ * @tx_mode_source: how @tx_mode is known ("pvnetd --tx-mode", "pvnetd status", "--tx-mode",
+ *	"inferred from netback counters ...", "unknown")
  * @api: "zerocopy" or "copy"
  * @verify: how much payload was checked
  * @window_s: length of the timed window in seconds, as the conductor saw it
@@ -595,7 +596,7 @@ int bench_guest_main(const struct bench_guest_cfg *cfg);
  *	unknown
  * @run_dir: its run directory
  * @log_path: its log (ours only)
- * @mode: the --tx-mode we gave it, or "" (-d)
+ * @mode: the --tx-mode we gave it, or (-d) the one its status says, "" if it says none
  * @failed: why it could not be started ("" when it runs or was never asked to)
  */
 struct bench_pvnetd {

@@ -554,8 +554,22 @@ int bench_main(int argc, char **argv, const char *run_dir)
 			goto out;
 		}
 		b.npd = 1;
-		/* pvnetd's status does not say its tx mode: trust -m if given, else infer. */
-		if (b.modes_given)
+		/*
+		 * Its status says its tx mode; -m must agree.  A pvnetd whose
+		 * status does not say (an older one): trust -m, else infer it
+		 * from netback's counters after each run.
+		 */
+		if (b.pd[0].mode[0] && b.modes_given && strcmp(b.pd[0].mode, b.modes[0])) {
+			fprintf(stderr,
+				"pvnet bench: the pvnetd at %s runs --tx-mode %s, not the %s "
+				"--tx-mode asks for\n",
+				b.ext_run_dir, b.pd[0].mode, b.modes[0]);
+			rc = 1;
+			goto out;
+		}
+		if (b.pd[0].mode[0])
+			memcpy(b.ext_mode, b.pd[0].mode, BENCH_MODE_LEN);
+		else if (b.modes_given)
 			memcpy(b.ext_mode, b.modes[0], BENCH_MODE_LEN);
 		else
 			strcpy(b.ext_mode, "unknown");

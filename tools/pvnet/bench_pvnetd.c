@@ -93,20 +93,33 @@ static int ctl_connect(const char *dir, pid_t *peer)
 
 /**
  * bench_pvnetd_attach() - use a pvnetd someone else runs
- * @p: filled: run directory, and the pid whose CPU time is read
+ * @p: filled: run directory, the pid whose CPU time is read, and its tx
+ *	mode as its status says it (empty when it does not: an older pvnetd)
  * @run_dir: its run directory
  *
  * Return: 0, or -errno when its control socket cannot be reached
  */
 int bench_pvnetd_attach(struct bench_pvnetd *p, const char *run_dir)
 {
+	json_t *req = json_pack("{s:s, s:b}", "op", "status", "vifs", false), *reply = NULL;
+	char mode[1][BENCH_MODE_LEN], err[96];
+	const char *s;
 	int fd;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(p->run_dir, sizeof(p->run_dir), "%s", run_dir);
 	fd = ctl_connect(run_dir, &p->cpu_pid);
-	if (fd < 0)
+	if (fd < 0) {
+		json_decref(req);
 		return fd;
+	}
+	if (req && ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL) == 0) {
+		s = json_string_value(json_object_get(reply, "tx_mode"));
+		if (s && bench_parse_modes(s, mode, 1, err, sizeof(err)) == 1)
+			memcpy(p->mode, mode[0], sizeof(p->mode));
+	}
+	json_decref(reply);
+	json_decref(req);
 	close(fd);
 	return 0;
 }

@@ -62,7 +62,7 @@ struct bench {
 	struct bench_pvnetd pd[BENCH_MAX_MODES]; /* pd[i] runs with --tx-mode pd_mode[i] */
 	char pd_mode[BENCH_MAX_MODES][BENCH_MODE_LEN];
 	unsigned int npd;
-	char ext_mode[BENCH_MODE_LEN]; /* -d: the mode given with -m, or "unknown" */
+	char ext_mode[BENCH_MODE_LEN]; /* -d: the mode its status says, else -m's, else "unknown" */
 	bool never_connected;
 	unsigned int runs_ok, runs_failed;
 	json_t *results;
