@@ -365,7 +365,9 @@ void pvnet_vif_destroy(struct pvnet_vif *vif);
  * @vif: the vif (connected, disconnected or broken)
  *
  * The queues are new: every struct pvnet_buf the application held is
- * invalid, as after pvnet_vif_destroy().
+ * invalid, as after pvnet_vif_destroy().  Should it fail, the vif is left
+ * disconnected (data calls return -ENOTCONN; a broken vif's reason is
+ * gone) and may be reconnected again.
  *
  * Return: as pvnet_vif_create()
  */

@@ -695,6 +695,8 @@ int pvnet_vif_reconnect(struct pvnet_vif *vif)
 {
 	vif_close(vif);
 	free_queues(vif);
+	/* Not connected until vif_connect() says so: a broken vif's reason goes with its -EIO. */
+	atomic_store_explicit(&vif->status, -ENOTCONN, memory_order_release);
 	vif->reason[0] = '\0';
 	atomic_flag_clear(&vif->reason_set);
 	return vif_connect(vif);

@@ -57,8 +57,9 @@ static void be_attach(struct ctx *c, unsigned int queues)
 			(uint32_t)h_read_int(&H, "%s%s/rx-ring-ref", c->fb.fe, dir));
 }
 
+/* A vif of @queues queues, whose waits for the backend end after @timeout_ms (0: the default). */
 static void ctx_init_queues(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers,
-			    unsigned int queues)
+			    unsigned int queues, int timeout_ms)
 {
 	struct fake_be_opts opts = {.max_queues = queues > 1 ? queues : 0};
 	struct pvnet_vif_config cfg;
@@ -73,6 +74,8 @@ static void ctx_init_queues(struct ctx *c, unsigned int tx_buffers, unsigned int
 	cfg.tx_buffers = tx_buffers;
 	cfg.rx_buffers = rx_buffers;
 	cfg.queues = queues;
+	if (timeout_ms)
+		cfg.timeout_ms = timeout_ms;
 	assert_int_equal(pvnet_vif_create(c->dom, &cfg, &c->vif), 0);
 	assert_int_equal(pvnet_vif_queues(c->vif), queues);
 	be_attach(c, queues);
@@ -80,7 +83,7 @@ static void ctx_init_queues(struct ctx *c, unsigned int tx_buffers, unsigned int
 
 static void ctx_init(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers)
 {
-	ctx_init_queues(c, tx_buffers, rx_buffers, 1);
+	ctx_init_queues(c, tx_buffers, rx_buffers, 1, 0);
 }
 
 static void ctx_fini(struct ctx *c)
@@ -623,6 +626,23 @@ static void test_hostile_tx(void **state)
 	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "not in flight");
 	ctx_fini(&c);
 
+	/*
+	 * Broken, then a reconnect that fails (the backend no longer
+	 * answers): the vif is not connected, and has no reason to give.
+	 */
+	ctx_init_queues(&c, 32, 64, 1, 200);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 1)->id = 31;
+	be_tx_push(&c.be);
+	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "not in flight");
+	fb_stop(&c.fb);
+	assert_int_equal(pvnet_vif_reconnect(c.vif), -ETIMEDOUT);
+	assert_null(pvnet_vif_error(c.vif));
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), -ENOTCONN);
+	fb_start(&c.fb);
+	ctx_fini(&c);
+
 	/* The same id answered twice. */
 	ctx_init(&c, 32, 64);
 	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
@@ -641,7 +661,7 @@ static void test_hostile_tx(void **state)
 	 * fd is readable at once, so that a thread asleep on it wakes and
 	 * learns, rather than at its timeout or never.
 	 */
-	ctx_init_queues(&c, 32, 64, 2);
+	ctx_init_queues(&c, 32, 64, 2, 0);
 	assert_int_equal(pvnet_recv(c.vif, 1, &rx, 1, out, sizeof(out)), 0);
 	assert_int_equal(h_queue_readable(c.vif, 1), 0);
 	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
