@@ -83,6 +83,11 @@ free_text:
 
 int ctlmsg_recv(int sock, json_t **msg, int *fds, unsigned int *nfds)
 {
+	return ctlmsg_recv_why(sock, msg, fds, nfds, NULL, 0);
+}
+
+int ctlmsg_recv_why(int sock, json_t **msg, int *fds, unsigned int *nfds, char *why, size_t whylen)
+{
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * CTLMSG_MAX_FDS)];
 		struct cmsghdr align;
@@ -135,17 +140,32 @@ int ctlmsg_recv(int sock, json_t **msg, int *fds, unsigned int *nfds)
 		rc = -ECONNRESET;
 		goto close_fds;
 	}
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n > CTLMSG_MAX) {
-		rc = -EBADMSG;
+	rc = -EBADMSG;
+	if (mh.msg_flags & MSG_CTRUNC) {
+		if (why)
+			snprintf(why, whylen, "more than %d file descriptors attached",
+				 CTLMSG_MAX_FDS);
+		goto close_fds;
+	}
+	if ((mh.msg_flags & MSG_TRUNC) || n > CTLMSG_MAX) {
+		if (why)
+			snprintf(why, whylen, "longer than %d bytes", CTLMSG_MAX);
 		goto close_fds;
 	}
 	*msg = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, &jerr);
-	if (!*msg || !json_is_object(*msg)) {
-		json_decref(*msg);
-		*msg = NULL;
-		rc = -EBADMSG;
+	if (!*msg) {
+		if (why)
+			snprintf(why, whylen, "not JSON: %s (byte %d)", jerr.text, jerr.position);
 		goto close_fds;
 	}
+	if (!json_is_object(*msg)) {
+		json_decref(*msg);
+		*msg = NULL;
+		if (why)
+			snprintf(why, whylen, "not a JSON object");
+		goto close_fds;
+	}
+	rc = 0;
 	*nfds = got;
 	free(buf);
 	return 0;
@@ -168,6 +188,19 @@ int ctlmsg_set_timeout(int sock, unsigned int ms)
 	return 0;
 }
 
+bool ctlmsg_send_refused(int rc)
+{
+	return rc == -EPIPE || rc == -ECONNRESET;
+}
+
+int ctlmsg_recv_reply(int sock, json_t **msg, int *fds, unsigned int *nfds)
+{
+	int rc = ctlmsg_recv(sock, msg, fds, nfds);
+
+	/* The reset is the peer's close with our request unread; its message is still queued. */
+	return rc == -ECONNRESET ? ctlmsg_recv(sock, msg, fds, nfds) : rc;
+}
+
 int ctlmsg_call(int sock, const json_t *req, const int *fds, unsigned int nfds, json_t **reply,
 		int *rfds, unsigned int *nrfds)
 {
@@ -180,9 +213,11 @@ int ctlmsg_call(int sock, const json_t *req, const int *fds, unsigned int nfds, 
 		nrfds = &dummy;
 	/* A client socket is blocking: EAGAIN is the bound of ctlmsg_set_timeout() passing. */
 	rc = ctlmsg_send(sock, req, fds, nfds);
-	if (rc < 0)
-		return rc == -EAGAIN ? -ETIMEDOUT : rc;
-	rc = ctlmsg_recv(sock, reply, rfds, nrfds);
+	if (rc == -EAGAIN)
+		return -ETIMEDOUT;
+	if (rc < 0 && !ctlmsg_send_refused(rc))
+		return rc;
+	rc = ctlmsg_recv_reply(sock, reply, rfds, nrfds);
 	if (rc < 0)
 		return rc == -EAGAIN ? -ETIMEDOUT : rc;
 	e = json_object_get(*reply, "errno");

@@ -3,6 +3,8 @@
 #ifndef PVNET_COMMON_CTLMSG_H
 #define PVNET_COMMON_CTLMSG_H
 
+#include <stdbool.h>
+
 #include <jansson.h>
 
 /*
@@ -60,6 +62,47 @@ int ctlmsg_send(int sock, const json_t *msg, const int *fds, unsigned int nfds);
  * truncated, not JSON or not an object; other -errno from recvmsg()
  */
 int ctlmsg_recv(int sock, json_t **msg, int *fds, unsigned int *nfds);
+
+/**
+ * ctlmsg_recv_why() - ctlmsg_recv(), saying what was wrong with a bad message
+ * @sock: as ctlmsg_recv()
+ * @msg: as ctlmsg_recv()
+ * @fds: as ctlmsg_recv()
+ * @nfds: as ctlmsg_recv()
+ * @why: on -EBADMSG, receives why, for the sender (e.g. the JSON parser's
+ *	message and the byte it stopped at)
+ * @whylen: size of @why
+ *
+ * Return: as ctlmsg_recv()
+ */
+int ctlmsg_recv_why(int sock, json_t **msg, int *fds, unsigned int *nfds, char *why, size_t whylen);
+
+/**
+ * ctlmsg_send_refused() - did a request's send fail because the server closed the connection?
+ * @rc: ctlmsg_send()'s return
+ *
+ * A server that refuses a connection (pvnetd past its most) sends why and
+ * closes it: a request sent then fails (EPIPE), yet the reason waits to be
+ * read with ctlmsg_recv_reply().
+ *
+ * Return: true for -EPIPE and -ECONNRESET
+ */
+bool ctlmsg_send_refused(int rc);
+
+/**
+ * ctlmsg_recv_reply() - ctlmsg_recv() of a reply, also after the server closed
+ * @sock: as ctlmsg_recv()
+ * @msg: as ctlmsg_recv()
+ * @fds: as ctlmsg_recv()
+ * @nfds: as ctlmsg_recv()
+ *
+ * A peer that closes with our request unread makes the first receive say
+ * ECONNRESET before the message it sent first: that message is read.  A
+ * closed peer never blocks the call.
+ *
+ * Return: as ctlmsg_recv()
+ */
+int ctlmsg_recv_reply(int sock, json_t **msg, int *fds, unsigned int *nfds);
 
 /**
  * ctlmsg_set_timeout() - bound every later send and receive on a client socket

@@ -90,7 +90,7 @@ static int domain_call(struct pvnet_domain *d, const json_t *req, const int *fds
 	if (d->ctl_dead)
 		return -EPIPE;
 	rc = ctlmsg_send(d->ctl, req, fds, nfds);
-	if (rc < 0)
+	if (rc < 0 && !ctlmsg_send_refused(rc))
 		return rc;
 	do
 		rc = poll(&p, 1, timeout_ms);
@@ -101,7 +101,7 @@ static int domain_call(struct pvnet_domain *d, const json_t *req, const int *fds
 	}
 	if (rc < 0)
 		return -errno;
-	rc = ctlmsg_recv(d->ctl, reply, rfds, nrfds);
+	rc = ctlmsg_recv_reply(d->ctl, reply, rfds, nrfds);
 	if (rc < 0)
 		return rc;
 	if (json_object_get(*reply, "error")) {

@@ -121,6 +121,16 @@ const char *sw_capture_port(const struct sw_capture *cap)
 	return cap->name;
 }
 
+bool sw_capture_ended(struct sw *sw, const struct sw_capture *cap)
+{
+	bool ended;
+
+	pthread_mutex_lock(&sw->ctl_lock);
+	ended = !cap->port;
+	pthread_mutex_unlock(&sw->ctl_lock);
+	return ended;
+}
+
 void sw_capture_stop(struct sw *sw, struct sw_capture *cap, struct sw_capture_stats *st)
 {
 	if (!cap)

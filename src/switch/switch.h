@@ -469,4 +469,16 @@ void sw_capture_info(const struct sw_capture *cap, unsigned int *dir, uint32_t *
  */
 const char *sw_capture_port(const struct sw_capture *cap);
 
+/**
+ * sw_capture_ended() - has the capture's port gone away?
+ * @sw: the switch
+ * @cap: the capture
+ *
+ * Its reader has seen end of file then; the capture still holds its
+ * counters until sw_capture_stop().
+ *
+ * Return: true once the port is gone
+ */
+bool sw_capture_ended(struct sw *sw, const struct sw_capture *cap);
+
 #endif /* PVNET_SWITCH_SWITCH_H */

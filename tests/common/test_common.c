@@ -74,43 +74,61 @@ static void test_ctlmsg_roundtrip_with_fds(void **state)
 	close(sv[1]);
 }
 
+/* Send @len bytes of @text as one datagram carrying @fd @n times (SCM_RIGHTS). */
+static void send_raw(int sock, const char *text, size_t len, int fd, unsigned int n)
+{
+	int many[CTLMSG_MAX_FDS + 1];
+	union {
+		char buf[CMSG_SPACE(sizeof(many))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = (void *)text, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+
+	assert_true(n >= 1 && n <= CTLMSG_MAX_FDS + 1);
+	for (unsigned int i = 0; i < n; i++)
+		many[i] = fd;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = CMSG_SPACE(n * sizeof(int));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(cm), many, n * sizeof(int));
+	assert_int_equal(sendmsg(sock, &mh, 0), (ssize_t)len);
+}
+
 static void test_ctlmsg_rejects_bad_messages_without_leaking_fds(void **state)
 {
 	int sv[2], p[2], fds[CTLMSG_MAX_FDS], before;
+	char why[256];
 	unsigned int nfds;
-	struct msghdr mh = {0};
 	json_t *got;
 
 	seqpair(sv);
 	assert_int_equal(pipe(p), 0);
 	before = count_fds();
 	/* Not JSON, with an fd attached: the fd must be closed, not leaked. */
-	{
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} u;
-		struct iovec iov = {.iov_base = "{bad", .iov_len = 4};
-		struct cmsghdr *cm;
-
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &p[0], sizeof(int));
-		assert_int_equal(sendmsg(sv[0], &mh, 0), 4);
-	}
+	send_raw(sv[0], "{bad", 4, p[0], 1);
 	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -EBADMSG);
 	assert_null(got);
 	assert_int_equal(count_fds(), before);
 
-	/* JSON but not an object. */
+	/* JSON but not an object; and what ctlmsg_recv_why() says of each. */
 	assert_int_equal(send(sv[0], "[1,2]", 5, 0), 5);
 	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -EBADMSG);
+	assert_int_equal(send(sv[0], "[1,2]", 5, 0), 5);
+	assert_int_equal(ctlmsg_recv_why(sv[1], &got, fds, &nfds, why, sizeof(why)), -EBADMSG);
+	assert_string_equal(why, "not a JSON object");
+	assert_int_equal(send(sv[0], "{\"a\":1,\"a\":2}", 13, 0), 13);
+	assert_int_equal(ctlmsg_recv_why(sv[1], &got, fds, &nfds, why, sizeof(why)), -EBADMSG);
+	assert_non_null(strstr(why, "not JSON: duplicate"));
+	/* More descriptors than a message may carry: all closed, and said. */
+	send_raw(sv[0], "{}", 2, p[0], CTLMSG_MAX_FDS + 1);
+	assert_int_equal(ctlmsg_recv_why(sv[1], &got, fds, &nfds, why, sizeof(why)), -EBADMSG);
+	assert_string_equal(why, "more than 8 file descriptors attached");
+	assert_int_equal(count_fds(), before);
 
 	/* Too large to be a control message. */
 	{
@@ -125,7 +143,9 @@ static void test_ctlmsg_rejects_bad_messages_without_leaking_fds(void **state)
 		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 		assert_int_equal(send(sv[0], buf, big, 0), (ssize_t)big);
 		free(buf);
-		assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -EBADMSG);
+		assert_int_equal(ctlmsg_recv_why(sv[1], &got, fds, &nfds, why, sizeof(why)),
+				 -EBADMSG);
+		assert_string_equal(why, "longer than 65536 bytes");
 	}
 
 	/* Orderly shutdown of the peer. */
@@ -157,6 +177,35 @@ static void test_ctlmsg_call_maps_error_reply(void **state)
 	json_decref(req);
 	close(sv[0]);
 	close(sv[1]);
+}
+
+/*
+ * A server that refuses the connection sends why and closes it: the
+ * client's request, sent before or after the close, still gets that reason
+ * as its reply (not EPIPE, nor the reset the unread request causes).
+ */
+static void test_ctlmsg_call_reads_a_refusal(void **state)
+{
+	json_t *req = json_pack("{s:s}", "op", "x"), *reply, *err = ctlmsg_error(EMFILE, "full");
+	int sv[2];
+
+	for (int before = 0; before < 2; before++) {
+		seqpair(sv);
+		if (before) /* the request waits, unread, when the server closes */
+			assert_int_equal(ctlmsg_send(sv[0], req, NULL, 0), 0);
+		assert_int_equal(ctlmsg_send(sv[1], err, NULL, 0), 0);
+		close(sv[1]);
+		reply = NULL;
+		assert_int_equal(ctlmsg_call(sv[0], req, NULL, 0, &reply, NULL, NULL), -EMFILE);
+		assert_string_equal(json_string_value(json_object_get(reply, "error")), "full");
+		json_decref(reply);
+		/* Nothing more comes: the peer is gone, and nothing blocks. */
+		reply = NULL;
+		assert_int_equal(ctlmsg_call(sv[0], req, NULL, 0, &reply, NULL, NULL), -ECONNRESET);
+		close(sv[0]);
+	}
+	json_decref(err);
+	json_decref(req);
 }
 
 struct loop_fixture {
@@ -557,6 +606,7 @@ int main(void)
 	    cmocka_unit_test(test_ctlmsg_roundtrip_with_fds),
 	    cmocka_unit_test(test_ctlmsg_rejects_bad_messages_without_leaking_fds),
 	    cmocka_unit_test(test_ctlmsg_call_maps_error_reply),
+	    cmocka_unit_test(test_ctlmsg_call_reads_a_refusal),
 	    cmocka_unit_test(test_loop_delete_during_dispatch),
 	    cmocka_unit_test(test_loop_timeout_and_mod),
 	    cmocka_unit_test(test_mac_parse),

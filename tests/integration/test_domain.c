@@ -183,22 +183,49 @@ static void test_killed_frontend_is_released(void **state)
 	pvnet_domain_destroy(dom);
 }
 
-static void expect_error(int fd, json_t *req, const int *fds, unsigned int nfds, int err)
+/* @req (consumed) is refused with @err, and the reason names @says (NULL: anything). */
+static void expect_error_says(int fd, json_t *req, const int *fds, unsigned int nfds, int err,
+			      const char *says)
 {
 	json_t *reply = NULL;
 	int rc = ctlmsg_call(fd, req, fds, nfds, &reply, NULL, NULL);
+	const char *why = json_string_value(json_object_get(reply, "error"));
 
 	assert_int_equal(rc, -err);
-	assert_non_null(json_string_value(json_object_get(reply, "error")));
+	assert_non_null(why);
+	if (says && !strstr(why, says))
+		fail_msg("error \"%s\" does not say \"%s\"", why, says);
 	json_decref(reply);
 	json_decref(req);
+}
+
+static void expect_error(int fd, json_t *req, const int *fds, unsigned int nfds, int err)
+{
+	expect_error_says(fd, req, fds, nfds, err, NULL);
+}
+
+/* Send the text @raw as one request: the error reply names @says. */
+static void expect_raw_refused(int fd, const char *raw, const char *says)
+{
+	size_t len = strlen(raw);
+	json_t *reply = NULL;
+	unsigned int nfds;
+	const char *why;
+
+	assert_int_equal(send(fd, raw, len, 0), (ssize_t)len);
+	assert_int_equal(ctlmsg_recv(fd, &reply, NULL, &nfds), 0);
+	assert_int_equal(json_integer_value(json_object_get(reply, "errno")), EBADMSG);
+	why = json_string_value(json_object_get(reply, "error"));
+	assert_non_null(why);
+	if (!strstr(why, says))
+		fail_msg("error \"%s\" does not say \"%s\"", why, says);
+	json_decref(reply);
 }
 
 static void test_bad_control_requests(void **state)
 {
 	int fd = ctl_open(), memfd;
 	json_t *reply = NULL;
-	unsigned int nfds;
 
 	expect_error(fd, json_pack("{s:s}", "op", "no-such-op"), NULL, 0, EOPNOTSUPP);
 	/* An unknown op quoted in the error cut at a character, never through one. */
@@ -214,6 +241,13 @@ static void test_bad_control_requests(void **state)
 		     EINVAL);
 	expect_error(fd, json_pack("{s:s, s:s}", "op", "domain-create", "pages", "x"), NULL, 0,
 		     EINVAL);
+	/* The range is said: 1 page to 1 GiB. */
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 0), NULL, 0,
+			  EINVAL, "must be 1..262144");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 262145), NULL,
+			  0, EINVAL, "must be 1..262144");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "status", "vifs", "no"), NULL, 0,
+			  EINVAL, "true or false");
 	expect_error(fd, json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 0), NULL,
 		     0, EINVAL);
 	/* A name for a domain this connection does not have. */
@@ -223,28 +257,25 @@ static void test_bad_control_requests(void **state)
 	/* Memory that is not sealed could shrink under pvnetd: refused. */
 	memfd = memfd_create("unsealed", MFD_CLOEXEC);
 	assert_int_equal(ftruncate(memfd, 4 * 4096), 0);
-	expect_error(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), &memfd, 1,
-		     EINVAL);
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), &memfd, 1,
+			  EINVAL, "sealed with F_SEAL_SHRINK and F_SEAL_GROW");
 	close(memfd);
 	/* Sealed but not the size it claims: refused. */
 	memfd = memfd_create("short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	assert_int_equal(ftruncate(memfd, 2 * 4096), 0);
 	assert_int_equal(fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
-	expect_error(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), &memfd, 1,
-		     EINVAL);
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), &memfd, 1,
+			  EINVAL, "not a memfd of exactly 4 pages");
 	close(memfd);
 
-	/* Not JSON at all, or an empty message: an error reply, and the connection still works. */
-	assert_int_equal(send(fd, "{nope", 5, 0), 5);
-	assert_int_equal(ctlmsg_recv(fd, &reply, NULL, &nfds), 0);
-	assert_non_null(json_object_get(reply, "error"));
-	json_decref(reply);
-	reply = NULL;
-	assert_int_equal(send(fd, "", 0, 0), 0);
-	assert_int_equal(ctlmsg_recv(fd, &reply, NULL, &nfds), 0);
-	assert_int_equal(json_integer_value(json_object_get(reply, "errno")), EBADMSG);
-	json_decref(reply);
-	reply = NULL;
+	/*
+	 * Not JSON, a key twice, not an object, an empty message: an error
+	 * reply saying which, and the connection still works.
+	 */
+	expect_raw_refused(fd, "{nope", "not JSON");
+	expect_raw_refused(fd, "{\"op\":\"status\",\"op\":\"status\"}", "duplicate");
+	expect_raw_refused(fd, "[1]", "not a JSON object");
+	expect_raw_refused(fd, "", "empty");
 	json_t *req = json_pack("{s:s}", "op", "status");
 	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
 	json_decref(req);
@@ -327,6 +358,79 @@ static int raw_domain_create(int fd, unsigned int pages)
 	json_decref(req);
 	json_decref(reply);
 	return rc;
+}
+
+/*
+ * What the control socket says when it refuses: a port that is not open is
+ * named; a domain not named has no "name" key in the status (documented as
+ * absent, not null); and a connection past the most pvnetd keeps open gets
+ * an error reply saying so before it is closed, not a bare reset.
+ */
+static void test_refusals_said(void **state)
+{
+	int fd = ctl_open(), conns[300];
+	unsigned int n = 0, ok = 0;
+	json_t *req = json_pack("{s:s}", "op", "status"), *reply = NULL, *d;
+	size_t i;
+	bool found = false;
+
+	assert_int_equal(raw_domain_create(fd, 4), 0);
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "evtchn-close", "port", 999), NULL, 0,
+			  EINVAL, "has no port 999 open");
+	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
+	json_array_foreach(json_object_get(reply, "domains"), i, d)
+	{
+		assert_non_null(json_object_get(d, "domid"));
+		assert_null(json_object_get(d, "name"));
+		found = true;
+	}
+	assert_true(found);
+	json_decref(reply);
+	for (n = 0; n < sizeof(conns) / sizeof(conns[0]); n++) {
+		int rc;
+
+		conns[n] = ctl_open();
+		reply = NULL;
+		rc = ctlmsg_call(conns[n], req, NULL, 0, &reply, NULL, NULL);
+		if (rc == 0) {
+			ok++;
+			json_decref(reply);
+			continue;
+		}
+		assert_int_equal(rc, -EMFILE);
+		assert_non_null(strstr(json_string_value(json_object_get(reply, "error")),
+				       "control connections open"));
+		json_decref(reply);
+		n++;
+		break;
+	}
+	/* ours and those: the most it keeps (256), whatever else was open */
+	assert_in_range(ok, 200, 255);
+	/* libpvnet reads the refusal too: a domain that cannot be made says why. */
+	{
+		struct pvnet_domain *dom = NULL;
+
+		assert_int_equal(pvnet_domain_create(run_dir, 8, &dom), -EMFILE);
+		assert_null(dom);
+	}
+	assert_true(n <= sizeof(conns) / sizeof(conns[0]));
+	while (n)
+		close(conns[--n]);
+	/* pvnetd sees the hang-ups in its own time: the tests after this one need room. */
+	for (int tries = 0; tries < 200; tries++) {
+		int c = ctl_open(), rc;
+
+		reply = NULL;
+		rc = ctlmsg_call(c, req, NULL, 0, &reply, NULL, NULL);
+		json_decref(reply);
+		close(c);
+		if (rc == 0)
+			break;
+		assert_int_equal(rc, -EMFILE);
+		usleep(10000);
+	}
+	json_decref(req);
+	close(fd);
 }
 
 /*
@@ -499,11 +603,45 @@ static void test_capture_requests(void **state)
 		assert_true(tries < 100);
 		usleep(10000);
 	}
-	close(sock);
-	close(fd);
+
+	/*
+	 * Its port goes away (the domain with it): the reader sees end of file,
+	 * the status says the capture no longer runs, and the next
+	 * capture-start of the connection frees it (its slot, its name).
+	 */
 	close(guest);
 	pvnet_vif_destroy(vif);
 	pvnet_domain_destroy(dom);
+	{
+		json_t *sreq = json_pack("{s:s}", "op", "status"), *cap = NULL;
+		char c;
+
+		assert_int_equal(read(sock, &c, 1), 0);
+		for (int tries = 0; tries < 100; tries++) {
+			reply = NULL;
+			assert_int_equal(ctlmsg_call(fd, sreq, NULL, 0, &reply, NULL, NULL), 0);
+			cap = json_array_get(json_object_get(reply, "captures"), 0);
+			assert_non_null(cap);
+			assert_string_equal(json_string_value(json_object_get(cap, "port")), name);
+			if (json_is_false(json_object_get(cap, "running")))
+				break;
+			assert_true(json_is_true(json_object_get(cap, "running")));
+			json_decref(reply);
+			reply = NULL;
+			usleep(10000);
+		}
+		assert_non_null(reply);
+		json_decref(reply);
+		expect_error(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name), NULL,
+			     0, ENOENT);
+		reply = NULL;
+		assert_int_equal(ctlmsg_call(fd, sreq, NULL, 0, &reply, NULL, NULL), 0);
+		assert_int_equal(json_array_size(json_object_get(reply, "captures")), 0);
+		json_decref(reply);
+		json_decref(sreq);
+	}
+	close(sock);
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -513,6 +651,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_grants_and_evtchn),
 	    cmocka_unit_test(test_killed_frontend_is_released),
 	    cmocka_unit_test(test_bad_control_requests),
+	    cmocka_unit_test(test_refusals_said),
 	    cmocka_unit_test(test_status_too_big),
 	    cmocka_unit_test(test_pipelined_requests),
 	    cmocka_unit_test(test_capture_requests),

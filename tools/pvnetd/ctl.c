@@ -192,12 +192,21 @@ static json_t *op_domain_create(struct ctl_conn *cc, const json_t *req, int *fds
 					    "domain-create: this connection captures %s: a "
 					    "domain cannot capture",
 					    sw_capture_port(cc->caps[i]));
-	if (get_uint(req, "pages", UINT32_MAX, &pages) < 0)
-		return ctlmsg_error(EINVAL, "domain-create: \"pages\" must be a page count");
+	if (get_uint(req, "pages", HV_MAX_DOMAIN_PAGES, &pages) < 0 || pages == 0)
+		return ctlmsg_error(EINVAL, "domain-create: \"pages\" must be 1..%u (1 GiB)",
+				    HV_MAX_DOMAIN_PAGES);
 	if (*nfds != 1)
 		return ctlmsg_error(EINVAL, "domain-create: pass exactly one memfd (got %u fds)",
 				    *nfds);
 	rc = hv_domain_create(c->d->hv, fds[0], (uint32_t)pages, &domid);
+	if (rc == -EINVAL)
+		return ctlmsg_error(EINVAL,
+				    "domain-create: the fd is not a memfd of exactly %" PRIu64
+				    " pages sealed with F_SEAL_SHRINK and F_SEAL_GROW (nor one of "
+				    "hugetlbfs)",
+				    pages);
+	if (rc == -ENOSPC)
+		return ctlmsg_error(ENOSPC, "domain-create: every domain slot of pvnetd is in use");
 	if (rc < 0)
 		return ctlmsg_error(-rc, "domain-create: %s", strerror(-rc));
 	*nfds = 0; /* hv owns the memfd now */
@@ -316,6 +325,9 @@ static json_t *op_evtchn_close(struct ctl_conn *cc, const json_t *req)
 	if (get_uint(req, "port", UINT32_MAX, &port) < 0)
 		return ctlmsg_error(EINVAL, "evtchn-close: \"port\" must be a port number");
 	rc = hv_evtchn_close(cc->ctl->d->hv, cc->domid, (evtchn_port_t)port);
+	if (rc == -EINVAL)
+		return ctlmsg_error(EINVAL, "evtchn-close: domain %u has no port %" PRIu64 " open",
+				    cc->domid, port);
 	if (rc < 0)
 		return ctlmsg_error(-rc, "evtchn-close: %s", strerror(-rc));
 	return json_object();
@@ -454,7 +466,7 @@ static json_t *vif2json(domid_t domid, const char *dom_name, uint32_t devid,
 		json_array_append_new(queues, o);
 	}
 	snprintf(name, sizeof(name), "vif%u.%u", domid, devid);
-	return json_pack("{s:s, s:i, s:s?, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o}", "name",
+	return json_pack("{s:s, s:i, s:s*, s:i, s:s, s:s*, s:s*, s:s*, s:o, s:o, s:o}", "name",
 			 name, "domid", domid, "domain_name", dom_name, "devid", devid, "state",
 			 (unsigned int)st <
 				 sizeof(xenbus_state_names) / sizeof(xenbus_state_names[0])
@@ -502,12 +514,12 @@ static json_t *captures2json(struct ctl *c)
 				continue;
 			sw_capture_stats_get(cc->caps[i], &st);
 			sw_capture_info(cc->caps[i], &dir, &snaplen);
-			json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:I, s:I}", "port",
-							   sw_capture_port(cc->caps[i]),
-							   "direction", dir_names[dir], "snaplen",
-							   (json_int_t)snaplen, "captured",
-							   (json_int_t)st.captured, "dropped",
-							   (json_int_t)st.dropped));
+			json_array_append_new(
+			    a, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b}", "port",
+					 sw_capture_port(cc->caps[i]), "direction", dir_names[dir],
+					 "snaplen", (json_int_t)snaplen, "captured",
+					 (json_int_t)st.captured, "dropped", (json_int_t)st.dropped,
+					 "running", !sw_capture_ended(c->d->sw, cc->caps[i])));
 		}
 	}
 	return a;
@@ -522,21 +534,24 @@ static json_t *captures2json(struct ctl *c)
 static json_t *op_status(struct ctl *c, const json_t *req)
 {
 	json_t *doms = json_array(), *vifs = json_array(), *want = json_object_get(req, "vif");
+	json_t *list = json_object_get(req, "vifs");
 	const char *only = json_string_value(want);
-	bool brief = json_is_false(json_object_get(req, "vifs"));
+	bool brief = json_is_false(list);
 	struct hv_stats st;
 	char name[32];
 
-	if (want && !only) {
+	if ((want && !only) || (list && !json_is_boolean(list))) {
 		json_decref(doms);
 		json_decref(vifs);
-		return ctlmsg_error(EINVAL, "status: \"vif\" must be a name like vif1.0");
+		return ctlmsg_error(EINVAL, want && !only
+						? "status: \"vif\" must be a name like vif1.0"
+						: "status: \"vifs\" must be true or false");
 	}
 	hv_stats(c->d->hv, &st);
 	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
 		if (!cc->domid)
 			continue;
-		json_array_append_new(doms, json_pack("{s:i, s:s, s:s?}", "domid", cc->domid,
+		json_array_append_new(doms, json_pack("{s:i, s:s, s:s*}", "domid", cc->domid,
 						      "store", cc->store_sock, "name",
 						      cc->name[0] ? cc->name : NULL));
 		for (int i = 0; i < PVNETD_MAX_VIFS; i++) {
@@ -605,6 +620,12 @@ static json_t *op_capture_start(struct ctl_conn *cc, const json_t *req, int *rfd
 	    (get_uint(req, "snaplen", SW_CAPTURE_SNAPMAX, &snaplen) < 0 || !snaplen))
 		return ctlmsg_error(EINVAL, "capture-start: \"snaplen\" must be 1..%u",
 				    SW_CAPTURE_SNAPMAX);
+	/* Captures whose port went away have ended: their slots (and names) are free again. */
+	for (slot = 0; slot < CTL_MAX_CAPTURES; slot++)
+		if (cc->caps[slot] && sw_capture_ended(cc->ctl->d->sw, cc->caps[slot])) {
+			sw_capture_stop(cc->ctl->d->sw, cc->caps[slot], NULL);
+			cc->caps[slot] = NULL;
+		}
 	for (slot = 0; slot < CTL_MAX_CAPTURES && cc->caps[slot]; slot++)
 		;
 	if (slot == CTL_MAX_CAPTURES)
@@ -748,18 +769,19 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 	unsigned int nfds = 0, nrfds = 0;
 	bool owned = false; /* rfds are ours to close once replied, not borrowed */
 	json_t *req, *reply;
+	char why[JSON_ERROR_TEXT_LENGTH + 64] = "";
 	int rc;
 
 	if (cc->held) {
 		ctl_send_held(cc);
 		return;
 	}
-	rc = ctlmsg_recv(w->fd, &req, fds, &nfds);
+	rc = ctlmsg_recv_why(w->fd, &req, fds, &nfds, why, sizeof(why));
 	if (rc == -EAGAIN)
 		return;
 	if (rc == -EBADMSG || (rc == -ECONNRESET && !(events & (EPOLLHUP | EPOLLRDHUP)))) {
-		reply = ctlmsg_error(EBADMSG, "request is not a JSON object of at most %d bytes",
-				     CTLMSG_MAX);
+		/* (ECONNRESET without a hang-up: an empty datagram) */
+		reply = ctlmsg_error(EBADMSG, "bad request: %s", why[0] ? why : "empty");
 		rc = reply ? ctl_reply(cc, reply, NULL, 0) : -ENOMEM;
 		json_decref(reply);
 		if (rc < 0)
@@ -795,8 +817,15 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 		json_decref(reply);
 	}
 	/* Other reply fds are borrowed from hv: the kernel duplicated them into the message. */
-	if (rc < 0)
+	if (rc < 0) {
+		/* A client that went away needs no word; anything else would be a mystery. */
+		if (rc != -EPIPE && rc != -ECONNRESET)
+			warn("control socket: a reply%s could not be sent (%s): closing the "
+			     "connection%s",
+			     cc->domid ? " to a domain's connection" : "", strerror(-rc),
+			     cc->domid ? ", which destroys the domain" : "");
 		ctl_conn_close(cc);
+	}
 }
 
 static void on_accept(struct loop_watch *w, uint32_t events)
@@ -814,8 +843,15 @@ static void on_accept(struct loop_watch *w, uint32_t events)
 		return;
 	}
 	if (c->nconns >= CTL_MAX_CONNS) {
+		json_t *e = ctlmsg_error(EMFILE, "pvnetd has %u control connections open, its most",
+					 c->nconns);
+
 		log_ratelimited(&accept_rl, LOG_WARN,
 				"control socket: %u connections open, refusing another", c->nconns);
+		/* Said before the close, so that the client reads why instead of a reset. */
+		if (e)
+			ctlmsg_send(fd, e, NULL, 0);
+		json_decref(e);
 		close(fd);
 		return;
 	}
