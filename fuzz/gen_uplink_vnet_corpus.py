@@ -33,8 +33,9 @@ def l4hdr(proto, l4len_total):
     return struct.pack(">HHHH", 40000, 53, l4len_total, 0)
 
 
-def frame(l3, proto, payload, vlan=False, exthdr=False, pad=0):
-    """Ethernet [+ 802.1Q] + IPv4/IPv6 [+ hop-by-hop] + TCP/UDP + payload.
+def frame(l3, proto, payload, vlan=False, exthdr=False, pad=0, dstopts=0, tpid=0x8100):
+    """Ethernet [+ 802.1Q, or the tag @tpid] + IPv4/IPv6 [+ hop-by-hop, or
+    destination options of @dstopts bytes] + TCP/UDP + payload.
 
     @pad: bytes of zero payload the harness appends (its page padding); they
     count in the IP and UDP lengths but not in the pseudo-header sum we store
@@ -42,7 +43,7 @@ def frame(l3, proto, payload, vlan=False, exthdr=False, pad=0):
     body = bytes((i * 7 + 3) & 0xFF for i in range(payload))
     l4 = l4hdr(proto, 8 + payload + pad if proto == UDP else 0)
     l4len = len(l4) + payload + pad
-    eth = MAC + (struct.pack(">HH", 0x8100, 7) if vlan else b"") + struct.pack(">H", 0x0800 if l3 == 4 else 0x86DD)
+    eth = MAC + (struct.pack(">HH", tpid, 7) if vlan else b"") + struct.pack(">H", 0x0800 if l3 == 4 else 0x86DD)
     if l3 == 4:
         ip = bytearray(struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + l4len, 1, 0x4000, 64, proto, 0,
                                    bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])))
@@ -51,7 +52,10 @@ def frame(l3, proto, payload, vlan=False, exthdr=False, pad=0):
     else:
         src, dst = bytes(15) + b"\1", bytes(15) + b"\2"
         ext = struct.pack(">BB6s", proto, 0, bytes([1, 4, 0, 0, 0, 0])) if exthdr else b""
-        ip = bytearray(struct.pack(">IHBB16s16s", 6 << 28, len(ext) + l4len, 0 if exthdr else proto, 64, src, dst)) + ext
+        if dstopts:  # PadN over all of it
+            ext = struct.pack(">BBBB", proto, dstopts // 8 - 1, 1, dstopts - 4) + bytes(dstopts - 4)
+        first = 0 if exthdr else 60 if dstopts else proto
+        ip = bytearray(struct.pack(">IHBB16s16s", 6 << 28, len(ext) + l4len, first, 64, src, dst)) + ext
         pseudo = fold(src + dst + struct.pack(">IxxxB", l4len, proto))
     csum_start = len(eth) + len(ip)
     csum_off = 16 if proto == TCP else 6
@@ -95,6 +99,13 @@ seeds["tso_v6"] = seed(NEEDS_CSUM, GSO_TCPV6, 1428, cs, co, hl, pad_pages=8, met
 seeds["tso_v6_as_v4"] = seed(NEEDS_CSUM, GSO_TCPV4, 1428, cs, co, hl, pad_pages=8, body=f)
 f, cs, co, hl = frame(6, TCP, 1420, exthdr=True, pad=4096)
 seeds["tso_v6_hopopts"] = seed(NEEDS_CSUM, GSO_TCPV6, 1420, cs, co, hl, mtu=9000, pad_pages=1, body=f)
+# Transport headers past the 128 bytes every receiver copies: computed here, or (TSO) dropped.
+f, cs, co, hl = frame(6, TCP, 300, dstopts=80)
+seeds["csum_v6_tcp_dstopts_past_copy"] = seed(NEEDS_CSUM, csum_start=cs, csum_off=co, hdr_len=hl, body=f)
+f, cs, co, hl = frame(6, TCP, 1300, dstopts=80, pad=4096)
+seeds["tso_v6_dstopts_past_copy"] = seed(NEEDS_CSUM, GSO_TCPV6, 1300, cs, co, hl, mtu=9000, pad_pages=1, body=f)
+# A service (802.1ad) tag allows one tag past the MTU, as an 802.1Q one does.
+seeds["stag_1518_at_mtu_1500"] = seed(body=frame(4, UDP, 1472, vlan=True, tpid=0x88A8)[0], mtu=1500)
 f, cs, co, hl = frame(4, UDP, 1000, pad=4096)
 seeds["gso_udp"] = seed(NEEDS_CSUM, GSO_UDP, 1000, cs, co, hl, pad_pages=1, body=f)
 f, cs, co, hl = frame(4, UDP, 1480)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "switch/frame.h"
+#include "switch/pkt.h"
 #include "uplink/vnet.h"
 
 /*
@@ -65,10 +66,11 @@ static uint8_t gso2vnet(uint8_t netif_type)
 	return VIRTIO_NET_HDR_GSO_NONE;
 }
 
-/* Where L3 starts, as vnet.h defines it: after one optional 802.1Q tag. */
+/* Where L3 starts, as vnet.h defines it: after one optional 802.1Q or 802.1ad tag. */
 static uint32_t l3_offset(const uint8_t *f, uint32_t len)
 {
-	if (be16(f + 12) == 0x8100 && len >= UPLINK_ETH_HLEN + UPLINK_VLAN_HLEN)
+	if ((be16(f + 12) == 0x8100 || be16(f + 12) == 0x88a8) &&
+	    len >= UPLINK_ETH_HLEN + UPLINK_VLAN_HLEN)
 		return UPLINK_ETH_HLEN + UPLINK_VLAN_HLEN;
 	return UPLINK_ETH_HLEN;
 }
@@ -189,10 +191,12 @@ static void check_accepted(const struct virtio_net_hdr *vh, const uint8_t *frame
 static void check_round_trip(const struct virtio_net_hdr *vh, uint8_t *frame, uint32_t len,
 			     uint32_t mtu, uint32_t offloads, const struct uplink_meta *m)
 {
+	uint32_t copy = len < SW_PKT_OFFLOAD_HDR_MAX ? len : SW_PKT_OFFLOAD_HDR_MAX;
 	struct virtio_net_hdr back;
 	struct uplink_meta again;
 
-	check(uplink_meta2vnet(m, frame, len, len, &back) == 0);
+	/* As a receiver sees it: from its copy of the first SW_PKT_OFFLOAD_HDR_MAX bytes. */
+	check(uplink_meta2vnet(m, frame, copy, len, &back) == 0);
 	check(back.gso_type == gso2vnet(m->gso_type) && back.gso_size == m->gso_size);
 	if (!(m->flags & UPLINK_F_CSUM_BLANK)) {
 		check(!(back.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM));

@@ -41,6 +41,8 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
  * parses.
  */
 #define BACK_TX_HDR_LEN 128
+_Static_assert(BACK_TX_HDR_LEN >= SW_PKT_OFFLOAD_HDR_MAX,
+	       "an offloaded frame's headers fit netback's copy");
 
 /*
  * Grant-copy ops of one TX poll: a packet needs at most one header op and

@@ -44,6 +44,18 @@
  */
 #define SW_PKT_MAX_FRAGS 19
 
+/*
+ * Where an offloaded frame's headers can be found: consumers that act on a
+ * blank checksum or GSO (the TAP uplink, the adapter, netback segmenting or
+ * checksumming for a guest without the offload) look for the transport
+ * header in a copy of the first SW_PKT_OFFLOAD_HDR_MAX bytes (netback's TX
+ * header copy, as Linux's), and drop, counted, a frame whose header ends
+ * later.  A producer that can complete the checksum itself (the TAP
+ * uplink) does so for such a frame instead; netback passes a guest's
+ * frames on as the guest flagged them.
+ */
+#define SW_PKT_OFFLOAD_HDR_MAX 128u
+
 /* Ethernet header: destination MAC, source MAC, EtherType (no VLAN tag). */
 #define SW_ETH_ALEN 6
 #define SW_ETH_HLEN 14

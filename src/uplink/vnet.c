@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "switch/frame.h"
+#include "switch/pkt.h"
 #include "uplink/vnet.h"
 
 static const char *const drop_names[UPLINK_DROP_NR] = {
@@ -40,6 +41,9 @@ static int vnet2meta_gso(const struct virtio_net_hdr *vh, const uint8_t *frame, 
 	hdrs = (uint32_t)l4.l4_off + l4.l4_len;
 	if (hdrs >= len)
 		return uplink_drop_reason(UPLINK_DROP_GSO); /* nothing to segment */
+	/* Headers no receiver would find in its copy of them (IPv6 options, say). */
+	if (hdrs > SW_PKT_OFFLOAD_HDR_MAX)
+		return uplink_drop_reason(UPLINK_DROP_GSO);
 	if (hdrs - l4.l3_off + vh->gso_size > mtu)
 		return uplink_drop_reason(UPLINK_DROP_OVERSIZE);
 	out->flags = UPLINK_F_CSUM_BLANK;
@@ -66,10 +70,12 @@ int uplink_vnet2meta(const struct virtio_net_hdr *vh, uint8_t *frame, uint32_t l
 	if (len > sw_frame_l3_off(frame, len) + mtu)
 		return uplink_drop_reason(UPLINK_DROP_OVERSIZE);
 	if (vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		/* Left blank only where every receiver finds the header it needs: else computed. */
 		bool ok = sw_frame_parse(frame, len, &l4) == 0 && l4.l4_off == start &&
 			  vh->csum_offset == (l4.proto == IPPROTO_TCP ? SW_FRAME_TCP_CSUM_OFF
 								      : SW_FRAME_UDP_CSUM_OFF) &&
-			  (offloads & (l4.l3 == 4 ? UPLINK_OFF_CSUM4 : UPLINK_OFF_CSUM6));
+			  (offloads & (l4.l3 == 4 ? UPLINK_OFF_CSUM4 : UPLINK_OFF_CSUM6)) &&
+			  (uint32_t)l4.l4_off + l4.l4_len <= SW_PKT_OFFLOAD_HDR_MAX;
 
 		if (ok)
 			out->flags |= UPLINK_F_CSUM_BLANK;

@@ -9,6 +9,10 @@
 
 #include "attach.h"
 #include "switch/frame.h"
+#include "switch/pkt.h"
+
+_Static_assert(ATTACH_HDR_COPY >= SW_PKT_OFFLOAD_HDR_MAX,
+	       "an offloaded frame's headers fit the adapter's copy of them");
 
 _Static_assert(PVNET_PKT_CSUM_BLANK == UPLINK_F_CSUM_BLANK, "flag bits differ");
 _Static_assert(PVNET_PKT_DATA_VALIDATED == UPLINK_F_DATA_VALIDATED, "flag bits differ");
