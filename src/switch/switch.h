@@ -92,9 +92,12 @@ struct sw_port_ops {
  *	must not forward pause, STP, LACP, 802.1X)
  * @same_port: destination learned on the input port itself
  * @flood: frames flooded (broadcast, multicast, unknown unicast)
- * @tx_packets: frames this port's xmit() accepted
+ * @tx_packets: frames this port's xmit() accepted; a port that then
+ *	cannot send one counts it among its own counters (the TAP uplink's
+ *	tx_bad_offload and tx_errors, netback's rx_* drops), not here
  * @tx_bytes: their bytes
- * @tx_dropped: frames this port's xmit() refused
+ * @tx_dropped: frames this port's xmit() refused (a full queue, a port
+ *	whose device is gone)
  * @learn_new: MACs learned on this port
  * @learn_moved: MACs that moved to this port from another
  * @learn_limit: frames whose source was not learned: port at its MAC limit

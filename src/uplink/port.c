@@ -108,6 +108,7 @@ struct uplink_tap_port {
 	_Atomic uint64_t tx_eagain;
 	_Atomic uint64_t tx_errors;
 	_Atomic uint64_t tx_bad_offload;
+	_Atomic bool gone; /* the TAP device was deleted: nothing more is read or written */
 };
 
 static void count(_Atomic uint64_t *c)
@@ -248,6 +249,22 @@ static void *reader_thread(void *arg)
 		}
 		if (n)
 			sw_forward(p->sw, p->sp, pkts, n);
+		if (rc == -EBADFD) {
+			/*
+			 * The device was deleted (tun says EBADFD once detached).  As
+			 * a Linux bridge loses a deleted port, the uplink stops: its
+			 * switch port refuses what it is sent (tx_dropped) and learns
+			 * nothing new; a TAP made again is not this one.
+			 */
+			atomic_store(&p->gone, true);
+			err("uplink %s: its TAP device is gone: the uplink stops (restart pvnetd "
+			    "to have it again)",
+			    p->name);
+			while (!uplink_reader_stopping(&p->reader))
+				if (poll(pfd, 1, -1) < 0 && errno != EINTR)
+					break;
+			break;
+		}
 		if (rc < 0 && rc != -EAGAIN) {
 			/* The TAP is broken (e.g. deleted): retry once a second, never spin. */
 			log_ratelimited(&p->rl, LOG_ERR, "uplink %s: read: %s", p->name,
@@ -280,6 +297,8 @@ static unsigned int tap_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigned 
 	struct uplink_tap_port *p = sp->priv;
 	unsigned int i;
 
+	if (atomic_load_explicit(&p->gone, memory_order_relaxed))
+		return 0; /* all refused: the switch counts them tx_dropped */
 	for (i = 0; i < n; i++) {
 		struct sw_pkt *pkt = pkts[i];
 		struct uplink_meta m = {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tap_uplink.sh - pvnetd --uplink tap:NAME@NS: a namespace on the TAP uplink reaches a
 # namespace attached through a vif (ping both ways, IPv4 and IPv6, iperf3 both ways), also
-# after both sides raised their MTU; a second uplink in a third namespace reaches both.
+# after both sides raised their MTU; a second uplink in a third namespace reaches both, and
+# stops by itself when its TAP is deleted.
 # usage: tap_uplink.sh PVNETD PVNET
 set -u
 PVNETD=$1
@@ -48,6 +49,22 @@ check "pvnet status lists both uplinks with their traffic" bash -c \
 	"'$PVNET' -d '$RUN' status >'$TAP_TMP/st' &&
 	 grep -Eq '^  up0 \(tap\): [1-9][0-9]* frames in, [1-9][0-9]* out' '$TAP_TMP/st' &&
 	 grep -Eq '^  up1 \(tap\): [1-9][0-9]* frames in' '$TAP_TMP/st'"
+# The second uplink's TAP deleted under pvnetd (as a Linux bridge loses a deleted port): one
+# line says so, not an error a second; what the switch sends it is refused and counted; the
+# other uplink and the vif carry on.
+ip -n "$V" link del up1
+check "pvnetd says the uplink's TAP is gone" timeout 10 bash -c \
+	"until grep -q 'uplink up1: its TAP device is gone' '$RUN.log'; do sleep 0.1; done"
+timeout 10 ip netns exec "$A" ping -c 3 -i 0.2 -W 1 10.79.0.3 >/dev/null 2>&1
+check "frames for it are dropped at its switch port, counted" bash -c \
+	"'$PVNET' -d '$RUN' status --json | python3 -c '
+import json, sys
+u = [x for x in json.load(sys.stdin)[\"uplinks\"] if x[\"name\"] == \"up1\"][0]
+sys.exit(0 if u[\"switch\"][\"tx_dropped\"] > 0 else 1)'"
+check "said once, no read error logged after it" bash -c \
+	"[ \$(grep -c 'uplink up1: its TAP device is gone' '$RUN.log') = 1 ] &&
+	 ! grep -q 'uplink up1: read:' '$RUN.log'"
+check "the other uplink and the vif carry on" tap_ping "$A" 10.79.0.1
 check "adapter detaches cleanly" tap_stop "$PA"
 check "pvnetd stops cleanly" stop_pvnetd
 check_fails "the uplink TAP is gone with pvnetd" ip -n "$U" link show up0
