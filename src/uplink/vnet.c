@@ -63,7 +63,13 @@ int uplink_vnet2meta(const struct virtio_net_hdr *vh, uint8_t *frame, uint32_t l
 		return uplink_drop_reason(UPLINK_DROP_RUNT);
 	if (len > UPLINK_MAX_FRAME)
 		return uplink_drop_reason(UPLINK_DROP_OVERSIZE);
-	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && (start >= len || field + 2 > len))
+	/*
+	 * A checksum starts past the link header (the Ethernet header and its
+	 * tag): one over them would be written into the addresses or the tag
+	 * after the size checks had counted that tag.
+	 */
+	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
+	    (start >= len || field + 2 > len || start < sw_frame_l3_off(frame, len)))
 		return uplink_drop_reason(UPLINK_DROP_CSUM);
 	if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE)
 		return vnet2meta_gso(vh, frame, len, mtu, offloads, out);

@@ -147,6 +147,16 @@ static void test_vnet2meta_csum(void **state)
 	vh.csum_offset = 1;
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 			 uplink_drop_reason(UPLINK_DROP_CSUM));
+	/*
+	 * Starting inside the link header (this frame's is tagged: 18 bytes):
+	 * a checksum there would be written into the addresses or the tag.
+	 */
+	for (uint16_t start = 0; start < 18; start += 6) {
+		vh.csum_start = start;
+		vh.csum_offset = 12;
+		assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+				 uplink_drop_reason(UPLINK_DROP_CSUM));
+	}
 
 	/* A checksum field that ends exactly at the frame's end: UDP without payload. */
 	fb_build(&f, 4, IPPROTO_UDP, false, 0, 0);
