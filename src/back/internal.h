@@ -442,6 +442,7 @@ struct back_frontend {
  * @mcast_log: its changes are logged, but a guest may not flood the log
  * @fatal_log: so are fatal errors: a guest that fails its connect again
  *	and again (rewriting its state) gets a line per burst, not per try
+ * @conn_log: and so are its connects (a guest connecting in a loop)
  * @warn_log: the rate limit of the packet-level warnings about this
  *	guest (back_queue_warn()), from any queue, under @warn_lock; it
  *	outlives reconnects, so a guest cannot reset it by reconnecting
@@ -484,6 +485,7 @@ struct back_vif {
 	bool watching_mcast;
 	struct log_ratelimit mcast_log;
 	struct log_ratelimit fatal_log;
+	struct log_ratelimit conn_log;
 	struct log_ratelimit warn_log;
 	pthread_mutex_t warn_lock;
 	pthread_mutex_t mcast_lock;

@@ -255,9 +255,11 @@ int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t
 	vif->ctrl.fd = -1;
 	vif->mcast_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	vif->fatal_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	vif->conn_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	vif->warn_log = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	log_ratelimit_name(&vif->mcast_log, "vif%u.%u", domid, devid);
 	log_ratelimit_name(&vif->fatal_log, "vif%u.%u", domid, devid);
+	log_ratelimit_name(&vif->conn_log, "vif%u.%u", domid, devid);
 	log_ratelimit_name(&vif->warn_log, "vif%u.%u", domid, devid);
 	pthread_mutex_init(&vif->warn_lock, NULL);
 	pthread_mutex_init(&vif->mcast_lock, NULL);

@@ -556,8 +556,11 @@ static int back_xenbus_connect(struct back_vif *vif)
 		}
 	}
 	back_xenbus_switch_state(vif, XenbusStateConnected);
-	info("vif%u.%u: connected, %lu queue(s), %s event channels, tx %s", vif->domid, vif->devid,
-	     nq, vif->q[0]->split ? "split" : "single", back_tx_mode_name(vif->mode));
+	/* A guest may connect in a loop (state 1, 4, 1, ...): a line per burst, not per connect. */
+	log_ratelimited(&vif->conn_log, LOG_INFO,
+			"vif%u.%u: connected, %lu queue(s), %s event channels, tx %s", vif->domid,
+			vif->devid, nq, vif->q[0]->split ? "split" : "single",
+			back_tx_mode_name(vif->mode));
 	return 0;
 }
 

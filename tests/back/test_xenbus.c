@@ -435,6 +435,32 @@ static void test_toolstack_close(void **state)
 	ff_teardown(&x->f);
 }
 
+/*
+ * A guest that connects and disconnects in a loop gets a line per burst
+ * (10 per 5 s per vif, as its fatal errors), not one per connect.
+ */
+static void test_reconnect_loop_log(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1};
+	struct log_capture lc;
+	char *logged;
+
+	log_set_level(LOG_INFO);
+	log_capture_start(&lc);
+	for (int i = 0; i < 30; i++) {
+		assert_int_equal(ff_connect(&x->f, &o), 0);
+		assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+		ff_set_state(&x->f, XenbusStateClosing);
+		ff_set_state(&x->f, XenbusStateClosed);
+		ff_teardown(&x->f);
+	}
+	logged = log_capture_end(&lc);
+	log_set_level(LOG_ERR);
+	assert_int_equal(log_count(logged, ": connected, 1 queue(s)"), 10);
+	free(logged);
+}
+
 static void test_destroy_connected(void **state)
 {
 	struct fx *x = *state;
@@ -831,6 +857,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fatal_bad_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_disconnect_reconnect, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_toolstack_close, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reconnect_loop_log, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_destroy_connected, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_domain_dies, setup, teardown_maybe),
 	    cmocka_unit_test_setup_teardown(test_ctrl_requests, setup, teardown),
