@@ -165,7 +165,6 @@ int ctlmsg_recv_why(int sock, json_t **msg, int *fds, unsigned int *nfds, char *
 			snprintf(why, whylen, "not a JSON object");
 		goto close_fds;
 	}
-	rc = 0;
 	*nfds = got;
 	free(buf);
 	return 0;
