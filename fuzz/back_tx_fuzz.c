@@ -62,6 +62,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				sum += p.data_len[i];
 			}
 			check(sum == p.len);
+			/*
+			 * Every consumed slot is the first, an extra (right after it),
+			 * a data slot or an empty one (answered at once, never
+			 * mapped: XSA-448), and none is two of them.
+			 */
+			check(p.data[0] == 0);
+			check((unsigned int)p.ndata + p.nempty + p.nextras == p.nslots);
+			for (unsigned int j = 0; j < p.nempty; j++) {
+				check(p.empty[j] > p.nextras && p.empty[j] < p.nslots);
+				check(slots[pos + p.empty[j]].size == 0);
+				for (unsigned int i = 0; i < p.ndata; i++)
+					check(p.data[i] != p.empty[j]);
+				for (unsigned int k = 0; k < j; k++)
+					check(p.empty[k] != p.empty[j]);
+			}
+			for (unsigned int i = 1; i < p.ndata; i++)
+				check(p.data[i] > p.nextras && p.data[i] > p.data[i - 1]);
 		}
 		pos += p.nslots;
 	}
