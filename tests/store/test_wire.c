@@ -465,6 +465,16 @@ static int guest_socket(struct store *s, struct loop *l, char *dir, struct socka
 	return fd;
 }
 
+/* Undo guest_socket(): close the client, stop listening, remove @dir, free @l. */
+static void guest_socket_close(struct store *s, struct loop *l, int fd, const char *dir,
+			       const struct sockaddr_un *a)
+{
+	close(fd);
+	assert_int_equal(store_unlisten(s, a->sun_path), 0);
+	rmdir(dir);
+	loop_destroy(l);
+}
+
 /*
  * One callback answers a bounded number of a client's requests, then lets
  * the loop serve other fds, and comes back for the rest by itself: 100
@@ -495,10 +505,7 @@ static void test_socket_request_budget(void **state)
 		got += sock_count(fd, buf, sizeof(buf), &have);
 	}
 	assert_int_equal(got, 100);
-	close(fd);
-	assert_int_equal(store_unlisten(s, a.sun_path), 0);
-	rmdir(dir);
-	loop_destroy(l);
+	guest_socket_close(s, l, fd, dir, &a);
 }
 
 /*
@@ -539,10 +546,7 @@ static void test_socket_event_burst(void **state)
 	}
 	got += sock_count(fd, buf, sizeof(buf), &have);
 	assert_int_equal(got, 600);
-	close(fd);
-	assert_int_equal(store_unlisten(s, a.sun_path), 0);
-	rmdir(dir);
-	loop_destroy(l);
+	guest_socket_close(s, l, fd, dir, &a);
 }
 
 int main(void)
