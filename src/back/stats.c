@@ -33,6 +33,7 @@ static const struct back_stat_desc back_stats[] = {
     STAT(tx_bad_size),	       /* a slot larger than what remains of the packet */
     STAT(tx_runt),	       /* first slot shorter than an Ethernet header */
     STAT(tx_bad_gref),	       /* grant map or copy failed for a slot */
+    STAT(tx_bad_offload),      /* csum_blank or GSO that the frame's headers do not fit */
     STAT(tx_empty_slots),      /* zero-size later slots answered at once (XSA-448) */
     STAT(tx_zerocopy_sent),    /* frames forwarded with a mapped payload */
     STAT(tx_zerocopy_success), /* of those, completed without a copy-out */

@@ -58,12 +58,14 @@
  */
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "back/internal.h"
 #include "common/prefetch.h"
+#include "switch/frame.h"
 
 /* Per-packet plan of one poll. */
 struct tx_plan {
@@ -438,12 +440,34 @@ static void tx_plan_pkt(struct back_queue *q, const netif_tx_request_t *slots,
 	pl->nmap = (uint16_t)(*nmap - pl->map0);
 }
 
-/* Step 5 for one packet: check its ops; 0 to forward, -EIO dropped. */
+/*
+ * Do a frame's offload flags fit its headers, as read into private memory?
+ * A blank checksum needs a TCP or UDP header within the header copy; GSO
+ * a blank checksum and a TCP header of its family, with payload after it
+ * (Linux's netback: checksum_setup() at TX, a frame it fails dropped).
+ * Without such a check a guest could hand another's netfront offload
+ * flags laid over any bytes.
+ */
+static bool tx_offload_ok(const struct sw_pkt *pkt)
+{
+	struct sw_l4 l4;
+
+	if (!(pkt->flags & SW_PKT_CSUM_BLANK) && pkt->gso_type == SW_GSO_NONE)
+		return true;
+	if (!(pkt->flags & SW_PKT_CSUM_BLANK) || sw_frame_parse(pkt->hdr, pkt->hdr_len, &l4) < 0)
+		return false;
+	if (pkt->gso_type == SW_GSO_NONE)
+		return l4.proto == IPPROTO_TCP || l4.proto == IPPROTO_UDP;
+	return l4.proto == IPPROTO_TCP && l4.l3 == (pkt->gso_type == SW_GSO_TCPV4 ? 4 : 6) &&
+	       (uint32_t)l4.l4_off + l4.l4_len < pkt->len;
+}
+
+/* Step 5 for one packet: check its ops, then its offload flags; 0 to forward, -EIO dropped. */
 static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *nunmap)
 {
 	struct back_tx_pending *p = pl->p;
 	const uint8_t *page;
-	bool ok = true;
+	bool ok = true, offload_ok;
 
 	for (unsigned int i = 0; i < pl->ncopy; i++)
 		ok &= q->tx_copy[pl->copy0 + i].status == GNTST_okay;
@@ -465,16 +489,21 @@ static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *
 			memcpy(p->hdr + pl->hdr_at[i], page + pl->frag_off[i] - pl->hdr_take[i],
 			       pl->hdr_take[i]);
 	}
-	if (ok)
+	offload_ok = !ok || tx_offload_ok(&p->pkt);
+	if (ok && offload_ok)
 		return 0;
 	for (unsigned int i = 0; i < p->nmaps; i++)
 		q->tx_unmap[(*nunmap)++] = (struct gnttab_unmap_grant_ref){
 		    .handle = p->handles[i], .host_addr = p->addrs[i]};
 	p->nmaps = 0;
 	tx_rsp_pkt(q, p->ids, p->nids, p->nextras, NETIF_RSP_ERROR);
-	back_stat_add(&q->stats->tx_bad_gref, 1);
+	back_stat_add(ok ? &q->stats->tx_bad_offload : &q->stats->tx_bad_gref, 1);
 	back_stat_add(&q->stats->tx_dropped, 1);
-	back_queue_warn(q, "dropping packet: grant %s failed", pl->nmap ? "map/copy" : "copy");
+	if (ok)
+		back_queue_warn(q, "dropping packet: offload flags its headers do not fit");
+	else
+		back_queue_warn(q, "dropping packet: grant %s failed",
+				pl->nmap ? "map/copy" : "copy");
 	pending_put(q, p);
 	return -EIO;
 }

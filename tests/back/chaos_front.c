@@ -513,7 +513,7 @@ void chaos_step_feed(struct chaos *ch)
 			opt.gso_size = 1448;
 			opt.flags = NETTXF_csum_blank;
 		}
-		make_frame(x->buf, len, mac_a, mac_c2, ch->fseq);
+		make_frame_opt(x->buf, len, mac_a, mac_c2, ch->fseq, &opt);
 		if (ff_tx_frame(&x->c, 0, x->buf, len, &opt) < 0)
 			break;
 		ch->fseq++;

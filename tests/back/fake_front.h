@@ -182,4 +182,12 @@ uint64_t test_now_ms(void);
 void make_frame(uint8_t *buf, uint32_t len, const uint8_t dst[6], const uint8_t src[6],
 		uint32_t seed);
 
+/*
+ * make_frame(), with IPv4 (IPv6 for GSO TCPv6) and TCP headers over its
+ * first bytes when @opt asks for a blank checksum or GSO: the headers those
+ * flags need (netback drops a frame they do not fit).  @len >= 74.
+ */
+void make_frame_opt(uint8_t *buf, uint32_t len, const uint8_t dst[6], const uint8_t src[6],
+		    uint32_t seed, const struct ff_txopt *opt);
+
 #endif /* PVNET_TESTS_BACK_FAKE_FRONT_H */

@@ -146,7 +146,7 @@ unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, struct ff
 				break;
 			inflight += len;
 
-			make_frame(x->buf, len, dst, src, seed0 + sent);
+			make_frame_opt(x->buf, len, dst, src, seed0 + sent, opt);
 			if (ff_tx_frame(tx, 0, x->buf, len, opt) < 0)
 				break;
 			sent++;
@@ -160,7 +160,7 @@ unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, struct ff
 			if (n != (int)len)
 				dump(x, recvd, len, n);
 			assert_int_equal(n, (int)len);
-			make_frame(x->buf, len, dst, src, seed0 + recvd);
+			make_frame_opt(x->buf, len, dst, src, seed0 + recvd, opt);
 			if (memcmp(x->buf, x->rbuf, len) != 0) {
 				uint32_t d = 0;
 

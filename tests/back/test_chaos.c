@@ -92,11 +92,11 @@ static const struct {
 };
 
 /* A's counters the summary adds up: which defences the campaign reached. */
-static const char *const a_ctr[] = {"tx_packets",	"tx_dropped",	       "tx_bad_gref",
-				    "tx_frag_overflow", "tx_bad_size",	       "tx_runt",
-				    "tx_empty_slots",	"rx_packets",	       "rx_bad_gref",
-				    "rx_dropped",	"persistent_overflow", "evtchn_spurious",
-				    "rx_held_copied",	"tx_zerocopy_fail"};
+static const char *const a_ctr[] = {"tx_packets",      "tx_dropped",	   "tx_bad_gref",
+				    "tx_bad_offload",  "tx_frag_overflow", "tx_bad_size",
+				    "tx_runt",	       "tx_empty_slots",   "rx_packets",
+				    "rx_bad_gref",     "rx_dropped",	   "persistent_overflow",
+				    "evtchn_spurious", "rx_held_copied",   "tx_zerocopy_fail"};
 #define NCTR (sizeof(a_ctr) / sizeof(a_ctr[0]))
 _Static_assert(NCTR == CHAOS_NCTR, "the tally has room for every counter");
 
@@ -279,7 +279,7 @@ static void pair(struct chaos *ch, bool c2b, unsigned int count)
 
 			if (inflight + len > MAX_INFLIGHT && sent > recvd)
 				break;
-			make_frame(x->buf, len, dst, src, seed0 + sent);
+			make_frame_opt(x->buf, len, dst, src, seed0 + sent, &opt);
 			if (ff_tx_frame(tx, 0, x->buf, len, &opt) < 0)
 				break;
 			inflight += len;
@@ -298,7 +298,7 @@ static void pair(struct chaos *ch, bool c2b, unsigned int count)
 			    "a healthy frame arrived that was not sent (%d bytes)", n);
 			CHK(ch, n == (int)len, "healthy frame %u: %d bytes, sent %u", recvd, n,
 			    len);
-			make_frame(x->buf, len, dst, src, seed0 + recvd);
+			make_frame_opt(x->buf, len, dst, src, seed0 + recvd, &opt);
 			CHK(ch, memcmp(x->buf, x->rbuf, len) == 0,
 			    "healthy frame %u (%u bytes, %u slots) corrupt", recvd, len,
 			    info.slots);
