@@ -148,7 +148,8 @@ struct front_queue {
 	uint16_t *tx_flow; /* first slot: xps-safe flow entry + 1, or 0 (steer.c) */
 	uint16_t *tx_free; /* stack of free ids */
 	unsigned int tx_nfree;
-	unsigned int tx_granted; /* buffers granted so far (teardown bound) */
+	unsigned int tx_nulls_due; /* extra slots pushed, not yet answered (NETIF_RSP_NULL) */
+	unsigned int tx_granted;   /* buffers granted so far (teardown bound) */
 
 	/* RX: buffers posted by ring index; request id = index & mask. */
 	unsigned int nr_rx;

@@ -336,8 +336,21 @@ int front_queue_tx_reap(struct front_queue *q)
 		netif_tx_response_t rsp;
 
 		RING_COPY_RESPONSE(&q->tx, cons, &rsp);
-		if (rsp.status == NETIF_RSP_NULL)
-			continue; /* the answer to an extra-info slot */
+		if (rsp.status == NETIF_RSP_NULL) {
+			/*
+			 * The answer to an extra-info slot.  One more than we sent
+			 * extras answers a data slot so, and would leave its id in
+			 * flight for ever (Linux's netfront leaks it): broken.
+			 */
+			if (!q->tx_nulls_due) {
+				front_vif_broken(q->vif,
+						 "queue %u: TX slot %u answered NULL, not an extra",
+						 q->index, cons);
+				return -EIO;
+			}
+			q->tx_nulls_due--;
+			continue;
+		}
 		if (rsp.id < q->nr_tx && q->tx_owner[rsp.id] == FRONT_TX_MCAST) {
 			/* pvnet_mcast_add()/_del(): no frame, no flow, only the outcome */
 			q->stats[FRONT_STAT_MCAST_REQUESTS]++;

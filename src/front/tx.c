@@ -152,6 +152,7 @@ static void put_slots(struct front_queue *q, const union front_tx_slot *slots, u
 		memcpy(dst, &slots[i], sizeof(netif_tx_request_t));
 	}
 	q->tx.req_prod_pvt += n;
+	q->tx_nulls_due += n - nfrags; /* the extras */
 	for (unsigned int i = 0; i < nfrags; i++) {
 		q->tx_owner[frags[i].id] = FRONT_TX_INFLIGHT;
 		q->tx_head[frags[i].id] = i == 0;
@@ -449,6 +450,7 @@ int front_mcast(struct pvnet_vif *vif, unsigned int queue, uint8_t op, const uin
 		memcpy(RING_GET_REQUEST(&q->tx, q->tx.req_prod_pvt + i), &slots[i],
 		       sizeof(netif_tx_request_t));
 	q->tx.req_prod_pvt += 2;
+	q->tx_nulls_due++;
 	q->tx_owner[id] = FRONT_TX_MCAST;
 	push(q, pushed);
 	return 1;

@@ -643,6 +643,14 @@ static void test_hostile_tx(void **state)
 	fb_start(&c.fb);
 	ctx_fini(&c);
 
+	/* A data slot answered NULL, as only an extra may be: its id would stay in flight. */
+	ctx_init(&c, 32, 64);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_NULL));
+	be_tx_push(&c.be);
+	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "answered NULL");
+	ctx_fini(&c);
+
 	/* The same id answered twice. */
 	ctx_init(&c, 32, 64);
 	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
