@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/frame_builder.h"
 #include "fake_front.h"
 
 uint64_t test_now_ms(void)
@@ -31,12 +32,6 @@ void make_frame(uint8_t *buf, uint32_t len, const uint8_t dst[6], const uint8_t 
 		buf[i] = (uint8_t)(seed * 31 + i * 7 + (i >> 8));
 }
 
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 void make_frame_opt(uint8_t *buf, uint32_t len, const uint8_t dst[6], const uint8_t src[6],
 		    uint32_t seed, const struct ff_txopt *opt)
 {
@@ -47,18 +42,18 @@ void make_frame_opt(uint8_t *buf, uint32_t len, const uint8_t dst[6], const uint
 	if (!opt || (!(opt->flags & NETTXF_csum_blank) && !opt->gso_type) || len < l4 + 20)
 		return;
 	if (v6) {
-		put16(buf + 12, 0x86dd);
+		fb_put16(buf + 12, 0x86dd);
 		buf[14] = 0x60;
 		buf[15] = buf[16] = buf[17] = 0;
-		put16(buf + 18, len - 54);
+		fb_put16(buf + 18, (uint16_t)(len - 54));
 		buf[20] = 6; /* TCP */
 		buf[21] = 64;
 	} else {
-		put16(buf + 12, 0x0800);
+		fb_put16(buf + 12, 0x0800);
 		buf[14] = 0x45;
 		buf[15] = 0;
-		put16(buf + 16, len - 14);
-		put16(buf + 20, 0x4000); /* don't fragment, no offset */
+		fb_put16(buf + 16, (uint16_t)(len - 14));
+		fb_put16(buf + 20, 0x4000); /* don't fragment, no offset */
 		buf[22] = 64;
 		buf[23] = 6; /* TCP */
 	}
