@@ -248,11 +248,17 @@ static void test_bad_control_requests(void **state)
 			  0, EINVAL, "must be 1..262144");
 	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "status", "vifs", "no"), NULL, 0,
 			  EINVAL, "true or false");
-	expect_error(fd, json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 0), NULL,
-		     0, EINVAL);
-	/* A name for a domain this connection does not have. */
-	expect_error(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "x"), NULL, 0,
-		     ENOENT);
+	/* Every op on a domain this connection does not have: ESRCH, as Xen's for no domain. */
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 0),
+			  NULL, 0, ESRCH, "no domain (send domain-create)");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "evtchn-close", "port", 1), NULL, 0,
+			  ESRCH, "no domain");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "vif-create", "devid", 0), NULL, 0,
+			  ESRCH, "no domain");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "vif-destroy", "devid", 0), NULL, 0,
+			  ESRCH, "no domain");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "x"), NULL, 0,
+			  ESRCH, "no domain");
 
 	/* Memory that is not sealed could shrink under pvnetd: refused. */
 	memfd = memfd_create("unsealed", MFD_CLOEXEC);

@@ -262,7 +262,7 @@ static json_t *op_domain_name(struct ctl_conn *cc, const json_t *req)
 	int rc;
 
 	if (!cc->domid)
-		return ctlmsg_error(ENOENT, "domain-name: this connection has no domain");
+		return ctlmsg_error(ESRCH, "domain-name: no domain (send domain-create)");
 	if (!name || !name_valid(name))
 		return ctlmsg_error(EINVAL,
 				    "domain-name: \"name\" must be 1..%d characters of A-Z, a-z, "
@@ -292,7 +292,7 @@ static json_t *op_evtchn_alloc(struct ctl_conn *cc, const json_t *req, int *rfds
 	int rc;
 
 	if (!cc->domid)
-		return ctlmsg_error(EINVAL, "evtchn-alloc-unbound: no domain (send domain-create)");
+		return ctlmsg_error(ESRCH, "evtchn-alloc-unbound: no domain (send domain-create)");
 	if (get_uint(req, "remote", DOMID_FIRST_RESERVED - 1, &remote) < 0)
 		return ctlmsg_error(EINVAL, "evtchn-alloc-unbound: \"remote\" must be a domid");
 	rc = hv_evtchn_alloc_unbound(c->d->hv, cc->domid, (domid_t)remote, &port);
@@ -321,7 +321,7 @@ static json_t *op_evtchn_close(struct ctl_conn *cc, const json_t *req)
 	int rc;
 
 	if (!cc->domid)
-		return ctlmsg_error(EINVAL, "evtchn-close: no domain (send domain-create)");
+		return ctlmsg_error(ESRCH, "evtchn-close: no domain (send domain-create)");
 	if (get_uint(req, "port", UINT32_MAX, &port) < 0)
 		return ctlmsg_error(EINVAL, "evtchn-close: \"port\" must be a port number");
 	rc = hv_evtchn_close(cc->ctl->d->hv, cc->domid, (evtchn_port_t)port);
@@ -343,7 +343,7 @@ static json_t *op_vif_create(struct ctl_conn *cc, const json_t *req)
 	int slot = -1, rc;
 
 	if (!cc->domid)
-		return ctlmsg_error(EINVAL, "vif-create: no domain (send domain-create)");
+		return ctlmsg_error(ESRCH, "vif-create: no domain (send domain-create)");
 	if (json_object_get(req, "devid") && get_uint(req, "devid", 65535, &devid) < 0)
 		return ctlmsg_error(EINVAL, "vif-create: \"devid\" must be 0..65535");
 	macstr = json_string_value(json_object_get(req, "mac"));
@@ -390,7 +390,7 @@ static json_t *op_vif_destroy(struct ctl_conn *cc, const json_t *req)
 	uint64_t devid;
 
 	if (!cc->domid)
-		return ctlmsg_error(EINVAL, "vif-destroy: no domain (send domain-create)");
+		return ctlmsg_error(ESRCH, "vif-destroy: no domain (send domain-create)");
 	if (get_uint(req, "devid", 65535, &devid) < 0)
 		return ctlmsg_error(EINVAL, "vif-destroy: \"devid\" must be 0..65535");
 	for (int i = 0; i < PVNETD_MAX_VIFS; i++) {
