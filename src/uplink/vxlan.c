@@ -87,6 +87,26 @@ static bool addr_unicast(const struct sockaddr_storage *ss)
 	return !IN6_IS_ADDR_UNSPECIFIED(a6) && !IN6_IS_ADDR_MULTICAST(a6);
 }
 
+/* The wildcard address (any) of @ss's family. */
+static bool addr_any(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+/* Do @a and @b, of one family, hold the same address (ports aside)? */
+static bool addr_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return IN6_ARE_ADDR_EQUAL(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				  &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
 static void set_port(struct sockaddr_storage *ss, uint16_t port)
 {
 	if (ss->ss_family == AF_INET)
@@ -169,6 +189,14 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 				    err, errlen,
 				    "local must be an IPv4 or IPv6 address (not IPv4-mapped, "
 				    "not link-local)");
+			/*
+			 * A group or broadcast address binds, but what the remote
+			 * sends to this host's own address would never be read.
+			 */
+			if (!addr_any(&out->local) && !addr_unicast(&out->local))
+				return bad(err, errlen,
+					   "local must be a unicast address of this host or the "
+					   "wildcard (not multicast, not broadcast)");
 			break;
 		case K_DSTPORT:
 			if (parse_num(val, vlen, 65535, false, &v) < 0)
@@ -209,6 +237,12 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 		return bad(err, errlen, "id and remote are required");
 	if (seen[K_LOCAL] && out->local.ss_family != out->remote[0].ss_family)
 		return bad(err, errlen, "local and remote must be of one family");
+	/* Datagrams to our own address and port would come back to us: a loop. */
+	for (unsigned int i = 0; seen[K_LOCAL] && i < out->nremotes; i++)
+		if (addr_equal(&out->remote[i], &out->local))
+			return bad(err, errlen,
+				   "a remote is the local address: what is sent to it would come "
+				   "back");
 	if (!seen[K_LOCAL]) {
 		/* The wildcard of remote's family: all zeroes either way. */
 		out->local.ss_family = out->remote[0].ss_family;
@@ -234,6 +268,44 @@ bool uplink_vxlan_spec_same(const struct uplink_vxlan_spec *a, const struct upli
 			if (!memcmp(&a->remote[i], &b->remote[j], a->remote_len))
 				return true;
 	return false;
+}
+
+void uplink_vxlan_addr_str(const struct sockaddr_storage *ss, char buf[INET6_ADDRSTRLEN])
+{
+	if (!inet_ntop(ss->ss_family,
+		       ss->ss_family == AF_INET
+			   ? (const void *)&((const struct sockaddr_in *)ss)->sin_addr
+			   : (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr,
+		       buf, INET6_ADDRSTRLEN))
+		snprintf(buf, INET6_ADDRSTRLEN, "?");
+}
+
+/* Is @port in @sp's srcport range (never, for ports the kernel picks)? */
+static bool srcport_has(const struct uplink_vxlan_spec *sp, uint16_t port)
+{
+	return sp->srcport_min && port >= sp->srcport_min && port <= sp->srcport_max;
+}
+
+bool uplink_vxlan_spec_clash(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b,
+			     char *err, size_t errlen)
+{
+	/* Sockets of one namespace and family whose addresses overlap (either the wildcard). */
+	if (strcmp(a->netns, b->netns) || a->local.ss_family != b->local.ss_family ||
+	    !(addr_any(&a->local) || addr_any(&b->local) || addr_equal(&a->local, &b->local)))
+		return false;
+	if (a->dstport == b->dstport)
+		bad(err, errlen,
+		    "%s and %s would both receive on UDP port %u (each uplink has its "
+		    "own socket: give one another dstport or another local address)",
+		    a->name, b->name, a->dstport);
+	else if (srcport_has(a, b->dstport) || srcport_has(b, a->dstport))
+		bad(err, errlen, "the srcport range of %s holds UDP port %u, where %s receives",
+		    srcport_has(a, b->dstport) ? a->name : b->name,
+		    srcport_has(a, b->dstport) ? b->dstport : a->dstport,
+		    srcport_has(a, b->dstport) ? b->name : a->name);
+	else
+		return false;
+	return true;
 }
 
 void uplink_vxlan_hdr(uint8_t hdr[UPLINK_VXLAN_HLEN], uint32_t vni)

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include "uplink/tap.h" /* UPLINK_NETNS_MAX */
 
@@ -118,6 +119,32 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
  * Return: true if they share namespace, VNI, port and a remote
  */
 bool uplink_vxlan_spec_same(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b);
+
+/**
+ * uplink_vxlan_addr_str() - an address of a specification, as text
+ * @ss: an AF_INET or AF_INET6 address
+ * @buf: receives it (the port left out)
+ */
+void uplink_vxlan_addr_str(const struct sockaddr_storage *ss, char buf[INET6_ADDRSTRLEN]);
+
+/**
+ * uplink_vxlan_spec_clash() - would two uplinks' sockets want one UDP port?
+ * @a: one
+ * @b: the other
+ * @err: receives which port and why, when they would
+ * @errlen: room at @err
+ *
+ * Each uplink binds its own receiving socket on its dstport and its
+ * sending sockets in its srcport range: two uplinks of one namespace and
+ * family whose local addresses overlap (equal, or either the wildcard)
+ * cannot share a dstport, nor can one's srcport range hold the other's
+ * dstport.  (A Linux host demultiplexes vxlan devices of one port by VNI
+ * on a shared socket; pvnet does not, and says so before it starts.)
+ *
+ * Return: true if they clash, with @err set
+ */
+bool uplink_vxlan_spec_clash(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b,
+			     char *err, size_t errlen);
 
 /**
  * uplink_vxlan_hdr() - write the VXLAN header of segment @vni

@@ -121,6 +121,7 @@ struct xmit_scratch {
 	uint8_t frame[65536];
 	uint8_t hdrs[UPLINK_VXLAN_MSGS * SW_TSO_MAX_HDRS];
 	struct sw_seg segs[UPLINK_VXLAN_MSGS];
+	struct log_ratelimit rl; /* refused datagrams' reasons, under @lock */
 };
 
 struct uplink_vxlan_port {
@@ -308,9 +309,22 @@ static void *reader_thread(void *arg)
 	return NULL;
 }
 
-/* Send @n datagrams through @fd, counting the ones it refuses. */
-static void send_all(struct uplink_vxlan_port *p, int fd, struct mmsghdr *msgs, unsigned int n)
+/* The remote a queued datagram goes to, as text in @buf. */
+static const char *dgram_to(const struct mmsghdr *m, char buf[INET6_ADDRSTRLEN])
 {
+	uplink_vxlan_addr_str(m->msg_hdr.msg_name, buf);
+	return buf;
+}
+
+/*
+ * Send @n datagrams through @fd, counting the ones it refuses; why, once
+ * in a while, to the log (no route, a firewall, a datagram over the
+ * path's limit: what tx_errors alone cannot say).
+ */
+static void send_all(struct uplink_vxlan_port *p, struct xmit_scratch *s, int fd,
+		     struct mmsghdr *msgs, unsigned int n)
+{
+	char to[INET6_ADDRSTRLEN];
 	unsigned int done = 0;
 
 	while (done < n) {
@@ -328,6 +342,8 @@ static void send_all(struct uplink_vxlan_port *p, int fd, struct mmsghdr *msgs, 
 			break;
 		}
 		count(&p->tx_errors, 1);
+		log_ratelimited(&s->rl, LOG_WARN, "uplink %s: a datagram to %s refused: %s",
+				p->spec.name, dgram_to(&msgs[done], to), strerror(errno));
 		done++;
 	}
 }
@@ -336,7 +352,7 @@ static void send_all(struct uplink_vxlan_port *p, int fd, struct mmsghdr *msgs, 
 static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
 {
 	if (p->socks.nsrc == 1) {
-		send_all(p, p->socks.src_fd[0], s->msgs, s->nmsgs);
+		send_all(p, s, p->socks.src_fd[0], s->msgs, s->nmsgs);
 	} else if (s->nmsgs) {
 		/* A stable counting sort: each socket's datagrams keep their order. */
 		unsigned int start[UPLINK_VXLAN_SRCPORTS_MAX + 1] = {0};
@@ -352,7 +368,7 @@ static void xmit_flush(struct uplink_vxlan_port *p, struct xmit_scratch *s)
 			s->sorted[at[s->src[i]]++] = s->msgs[i];
 		for (unsigned int k = 0; k < p->socks.nsrc; k++)
 			if (start[k + 1] > start[k])
-				send_all(p, p->socks.src_fd[k], s->sorted + start[k],
+				send_all(p, s, p->socks.src_fd[k], s->sorted + start[k],
 					 start[k + 1] - start[k]);
 	}
 	for (unsigned int i = 0; i < s->nheld; i++)
@@ -595,7 +611,7 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 			     struct uplink_vxlan_port **out)
 {
 	struct uplink_vxlan_port *p = calloc(1, sizeof(*p));
-	char addr[INET6_ADDRSTRLEN],
+	char addr[INET6_ADDRSTRLEN], local[INET6_ADDRSTRLEN],
 	    addrs[UPLINK_VXLAN_REMOTES_MAX * INET6_ADDRSTRLEN] = "",
 					     srcs[UPLINK_VXLAN_SRCPORTS_MAX * 6 + 1] = "";
 	int rc;
@@ -618,6 +634,7 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 		if (!p->scratch[i])
 			goto fail;
 		pthread_mutex_init(&p->scratch[i]->lock, NULL);
+		p->scratch[i]->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	}
 	if (spec->nremotes > 1) {
 		p->fdb = aligned_alloc(64, sizeof(*p->fdb));
@@ -643,25 +660,22 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 		goto fail;
 	}
 	for (unsigned int i = 0; i < spec->nremotes; i++) {
-		const struct sockaddr_storage *r = &spec->remote[i];
 		size_t off = strlen(addrs);
 
-		inet_ntop(r->ss_family,
-			  r->ss_family == AF_INET
-			      ? (const void *)&((const struct sockaddr_in *)r)->sin_addr
-			      : (const void *)&((const struct sockaddr_in6 *)r)->sin6_addr,
-			  addr, sizeof(addr));
+		uplink_vxlan_addr_str(&spec->remote[i], addr);
 		snprintf(addrs + off, sizeof(addrs) - off, "%s%s", i ? " " : "", addr);
 	}
+	uplink_vxlan_addr_str(&spec->local, local);
 	for (unsigned int i = 0; i < p->socks.nsrc; i++) {
 		size_t off = strlen(srcs);
 
 		snprintf(srcs + off, sizeof(srcs) - off, "%s%u", i ? " " : "",
 			 p->socks.src_port[i]);
 	}
-	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, mtu %u, source port%s %s",
+	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, local %s, mtu %u, source "
+	     "port%s %s",
 	     spec->name, *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni,
-	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, spec->mtu,
+	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, local, spec->mtu,
 	     p->socks.nsrc > 1 ? "s" : "", srcs);
 	*out = p;
 	return 0;

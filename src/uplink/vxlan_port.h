@@ -40,7 +40,7 @@ void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p);
  * uplink_vxlan_port_stat() - one of the port's own counters by name
  * @p: the port
  * @name: a drop reason's name (uplink_vxlan_drop_name()), or tx_segmented,
- *	tx_sw_csum, tx_oversize, tx_bad_offload, tx_eagain, tx_errors
+ *	tx_sw_csum, tx_oversize, tx_bad_offload, tx_eagain, tx_errors, tx_flooded
  *
  * Return: its value, or UINT64_MAX for an unknown name
  */

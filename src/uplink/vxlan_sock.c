@@ -138,7 +138,10 @@ int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vx
 		sockbuf(s->fd);
 		rc = open_src_sockets(sp, s);
 	} else {
-		err("uplink %s: UDP port %u: %s", sp->name, sp->dstport, strerror(-rc));
+		char local[INET6_ADDRSTRLEN];
+
+		uplink_vxlan_addr_str(&sp->local, local);
+		err("uplink %s: UDP %s port %u: %s", sp->name, local, sp->dstport, strerror(-rc));
 	}
 	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
 		rc = -errno;

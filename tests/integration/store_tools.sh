@@ -189,6 +189,15 @@ refused_uplink "would be switch port vxlan42" \
 refused_uplink "would be switch port vxlan7:4790" \
 	--uplink "vxlan:id=7,remote=192.0.2.1,dstport=4790,netns=$nons-a" \
 	--uplink "vxlan:id=7,remote=192.0.2.2,dstport=4790,netns=$nons-b"
+# Two uplinks whose sockets want one UDP port (each has its own), and a namespace name
+# `ip netns` does not take: refused before anything starts, as the cases above.
+refused_uplink "vxlan1 and vxlan2 would both receive on UDP port 4789" \
+	--uplink "vxlan:id=1,remote=192.0.2.1,netns=$nons" \
+	--uplink "vxlan:id=2,remote=192.0.2.2,netns=$nons"
+refused_uplink "the srcport range of vxlan1:47890 holds UDP port 47891" \
+	--uplink "vxlan:id=1,remote=192.0.2.1,dstport=47890,srcport=47891-47898,netns=$nons" \
+	--uplink "vxlan:id=2,remote=192.0.2.2,dstport=47891,netns=$nons"
+refused_uplink "'..' is not a namespace name" --uplink "vxlan:id=1,remote=192.0.2.1,netns=.."
 for ok_up in "tap:vif1@$nons" "tap:vif1.@$nons" "tap:vifa.0@$nons" "tap:vif1.0x@$nons" \
 	"tap:xvif1.0@$nons"; do
 	$T "$PVNETD" --run-dir "$tmp/up" --uplink "$ok_up" 2>/dev/null

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "../common/frame_builder.h"
+#include "../common/log_capture.h"
 #include "switch/frame.h"
 #include "switch/switch.h"
 #include "uplink/vxlan.h"
@@ -203,6 +204,14 @@ static void test_spec_bad(void **state)
 	    "vxlan:id=1,remote=10.0.0.1,srcport=a-b",
 	    "vxlan:id=1,remote=10.0.0.1,srcport=1-2-3",
 	    "vxlan:id=1,remote=10.0.0.1,srcport=1-2,srcport=1-2",
+	    /* A local group or broadcast address: what the remote sends is never read. */
+	    "vxlan:id=1,remote=10.0.0.1,local=224.0.0.1",
+	    "vxlan:id=1,remote=10.0.0.1,local=255.255.255.255",
+	    "vxlan:id=1,remote=2001:db8::1,local=ff05::1",
+	    /* A remote that is the local address: a loop. */
+	    "vxlan:id=1,remote=127.0.0.1,local=127.0.0.1",
+	    "vxlan:id=1,remote=10.0.0.9,remote=10.0.0.1,local=10.0.0.1",
+	    "vxlan:id=1,local=2001:db8::1,remote=2001:db8::1",
 	};
 	struct uplink_vxlan_spec s;
 
@@ -214,6 +223,57 @@ static void test_spec_bad(void **state)
 			fail_msg("accepted '%s'", bad[i]);
 		if (!err[0])
 			fail_msg("no reason given for '%s'", bad[i]);
+	}
+}
+
+/* Two uplinks whose sockets would want one UDP port are refused before anything starts. */
+static void test_spec_clash(void **state)
+{
+	static const struct {
+		const char *a, *b;
+		bool clash;
+		const char *says;
+	} cases[] = {
+	    /* Two segments on the standard port: one socket each, so one port twice. */
+	    {"vxlan:id=1,remote=10.0.0.1", "vxlan:id=2,remote=10.0.0.2", true,
+	     "vxlan1 and vxlan2 would both receive on UDP port 4789"},
+	    {"vxlan:id=1,remote=10.0.0.1,local=10.0.0.5", "vxlan:id=2,remote=10.0.0.2", true,
+	     "UDP port 4789"},
+	    {"vxlan:id=1,remote=10.0.0.1,local=10.0.0.5",
+	     "vxlan:id=2,remote=10.0.0.2,local=10.0.0.5", true, "UDP port 4789"},
+	    /* One's source ports hold the other's port, either way round. */
+	    {"vxlan:id=1,remote=10.0.0.1,dstport=47890,srcport=47891-47898",
+	     "vxlan:id=2,remote=10.0.0.2,dstport=47891", true,
+	     "the srcport range of vxlan1:47890 holds UDP port 47891, where vxlan2:47891 receives"},
+	    {"vxlan:id=2,remote=10.0.0.2,dstport=47891",
+	     "vxlan:id=1,remote=10.0.0.1,dstport=47890,srcport=47891-47898", true,
+	     "the srcport range of vxlan1:47890 holds UDP port 47891"},
+	    /* Apart: other ports, other local addresses, families or namespaces. */
+	    {"vxlan:id=1,remote=10.0.0.1", "vxlan:id=2,remote=10.0.0.2,dstport=4790", false, NULL},
+	    {"vxlan:id=1,remote=10.0.0.1,local=10.0.0.5",
+	     "vxlan:id=2,remote=10.0.0.2,local=10.0.0.6", false, NULL},
+	    {"vxlan:id=1,remote=10.0.0.1", "vxlan:id=2,remote=2001:db8::2", false, NULL},
+	    {"vxlan:id=1,remote=10.0.0.1,netns=a", "vxlan:id=2,remote=10.0.0.2,netns=b", false,
+	     NULL},
+	    {"vxlan:id=1,remote=10.0.0.1,dstport=47890,srcport=47891-47898",
+	     "vxlan:id=2,remote=10.0.0.2,dstport=47899", false, NULL},
+	    /* Kernel-picked source ports come from the ephemeral range, never a bound port. */
+	    {"vxlan:id=1,remote=10.0.0.1,dstport=40000", "vxlan:id=2,remote=10.0.0.2", false, NULL},
+	};
+	struct uplink_vxlan_spec a, b;
+	char err[160];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(uplink_vxlan_spec_parse(cases[i].a, &a, err, sizeof(err)), 0);
+		assert_int_equal(uplink_vxlan_spec_parse(cases[i].b, &b, err, sizeof(err)), 0);
+		err[0] = '\0';
+		if (uplink_vxlan_spec_clash(&a, &b, err, sizeof(err)) != cases[i].clash)
+			fail_msg("'%s' and '%s': clash %d expected", cases[i].a, cases[i].b,
+				 cases[i].clash);
+		if (cases[i].says && !strstr(err, cases[i].says))
+			fail_msg("'%s' and '%s': \"%s\" does not say \"%s\"", cases[i].a,
+				 cases[i].b, err, cases[i].says);
 	}
 }
 
@@ -497,6 +557,7 @@ enum srcmode {
 	SRC_DEFAULT, /* ports the kernel picks */
 	SRC_DSTPORT, /* srcport=P-P, P its dstport: the receiving socket sends too */
 	SRC_RANGE,   /* srcport= a 64-port range beside its dstport */
+	SRC_BIG_MTU, /* ports the kernel picks, mtu=65501: frames IPv4 cannot carry */
 };
 
 static int setup_n(void **state, unsigned int nremotes, enum srcmode mode)
@@ -535,6 +596,8 @@ static int setup_n(void **state, unsigned int nremotes, enum srcmode mode)
 			snprintf(src, sizeof(src), ",srcport=%u-%u",
 				 w->port < 65535 - 64 ? w->port + 1 : w->port - 64,
 				 w->port < 65535 - 64 ? w->port + 64 : w->port - 1);
+		else if (mode == SRC_BIG_MTU)
+			snprintf(src, sizeof(src), ",mtu=65501");
 		snprintf(text, sizeof(text),
 			 "vxlan:id=4242,remote=127.0.0.2,local=127.0.0.1,dstport=%u%s%s", w->port,
 			 nremotes > 1 ? ",remote=127.0.0.4" : "", src);
@@ -586,6 +649,11 @@ static int setup_src_dstport(void **state)
 static int setup_src_range(void **state)
 {
 	return setup_n(state, 1, SRC_RANGE);
+}
+
+static int setup_big_mtu(void **state)
+{
+	return setup_n(state, 1, SRC_BIG_MTU);
 }
 
 static void send_to_port(struct world *w, int fd, const uint8_t *d, size_t len)
@@ -790,6 +858,48 @@ static void test_port_tx(void **state)
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_oversize"), 1);
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_bad_offload"), 0);
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_errors"), 0);
+}
+
+/*
+ * A datagram the socket refuses (here one over IPv4's 65507 bytes, which
+ * an MTU of 65501 lets through) is counted under tx_errors and its reason
+ * logged, naming the remote; the frame is done once, the next one sent.
+ */
+static void test_port_tx_refused_logged(void **state)
+{
+	struct world *w = *state;
+	static struct fb f;
+	static uint8_t buf[70000];
+	struct tpkt t[2];
+	struct log_capture lc;
+	struct sw_pkt *pp;
+	char *log;
+	int n;
+
+	/* 65507 bytes, within the MTU; with the VXLAN header a UDP payload of 65515. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 65465, 5);
+	assert_int_equal(f.len, 65507);
+	pp = tpkt_init(&t[0], f.b, f.len, 128, true, 0);
+	log_capture_start(&lc);
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	log = log_capture_end(&lc);
+	assert_int_equal(t[0].done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_errors"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_oversize"), 0);
+	if (!strstr(log, "a datagram to 127.0.0.2 refused: Message too long"))
+		fail_msg("the refusal's reason is not logged: \"%s\"", log);
+	free(log);
+	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
+
+	/* One that fits goes out as before. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 60000, 6);
+	pp = tpkt_init(&t[1], f.b, f.len, 128, true, 0);
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	n = remote_recv(w, buf, sizeof(buf));
+	assert_int_equal(n, 8 + (int)f.len);
+	assert_memory_equal(buf + 8, f.b, f.len);
+	assert_int_equal(t[1].done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_errors"), 1);
 }
 
 /*
@@ -1189,6 +1299,7 @@ int main(void)
 	    cmocka_unit_test(test_spec_bad),
 	    cmocka_unit_test(test_spec_remotes),
 	    cmocka_unit_test(test_spec_same),
+	    cmocka_unit_test(test_spec_clash),
 	    cmocka_unit_test(test_hdr),
 	    cmocka_unit_test(test_check),
 	    cmocka_unit_test(test_flow_hash),
@@ -1196,6 +1307,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_port_tx, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_ecn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_tx_refused_logged, setup_big_mtu, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx_bad_offload, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_remotes, setup_two, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_remotes_gso, setup_two, teardown),

@@ -495,6 +495,14 @@ int main(int argc, char **argv)
 						    "--uplink: '%s' is a tunnel given before "
 						    "(same VNI, port, namespace and a remote)",
 						    optarg);
+				for (unsigned int i = 0; i < nvx; i++)
+					if (uplink_vxlan_spec_clash(&vx[i], &vx[nvx], why,
+								    sizeof(why)))
+						bad_option("--uplink: '%s': %s", optarg, why);
+				/* Checked here, as for a TAP's, before anything starts. */
+				if (*vx[nvx].netns && !uplink_netns_name_ok(vx[nvx].netns))
+					bad_option("--uplink: '%s': '%s' is not a namespace name",
+						   optarg, vx[nvx].netns);
 				uplink_name_add(&un, vx[nvx].name, optarg);
 				nvx++;
 				break;
