@@ -51,8 +51,9 @@
  *      extra).  A frame that needs more waits: req_event is set to
  *      req_cons + needed so the guest's push notifies us exactly when
  *      enough are there (full barrier, re-check); a frontend without
- *      feature-rx-notify never notifies, so we poll it every millisecond
- *      while blocked;
+ *      feature-rx-notify never notifies, so we poll it while blocked:
+ *      every millisecond at first, every quarter of the head's wait
+ *      after, 10 ms at most (back_rx_poll());
  *   4. one grant-copy call for the batch (gnt.c: a memcpy into the mapped
  *      buffers with persistent grants; sources are plain pointers: the
  *      private header, mapped pages, pool pages; destinations the guest's
@@ -222,6 +223,17 @@ static unsigned int deliver_head(struct back_queue *q, bool direct, unsigned int
  * its own frames behind it and wakes the worker.
  */
 #define RX_DRAIN_BATCHES 8u
+
+/*
+ * The most bytes the worker copies out of held frames in one hold of
+ * rx_lock (rx_maintain()): a sender delivering straight into the ring
+ * waits for that lock, so a receiver with megabytes queued for copy-out
+ * holds it up for tens of microseconds a round, not milliseconds.
+ */
+#define RX_COPY_OUT_MAX_BYTES (256u * 1024u)
+
+/* The longest poll interval of a blocked frontend without feature-rx-notify (back_rx_poll()). */
+#define RX_NONOTIFY_POLL_MAX_MS 10
 
 /*
  * Has the guest posted what the blocked head frame waits for (rx_wait_for)?
@@ -640,6 +652,7 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	const struct back_config *cfg = &q->b->cfg;
 	uint64_t timeout = q->vif->rx_timeout_ns, head, end;
 	struct back_mpsc_item *it;
+	uint32_t copied = 0;
 	bool did = false;
 
 	*due_ns = UINT64_MAX;
@@ -675,8 +688,18 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	while (q->rx_copied < q->rx_copy_to &&
 	       (it = back_mpsc_peek(&q->rxq, q->rx_copied - head)) != NULL) {
 		if (it->ptr) {
+			/*
+			 * Enough for one hold of rx_lock, which senders delivering
+			 * straight into this ring wait for: the next round, at
+			 * once, goes on.
+			 */
+			if (copied >= RX_COPY_OUT_MAX_BYTES) {
+				*due_ns = now;
+				break;
+			}
 			if (rx_copy_out(q, it) < 0)
 				break; /* the pool is full for now: the next round goes on */
+			copied += back_rx_item_len(it);
 			did = true;
 		}
 		q->rx_copied++;
@@ -742,8 +765,9 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 	/* Everything queued before this is seen below (back_rx_has_input()). */
 	q->rx_gen_seen = atomic_load_explicit(&q->rx_gen, memory_order_seq_cst);
 	/*
-	 * Wait (one batch at most) for a thread delivering straight into our
-	 * ring: giving up instead could lose the guest's event that woke us.
+	 * Wait for a thread delivering straight into our ring (up to
+	 * RX_DRAIN_BATCHES batches queued before, then its own): giving up
+	 * instead could lose the guest's event that woke us.
 	 */
 	pthread_mutex_lock(&q->rx_lock);
 	did = rx_maintain(q, now, &due);
@@ -783,10 +807,28 @@ bool back_rx_poll(struct back_queue *q, uint64_t now, int *timeout_ms)
 		/* a second at most: a timer, not a promise; re-armed every round */
 		*timeout_ms = ms > 1000 ? 1000 : (int)ms;
 	}
-	/* A frontend without feature-rx-notify never kicks us: poll it every ms. */
-	if (atomic_load_explicit(&q->rx_blocked, memory_order_relaxed) && !q->vif->fe.rx_notify &&
-	    *timeout_ms != 0)
-		*timeout_ms = 1;
+	/*
+	 * A frontend without feature-rx-notify never kicks us: poll it, every
+	 * millisecond at first, then every quarter of the time its head frame
+	 * has waited, up to RX_NONOTIFY_POLL_MAX_MS (a frame arriving for it
+	 * wakes us anyway, as the only wake-up Linux's netback has for such
+	 * a guest besides the head's expiry).  So a guest that takes nothing
+	 * costs its worker ~100 wake-ups a second, not 1000, and one that
+	 * posts buffers is seen within a quarter of its wait.
+	 */
+	if (atomic_load_explicit(&q->rx_blocked, memory_order_relaxed) && !q->vif->fe.rx_notify) {
+		uint64_t waited = q->rx_blocked_since && now > q->rx_blocked_since
+				      ? now - q->rx_blocked_since
+				      : 0;
+		int poll = (int)(waited / 4 / 1000000);
+
+		if (poll < 1)
+			poll = 1;
+		if (poll > RX_NONOTIFY_POLL_MAX_MS)
+			poll = RX_NONOTIFY_POLL_MAX_MS;
+		if (*timeout_ms < 0 || *timeout_ms > poll)
+			*timeout_ms = poll;
+	}
 	pthread_mutex_unlock(&q->rx_lock);
 	return did || moved;
 }

@@ -148,24 +148,36 @@ static unsigned int recv_in_order(struct fx *x, const uint8_t *src, unsigned int
 	return got;
 }
 
-/* B posts late: frames wait, the sender's pages are released meanwhile. */
-static void test_slow_receiver(void **state)
+/* B posts late: @n frames of @len bytes wait, the sender's pages are released meanwhile. */
+static void slow_receiver(unsigned int n, uint32_t len)
 {
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	unsigned int slots = n * ((len + 4095) / 4096); /* each slot is answered */
 	struct hv_stats st;
 
-	send_only(x, &x->a, mac_a, mac_b, 20, 1000, 0);
+	send_only(x, &x->a, mac_a, mac_b, n, len, 0);
 	/* held longer than tx_hold_max_us (20 ms): copied out, A answered */
-	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 20, WAIT_MS));
-	assert_int_equal(x->a.q[0].tx_rsp_okay, 20);
-	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), 20);
-	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), 20);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == slots, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, slots);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), n);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), n);
 	hv_stats(x->w.hv, &st);
 	assert_int_equal(st.maps_in_use, 6); /* only the three vifs' rings */
 	/* now B posts: everything is delivered, in order, bit-exact */
-	assert_int_equal(recv_in_order(x, mac_a, 20, 1000, 0), 20);
-	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 20);
+	assert_int_equal(recv_in_order(x, mac_a, n, len, 0), n);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), n);
 	fx_free(x);
+}
+
+static void test_slow_receiver(void **state)
+{
+	slow_receiver(20, 1000);
+}
+
+/* 720 KB held: the worker copies out 256 KiB per hold of the RX lock, round after round. */
+static void test_slow_receiver_large(void **state)
+{
+	slow_receiver(24, 30000);
 }
 
 /* Frames another port lent (an uplink's receive buffers), counted back by their done(). */
@@ -453,6 +465,44 @@ static void test_receiver_never_posts(void **state)
 	hv_stats(x->w.hv, &st);
 	assert_int_equal(st.maps_in_use, 6);
 	assert_int_equal(atomic_load(&x->vb->q[0]->rxq_bytes), 0);
+	fx_free(x);
+}
+
+/*
+ * A receiver without rx-notify that posts nothing, sent a frame every 20
+ * ms for 600 ms: its worker polls it, but backs off while it takes nothing
+ * (it woke 1000 times a second); frames that arrive still wake it, and
+ * once it posts buffers the frames queued reach it.
+ */
+static void test_nonotify_poll_backs_off(void **state)
+{
+	struct ff_opts ob = {.nq = 1, .sg = true}; /* no feature-rx-notify */
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &ob);
+	struct ff_rxinfo info;
+	uint64_t w0, t0, ms, wakes;
+
+	(void)state;
+	w0 = back_vif_stat(x->vb, 0, "wakeups");
+	t0 = test_now_ms();
+	for (uint32_t i = 0; i < 30; i++) {
+		uint64_t end;
+
+		send_only(x, &x->a, mac_a, mac_b, 1, 1000, i);
+		end = test_now_ms() + 20;
+		while (test_now_ms() < end)
+			loop_run_once(x->w.loop, 1);
+	}
+	ms = test_now_ms() - t0;
+	wakes = back_vif_stat(x->vb, 0, "wakeups") - w0;
+	print_message("receiver without rx-notify, posting nothing: %llu wake-ups in %llu ms\n",
+		      (unsigned long long)wakes, (unsigned long long)ms);
+	/* At 1 ms it would be one a millisecond; a third of that is a generous bound. */
+	assert_true(wakes < ms / 3);
+	/* Posting (without a kick) is still seen: the last frame, not yet expired, arrives. */
+	send_only(x, &x->a, mac_a, mac_b, 1, 1000, 99);
+	ff_rx_post(&x->b, 0, FF_RING);
+	assert_true(
+	    WAIT_UNTIL(&x->w, ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info) > 0, WAIT_MS));
 	fx_free(x);
 }
 
@@ -1058,12 +1108,14 @@ int main(void)
 	    cmocka_unit_test(test_wrap_copy),
 	    cmocka_unit_test(test_wrap_persistent),
 	    cmocka_unit_test(test_slow_receiver),
+	    cmocka_unit_test(test_slow_receiver_large),
 	    cmocka_unit_test(test_port_frames_released),
 	    cmocka_unit_test(test_port_frames_behind_vif_frame),
 	    cmocka_unit_test(test_direct_leftovers_counted_once),
 	    cmocka_unit_test(test_wait_for_slots),
 	    cmocka_unit_test(test_backlog_goes_direct),
 	    cmocka_unit_test(test_receiver_never_posts),
+	    cmocka_unit_test(test_nonotify_poll_backs_off),
 	    cmocka_unit_test(test_rx_queue_bound),
 	    cmocka_unit_test(test_hostile_prod_far_ahead),
 	    cmocka_unit_test(test_hostile_prod_behind_cons),
