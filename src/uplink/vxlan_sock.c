@@ -2,6 +2,7 @@
 /* vxlan_sock.c - the VXLAN uplink's UDP sockets (vxlan_sock.h) */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -54,6 +55,13 @@ static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_
 		return -e;
 	}
 	return fd;
+}
+
+static bool addr_is_any(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == 0;
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
 }
 
 static uint16_t bound_port(int fd)
@@ -118,6 +126,64 @@ static int open_src_sockets(const struct uplink_vxlan_spec *sp, struct uplink_vx
 	return 0;
 }
 
+/* Does @a, an IPv4 or IPv6 address, belong to this namespace (an interface's, or loopback's)? */
+static bool addr_is_ours(const struct sockaddr_storage *a, const struct ifaddrs *ifs)
+{
+	if (a->ss_family == AF_INET) {
+		uint32_t v = ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
+
+		if ((v >> 24) == 127) /* the loopback route covers 127.0.0.0/8 */
+			return true;
+	} else if (IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr)) {
+		return true;
+	}
+	for (const struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != a->ss_family)
+			continue;
+		if (a->ss_family == AF_INET
+			? ((const struct sockaddr_in *)(const void *)i->ifa_addr)
+				  ->sin_addr.s_addr ==
+			      ((const struct sockaddr_in *)a)->sin_addr.s_addr
+			: IN6_ARE_ADDR_EQUAL(
+			      &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr,
+			      &((const struct sockaddr_in6 *)a)->sin6_addr))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A remote that is this namespace's own address, while our socket takes
+ * every address's dstport (the wildcard): what we send it comes back to
+ * us, each frame looping once and moving its source MAC to the tunnel.
+ * (A remote equal to a given local address is refused by the parser; a
+ * given local address of another's leaves the remote's datagrams to the
+ * socket bound there, another VTEP on this host.)  Looked up in the
+ * namespace at start-up: an address added later is not seen.
+ */
+static int remote_loops(const struct uplink_vxlan_spec *sp)
+{
+	struct ifaddrs *ifs = NULL;
+	int rc = 0;
+
+	if (getifaddrs(&ifs) < 0)
+		return 0; /* not known: nothing refused */
+	for (unsigned int i = 0; i < sp->nremotes && !rc; i++) {
+		char addr[INET6_ADDRSTRLEN];
+
+		if (!addr_is_ours(&sp->remote[i], ifs))
+			continue;
+		uplink_vxlan_addr_str(&sp->remote[i], addr);
+		err("uplink %s: remote %s is an address of this host%s%s, and this uplink receives "
+		    "on every address's port %u: what it sends there would come back (give local= "
+		    "another address, or the remote another dstport)",
+		    sp->name, addr, *sp->netns ? " in namespace " : "", sp->netns, sp->dstport);
+		rc = -ELOOP;
+	}
+	freeifaddrs(ifs);
+	return rc;
+}
+
 int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vxlan_socks *s)
 {
 	int saved = -1, rc = 0;
@@ -132,16 +198,20 @@ int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vx
 		}
 	}
 	/* Made in the namespace: they stay there whatever thread uses them. */
-	rc = udp_socket(sp, &sp->local);
-	if (rc >= 0) {
-		s->fd = rc;
-		sockbuf(s->fd);
-		rc = open_src_sockets(sp, s);
-	} else {
-		char local[INET6_ADDRSTRLEN];
+	rc = addr_is_any(&sp->local) ? remote_loops(sp) : 0;
+	if (rc == 0) {
+		rc = udp_socket(sp, &sp->local);
+		if (rc >= 0) {
+			s->fd = rc;
+			sockbuf(s->fd);
+			rc = open_src_sockets(sp, s);
+		} else {
+			char local[INET6_ADDRSTRLEN];
 
-		uplink_vxlan_addr_str(&sp->local, local);
-		err("uplink %s: UDP %s port %u: %s", sp->name, local, sp->dstport, strerror(-rc));
+			uplink_vxlan_addr_str(&sp->local, local);
+			err("uplink %s: UDP %s port %u: %s", sp->name, local, sp->dstport,
+			    strerror(-rc));
+		}
 	}
 	if (saved >= 0 && uplink_netns_leave(saved) < 0 && rc == 0)
 		rc = -errno;

@@ -651,6 +651,37 @@ static int setup_src_range(void **state)
 	return setup_n(state, 1, SRC_RANGE);
 }
 
+/*
+ * A remote that is this host's address (127.0.0.2: loopback's /8), to a
+ * port taken on every address (no local=): what the port sends would come
+ * back to it.  Refused at creation, naming the remote; with local= an
+ * address of its own, the same remote is another VTEP on this host.
+ */
+static void test_port_remote_is_ours(void **state)
+{
+	struct uplink_vxlan_spec spec;
+	struct uplink_vxlan_port *vx = NULL;
+	struct log_capture lc;
+	struct sw_config cfg;
+	struct sw *sw;
+	char err[128], *log;
+
+	(void)state;
+	sw_config_init(&cfg);
+	assert_int_equal(sw_create(&cfg, &sw), 0);
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=7,remote=127.0.0.2,dstport=1", &spec,
+						 err, sizeof(err)),
+			 0);
+	log_capture_start(&lc);
+	assert_int_equal(uplink_vxlan_port_create(sw, &spec, &vx), -ELOOP);
+	log = log_capture_end(&lc);
+	assert_null(vx);
+	if (!strstr(log, "remote 127.0.0.2 is an address of this host"))
+		fail_msg("the loop is not named: \"%s\"", log);
+	free(log);
+	sw_destroy(sw);
+}
+
 static int setup_big_mtu(void **state)
 {
 	return setup_n(state, 1, SRC_BIG_MTU);
@@ -1300,6 +1331,7 @@ int main(void)
 	    cmocka_unit_test(test_spec_remotes),
 	    cmocka_unit_test(test_spec_same),
 	    cmocka_unit_test(test_spec_clash),
+	    cmocka_unit_test(test_port_remote_is_ours),
 	    cmocka_unit_test(test_hdr),
 	    cmocka_unit_test(test_check),
 	    cmocka_unit_test(test_flow_hash),
