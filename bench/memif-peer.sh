@@ -184,8 +184,22 @@ run_size() {
 	# In the background and waited for, so that a signal's trap runs at once.
 	[ "$up" = 1 ] && sleep $((DURATION + 1)) &
 	wait $!
+	# Both must still run when the window ends: one that died in it (a crash,
+	# the OOM killer) left its last seconds at 0 or missing, and the median
+	# of the seconds before would pass for a whole run.  (The server may
+	# crash as it stops, after its figures: that is after this.)
+	local died=
+	kill -0 "$CLI_PID" 2>/dev/null || died=client
+	kill -0 "$SRV_PID" 2>/dev/null || died="${died:+$died and }server"
 	stop_all
 	wait "$stamp_pid" 2>/dev/null
+	if [ "$up" = 1 ] && [ -n "$died" ]; then
+		echo "memif $died exited during the $len-byte window: no figure; server log tail:" >&2
+		tail -5 "$TMP/srv-$len.log" >&2
+		echo "client log tail:" >&2
+		tail -5 "$TMP/cli-$len.log" >&2
+		return 1
+	fi
 	# Rx-pps lines as "START END PPS" (START: the stamp of the figure before, or of
 	# the server's first line); skip zeros and the first, partial, figure.
 	plain "$TMP/srv-$len.log" |
@@ -193,19 +207,29 @@ run_size() {
 			>"$TMP/srv-$len.pps"
 	[ -n "${MEMIF_RAW:-}" ] && awk '{ printf "%s ", $3 } END { print "" }' "$TMP/srv-$len.pps" >&2
 	awk '$3 > 0' "$TMP/srv-$len.pps" | tail -n +2 >"$TMP/srv-$len.used"
-	RESULT="$(sort -n -k 3 "$TMP/srv-$len.used" |
+	# The median on its own, so that its failure (no figure) is the status tested.
+	local med
+	if ! med=$(sort -n -k 3 "$TMP/srv-$len.used" |
 		awk -v len="$len" '{ v[n++] = $3 }
 		END {
 			if (n < 1) { exit 1 }
 			med = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
-			printf "%.3f %.3f %d\n", med / 1e6, med * len * 8 / 1e9, n
-		}') $(awk '{ printf "%s%s:%s:%s", (NR > 1 ? "," : ""), $1, $2, $3 / 1e6 }' \
-			"$TMP/srv-$len.used")" && return 0
-	echo "no traffic measured at $len bytes; server log tail:" >&2
-	tail -5 "$TMP/srv-$len.log" >&2
-	echo "client log tail:" >&2
-	tail -5 "$TMP/cli-$len.log" >&2
-	return 1
+			printf "%.6f %.6f %d\n", med / 1e6, med * len * 8 / 1e9, n
+		}'); then
+		echo "no traffic measured at $len bytes; server log tail:" >&2
+		tail -5 "$TMP/srv-$len.log" >&2
+		echo "client log tail:" >&2
+		tail -5 "$TMP/cli-$len.log" >&2
+		return 1
+	fi
+	# A window of DURATION seconds gives DURATION whole figures (one may fall
+	# at the edge): fewer with traffic means stalls, not a figure of memif.
+	if [ "${med##* }" -lt $((DURATION - 1)) ]; then
+		echo "only ${med##* } of $DURATION seconds at $len bytes had traffic: no figure" >&2
+		return 1
+	fi
+	RESULT="$med $(awk '{ printf "%s%s:%s:%s", (NR > 1 ? "," : ""), $1, $2, $3 / 1e6 }' \
+		"$TMP/srv-$len.used")"
 }
 
 printf "%6s %8s %8s %7s\n" frame Mpps Gbit/s samples
@@ -220,7 +244,7 @@ for len in "${size_list[@]}"; do
 	fi
 	if run_size "$len"; then
 		read -r mpps gbit n intervals <<<"$RESULT"
-		printf "%6s %8s %8s %7s\n" "$len" "$mpps" "$gbit" "$n"
+		printf "%6s %8.3f %8.3f %7s\n" "$len" "$mpps" "$gbit" "$n"
 		results+=("$len $mpps $gbit $n $intervals")
 	else
 		printf "%6s failed\n" "$len"
