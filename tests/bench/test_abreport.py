@@ -73,5 +73,38 @@ class Report(unittest.TestCase):
             abreport.ratios(abreport.load_pairs(self.out))
 
 
+    def test_a_failed_run_is_refused(self):
+        failed = dict(result(64, 5), error="2 corrupt frames")
+        self.write(1, "old", [result(64, 4)])
+        self.write(1, "new", [failed])
+        with self.assertRaisesRegex(ValueError, "pair 1: the new run of 64, .* failed: 2 corrupt"):
+            abreport.ratios(abreport.load_pairs(self.out))
+
+    def test_a_rate_that_could_not_be_known_is_an_error(self):
+        self.write(1, "old", [result(64, 4)])
+        self.write(1, "new", [dict(result(64, 4), mpps=None)])
+        with self.assertRaisesRegex(ValueError, "has no frame rate"):
+            abreport.ratios(abreport.load_pairs(self.out))
+        self.write(1, "old", [dict(result(64, 4), mpps=None)])
+        with self.assertRaisesRegex(ValueError, "moved no frame"):
+            abreport.ratios(abreport.load_pairs(self.out))
+
+    def test_a_point_measured_twice_is_counted_apart(self):
+        # -q 1,8,1: the first and the third run are the same point, not two samples of one.
+        q8 = dict(result(64, 2), queues=8)
+        self.write(1, "old", [result(64, 4), q8, result(64, 4)])
+        self.write(1, "new", [result(64, 5), dict(q8, mpps=3), result(64, 2)])
+        table = abreport.ratios(abreport.load_pairs(self.out))
+        self.assertEqual([len(v) for v in table.values()], [1, 1, 1])
+        self.assertEqual([round(v[0][0], 6) for v in table.values()], [1.25, 1.5, 0.5])
+        self.assertIn("64, 1, map, split, zerocopy, queue, #2", abreport.report(table))
+
+    def test_migration_and_verification_are_part_of_the_point(self):
+        self.write(1, "old", [dict(result(64, 4), migrate=False, verify="full")])
+        self.write(1, "new", [dict(result(64, 4), migrate=True, verify="full")])
+        with self.assertRaisesRegex(ValueError, "different points"):
+            abreport.ratios(abreport.load_pairs(self.out))
+
+
 if __name__ == "__main__":
     unittest.main()
