@@ -68,7 +68,8 @@ static void test_rates(void **state)
 {
 	assert_near(bench_gbit_s(1250000000, 1.0), 10.0, 1e-9);
 	assert_near(bench_gbit_s(1250000000, 2.0), 5.0, 1e-9);
-	assert_near(bench_gbit_s(100, 0), 0.0, 0);
+	assert_true(isnan(bench_gbit_s(100, 0))); /* no window, no rate: null, not 0 */
+	assert_true(isnan(bench_mpps(100, 0)));
 	assert_near(bench_mpps(3000000, 2.0), 1.5, 1e-9);
 	/* netperf: 1 s of CPU for 1 GiB = 1e6 µs / 1048576 KB. */
 	assert_near(bench_service_demand(1000000, 1073741824ull), 1e6 / 1048576.0, 1e-12);
@@ -200,10 +201,34 @@ static void test_figures(void **state)
 	r.back0.grant_known = r.back1.grant_known = false;
 	r.b0.t_ns = r.b1.t_ns = 0;
 
+	/*
+	 * The sender's rate is over the sender's own window (1 s between its
+	 * snapshots), not the receiver's (0.9 s): 1.25e9 bytes a second.
+	 */
+	r.a0.t_ns = 1000000000;
+	r.a1.t_ns = 2000000000;
+	r.b0.t_ns = 1050000000;
+	r.b1.t_ns = 1950000000;
+	r.a1.bytes = r.a0.bytes + 1250000000;
+	bench_figures(&r, &f);
+	assert_near(f.tx_window_s, 1.0, 1e-12);
+	assert_near(f.window_s, 0.9, 1e-12);
+	assert_near(f.tx_kbyte_s, 1250000000 / 1024.0, 1e-6);
+	assert_near(f.rx_kbyte_s, 1e9 / 1024.0 / 0.9, 1e-6);
+	r.a0.t_ns = r.a1.t_ns = r.b0.t_ns = r.b1.t_ns = 0;
+
+	/* No window measured (a run that failed first): no rates, null rather than 0. */
+	r.window_s = 0;
+	bench_figures(&r, &f);
+	assert_true(isnan(f.gbit_s) && isnan(f.mpps));
+	assert_true(isnan(f.tx_kbyte_s) && isnan(f.rx_kbyte_s));
+	r.window_s = 2.0;
+
 	/* Nothing received: rates 0, per-frame figures undefined, never a division by zero. */
 	r.b1 = r.b0;
 	bench_figures(&r, &f);
 	assert_int_equal(f.rx_frames, 0);
+	assert_near(f.gbit_s, 0.0, 0);
 	assert_true(isnan(f.cpu_us_per_kb));
 	assert_true(isnan(f.notifications_per_1000));
 }
@@ -250,6 +275,23 @@ static void test_run_check(void **state)
 	r.b_end.corrupt = 1;
 	assert_false(bench_run_check(&r));
 	assert_non_null(strstr(r.error, "1 corrupt frames"));
+
+	/*
+	 * Out of order with a queue per flow: a fault (or a stale buffer), the
+	 * run fails; with a policy that may move flows (here hash) it is a figure.
+	 */
+	sample(&r);
+	r.back_end.ok = true;
+	r.b_end.out_of_order = 3;
+	r.steering = BENCH_STEER_HASH;
+	assert_true(bench_run_check(&r));
+	r.steering = BENCH_STEER_QUEUE;
+	assert_false(bench_run_check(&r));
+	assert_non_null(strstr(r.error, "3 frames out of order where every flow has a queue"));
+	sample(&r);
+	r.back_end.ok = true;
+	r.steering = BENCH_STEER_QUEUE;
+	assert_true(bench_run_check(&r));
 
 	/* A run that failed already keeps its own reason. */
 	sample(&r);

@@ -237,7 +237,7 @@ struct bench_result {
  * when pvnetd's status lacks the counters.  KByte/s use netio's KByte (1024 bytes).
  */
 struct bench_figures {
-	double window_s;
+	double window_s, tx_window_s; /* the receiver's, the sender's (tx_kbyte_s) */
 	uint64_t tx_frames, rx_frames, bytes, tx_bytes;
 	double gbit_s, mpps, cpu_us_per_kb, notifications_per_1000;
 	double tx_kbyte_s, rx_kbyte_s;

@@ -64,11 +64,11 @@ enum bench_seq bench_seq_check(struct bench_flow *f, uint64_t seq, uint64_t *ski
  * @bytes: bytes received
  * @secs: over this many seconds
  *
- * Return: the rate, 0 when @secs is not positive
+ * Return: the rate, or NAN when @secs is not positive (a run that measured no window)
  */
 double bench_gbit_s(uint64_t bytes, double secs)
 {
-	return secs > 0 ? (double)bytes * 8.0 / secs / 1e9 : 0.0;
+	return secs > 0 ? (double)bytes * 8.0 / secs / 1e9 : NAN;
 }
 
 /**
@@ -76,11 +76,11 @@ double bench_gbit_s(uint64_t bytes, double secs)
  * @frames: frames received
  * @secs: over this many seconds
  *
- * Return: the rate, 0 when @secs is not positive
+ * Return: the rate, or NAN when @secs is not positive
  */
 double bench_mpps(uint64_t frames, double secs)
 {
-	return secs > 0 ? (double)frames / secs / 1e6 : 0.0;
+	return secs > 0 ? (double)frames / secs / 1e6 : NAN;
 }
 
 /**
@@ -130,7 +130,11 @@ static uint64_t back_drops(const struct bench_back *b)
  * frames are over the timed window (end minus start snapshots).  The
  * window of the rates is the receiver's own, between the times of its two
  * snapshots (a loaded machine can delay a snapshot by many milliseconds);
- * without them, the conductor's.
+ * without them, the conductor's.  The sender's own rate (tx_kbyte_s) is
+ * over the sender's window, its snapshots' times: the two start a
+ * handshake apart, so in a very short run tx_frames and rx_frames differ
+ * by what each window holds that the other does not.  A run that measured
+ * no window has no rates (NAN: null in JSON, "-" in tables).
  * unaccounted is over the whole run, after draining: frames sent minus
  * frames received minus frames counted as dropped by someone.
  */
@@ -148,8 +152,11 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 	f->bytes = sub(r->b1.bytes, r->b0.bytes);
 	f->tx_bytes = sub(r->a1.bytes, r->a0.bytes);
 	f->gbit_s = bench_gbit_s(f->bytes, f->window_s);
-	f->tx_kbyte_s = f->window_s > 0 ? (double)f->tx_bytes / 1024.0 / f->window_s : 0.0;
-	f->rx_kbyte_s = f->window_s > 0 ? (double)f->bytes / 1024.0 / f->window_s : 0.0;
+	f->tx_window_s = f->window_s;
+	if (r->a0.t_ns && r->a1.t_ns > r->a0.t_ns)
+		f->tx_window_s = (double)(r->a1.t_ns - r->a0.t_ns) / 1e9;
+	f->tx_kbyte_s = f->tx_window_s > 0 ? (double)f->tx_bytes / 1024.0 / f->tx_window_s : NAN;
+	f->rx_kbyte_s = f->window_s > 0 ? (double)f->bytes / 1024.0 / f->window_s : NAN;
 	f->mpps = bench_mpps(f->rx_frames, f->window_s);
 	f->cpu_s_tx = (double)sub(r->a1.cpu_us, r->a0.cpu_us) / 1e6;
 	f->cpu_s_rx = (double)sub(r->b1.cpu_us, r->b0.cpu_us) / 1e6;
@@ -241,7 +248,7 @@ void bench_figures(const struct bench_result *r, struct bench_figures *f)
 }
 
 /**
- * bench_run_check() - fail a measured run whose frames were damaged or lost uncounted
+ * bench_run_check() - fail a measured run whose frames were damaged, reordered or lost uncounted
  * @r: the run, measured to the end (drain included); its error is set on failure
  *
  * Throughput figures of a run that delivered corrupt frames, or lost frames
@@ -262,6 +269,20 @@ bool bench_run_check(struct bench_result *r)
 		snprintf(r->error, sizeof(r->error),
 			 "%" PRIu64 " corrupt frames: the receiver's payload check failed",
 			 r->b_end.corrupt);
+		return false;
+	}
+	/*
+	 * One sender thread per queue, one flow per queue: netback keeps a TX
+	 * queue's frames in order to any RX queue (rx.c, Ordering), so a frame
+	 * out of order is a fault of the data path, or a receive buffer that
+	 * came back holding an older frame whole, which the payload check
+	 * cannot tell from a new one.  (Policies that move a flow between
+	 * queues, xps, may reorder: that is what they are measured for.)
+	 */
+	if (r->steering == BENCH_STEER_QUEUE && r->b_end.out_of_order) {
+		snprintf(r->error, sizeof(r->error),
+			 "%" PRIu64 " frames out of order where every flow has a queue of its own",
+			 r->b_end.out_of_order);
 		return false;
 	}
 	if (!r->back_end.ok) {
@@ -336,7 +357,7 @@ json_t *bench_result2json(const struct bench_result *r)
 		      "tx_mode_source", r->tx_mode_source ? r->tx_mode_source : "", "api",
 		      r->api ? r->api : "", "verify",
 		      r->verify == BENCH_VERIFY_FULL ? "full" : "sampled", "window_s",
-		      json_real(f.window_s), "tx_frames", jint(f.tx_frames), "rx_frames",
+		      jreal(f.window_s), "tx_frames", jint(f.tx_frames), "rx_frames",
 		      jint(f.rx_frames), "bytes", jint(f.bytes), "gbit_s", jreal(f.gbit_s), "mpps",
 		      jreal(f.mpps), "cpu_us_per_kb", jreal(f.cpu_us_per_kb));
 	if (!o) {
@@ -386,6 +407,7 @@ json_t *bench_result2json(const struct bench_result *r)
 				      "corrupt", jint(r->b_end.corrupt), "out_of_order",
 				      jint(r->b_end.out_of_order), "unaccounted",
 				      json_integer((json_int_t)f.unaccounted)));
+	json_object_set_new(o, "tx_window_s", jreal(f.tx_window_s));
 	json_object_set_new(o, "learn_frame_seen", json_boolean(r->learn_seen));
 	json_object_set_new(o, "steering", json_string(bench_steering_name(r->steering)));
 	json_object_set_new(o, "migrate", json_boolean(r->migrate));
