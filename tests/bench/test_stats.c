@@ -336,6 +336,13 @@ static void test_result_json(void **state)
 	/* No sample of the host's round trip: null, not 0 ns. */
 	assert_true(json_is_null(json_object_get(o, "host_rtt_ns")));
 	json_decref(o);
+	/* pvnetd's CPU unreadable: the method says the frontends only, and no service demand. */
+	r.pvnetd_cpu_us = -1;
+	o = bench_result2json(&r);
+	assert_true(strstr(json_string_value(json_object_get(o, "cpu_method")), "frontends only"));
+	assert_true(json_is_null(json_object_get(o, "cpu_us_per_kb")));
+	json_decref(o);
+	r.pvnetd_cpu_us = 300000;
 	r.host_rtt_cpus[0] = 0;
 	r.host_rtt_cpus[1] = 1;
 	r.host_rtt_ns[0] = 120;

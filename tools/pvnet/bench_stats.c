@@ -366,7 +366,10 @@ json_t *bench_result2json(const struct bench_result *r)
 	}
 	json_object_set_new(
 	    o, "cpu_method",
-	    json_string(r->pvnetd_cpu_clock
+	    json_string(r->pvnetd_cpu_us < 0
+			    ? "rusage, frontends only: getrusage(RUSAGE_SELF) of both frontend "
+			      "processes; pvnetd's CPU could not be read, so no service demand"
+			: r->pvnetd_cpu_clock
 			    ? "rusage+cpuclock, all pvnet processes: getrusage(RUSAGE_SELF) "
 			      "of both frontend processes, pvnetd's process CPU clock "
 			      "(clock_getcpuclockid), over the timed window"
