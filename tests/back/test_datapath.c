@@ -790,6 +790,61 @@ static void test_hostile_zero_size_slot(void **state)
 	fx_free(x);
 }
 
+/*
+ * What a dropped packet's slots are answered with, request by request
+ * (Linux's xenvif_tx_err()): NETIF_RSP_ERROR, never DROPPED, for the first
+ * and every data slot, NETIF_RSP_NULL for each extra, one response per
+ * request, whether the parser drops it (too big a later slot, a runt) or a
+ * grant fails after it was accepted.
+ */
+static void test_hostile_drop_statuses(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_queue *q = &x->a.q[0];
+	RING_IDX idx = q->tx.req_prod_pvt;
+	netif_extra_info_t ex = {.type = XEN_NETIF_EXTRA_TYPE_GSO};
+	netif_tx_request_t r[4];
+
+	(void)state;
+	for (unsigned int i = 0; i < FF_RING; i++)
+		q->tx_status[i] = 99;
+	ex.u.gso.size = 1448;
+	ex.u.gso.type = XEN_NETIF_GSO_TYPE_TCPV4;
+	make_frame(ff_tx_page(&x->a, 0, idx), 100, mac_b, mac_a, 0);
+	/* first slot, a GSO extra, a data slot larger than what remains of 100 */
+	r[0] = (netif_tx_request_t){.gref = q->tx_gref[idx & 255],
+				    .flags = NETTXF_extra_info | NETTXF_more_data,
+				    .id = 10,
+				    .size = 100};
+	memset(&r[1], 0, sizeof(r[1]));
+	memcpy(&r[1], &ex, sizeof(ex));
+	r[2] = (netif_tx_request_t){.gref = q->tx_gref[(idx + 2) & 255], .id = 12, .size = 200};
+	/* then a runt */
+	r[3] = (netif_tx_request_t){.gref = q->tx_gref[(idx + 3) & 255], .id = 13, .size = 13};
+	ff_tx_raw(&x->a, 0, r, 4);
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, (ff_tx_reap(&x->a, 0), q->tx_rsp_count >= 4), WAIT_MS));
+	assert_int_equal(q->tx_rsp_count, 4);
+	assert_int_equal(q->tx_rsp_null, 1);
+	assert_int_equal(q->tx_rsp_error, 3);
+	assert_int_equal(q->tx_status[10], NETIF_RSP_ERROR);
+	assert_int_equal(q->tx_status[12], NETIF_RSP_ERROR);
+	assert_int_equal(q->tx_status[13], NETIF_RSP_ERROR);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_size"), 1);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_runt"), 1);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 2);
+
+	/* accepted, then its grant fails: ERROR as well */
+	r[0] = (netif_tx_request_t){.gref = 999999, .id = 20, .size = 60};
+	ff_tx_raw(&x->a, 0, r, 1);
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, (ff_tx_reap(&x->a, 0), q->tx_rsp_count >= 5), WAIT_MS));
+	assert_int_equal(q->tx_status[20], NETIF_RSP_ERROR);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_gref"), 1);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	fx_free(x);
+}
+
 static void hostile_tx_gref(enum back_tx_mode mode)
 {
 	struct fx *x = fx_new(mode, NULL, NULL, NULL);
@@ -1125,6 +1180,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_fds_over_evtchn),
 	    cmocka_unit_test(test_hostile_slots),
 	    cmocka_unit_test(test_hostile_zero_size_slot),
+	    cmocka_unit_test(test_hostile_drop_statuses),
 	    cmocka_unit_test(test_hostile_page_overflow),
 	    cmocka_unit_test(test_hostile_endless_extras),
 	    cmocka_unit_test(test_hostile_tx_gref_map),

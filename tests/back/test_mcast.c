@@ -177,6 +177,33 @@ static void test_mcast_full(void **state)
 	fx_free(x);
 }
 
+/*
+ * A filter request is answered as its two requests: the dummy first slot
+ * with the status, its extra with NETIF_RSP_NULL (Linux's
+ * make_tx_response() per extra); and a packet after it still gets its own.
+ */
+static void test_mcast_responses(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	struct ff_queue *q = &x->b.q[0];
+	uint32_t count0, null0;
+
+	(void)state;
+	ff_tx_reap(&x->b, 0);
+	count0 = q->tx_rsp_count;
+	null0 = q->tx_rsp_null;
+	assert_int_equal(mcast_req(x, &x->b, XEN_NETIF_EXTRA_TYPE_MCAST_ADD, g1), NETIF_RSP_OKAY);
+	assert_int_equal(mcast_req(x, &x->b, XEN_NETIF_EXTRA_TYPE_MCAST_DEL, g1), NETIF_RSP_OKAY);
+	assert_true(
+	    WAIT_UNTIL(&x->w, (ff_tx_reap(&x->b, 0), q->tx_rsp_count >= count0 + 4), WAIT_MS));
+	assert_int_equal(q->tx_rsp_count, count0 + 4);
+	assert_int_equal(q->tx_rsp_null, null0 + 2);
+	assert_int_equal(stat_b(x, "tx_mcast_add"), 1);
+	assert_int_equal(stat_b(x, "tx_mcast_del"), 1);
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 5, 60, 200, NULL, 0);
+	fx_free(x);
+}
+
 /* Write B's request-multicast-control, as the guest would; the watch fires on the loop thread. */
 static void set_request(struct fx *x, const char *v)
 {
@@ -224,9 +251,8 @@ static void test_mcast_dynamic(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mcast_keys),
-	    cmocka_unit_test(test_mcast_filter),
-	    cmocka_unit_test(test_mcast_full),
+	    cmocka_unit_test(test_mcast_keys),	  cmocka_unit_test(test_mcast_filter),
+	    cmocka_unit_test(test_mcast_full),	  cmocka_unit_test(test_mcast_responses),
 	    cmocka_unit_test(test_mcast_dynamic),
 	};
 

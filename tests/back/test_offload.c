@@ -296,6 +296,30 @@ static void test_csum_fill(void **state)
 }
 
 /*
+ * Checksum offload is per family: a guest that takes blank IPv4 checksums
+ * but did not write feature-ipv6-csum-offload gets an IPv6 frame's filled
+ * in, while an IPv4 frame's stays blank for it to leave to its stack.
+ */
+static void test_csum_fill_one_family(void **state)
+{
+	static const struct ff_opts v4_only = {.nq = 1, .sg = true, .rx_notify = true};
+	struct ff_txopt opt = {.flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &v4_only);
+	struct ff_rxinfo info;
+
+	(void)state;
+	tcp_frame(6, 1001, 7);
+	csum_filled(x, IPPROTO_TCP, 6);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_csum"), 1);
+	tcp_frame(4, 1001, 8);
+	send_f(x, &opt);
+	assert_int_equal(recv_one(x, &info), (int)f.len);
+	assert_true(info.flags & NETRXF_csum_blank);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_csum"), 1);
+	fx_free(x);
+}
+
+/*
  * GSO frames that cannot be segmented are dropped and counted; nothing else
  * suffers.  Those whose headers do not fit their GSO type go at the
  * sender's TX, as in Linux's netback; one netback cannot cut for this
@@ -334,6 +358,34 @@ static void test_gso_refused(void **state)
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 1);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 0);
 	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	fx_free(x);
+}
+
+/*
+ * A GSO frame that is all headers, no payload after its TCP header, is
+ * nothing to segment: dropped at the sender's TX with an error, never
+ * handed to a receiver that takes GSO as it is.
+ */
+static void test_gso_no_payload(void **state)
+{
+	struct ff_txopt opt = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV4,
+			       .gso_size = 1448,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct fx *x = fx_new(BACK_TX_COPY, NULL, NULL, NULL);
+
+	(void)state;
+	tcp_frame(4, 0, 5); /* Ethernet, IPv4, TCP with options: f.len is headers alone */
+	assert_int_equal(f.len, f.l4 + TCP_HL);
+	ff_rx_post(&x->b, 0, FF_RING);
+	send_f(x, &opt);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "tx_bad_offload") == 1, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 1);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_packets"), 0);
+	/* one byte of payload is a frame */
+	tcp_frame(4, 1, 6);
+	send_f(x, &opt);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_packets") == 1, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_offload"), 1);
 	fx_free(x);
 }
 
@@ -445,10 +497,11 @@ static void test_gso_head_in_parts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_gso_v4_blank),  cmocka_unit_test(test_gso_v4_full),
-	    cmocka_unit_test(test_gso_v6),	  cmocka_unit_test(test_gso_no_sg),
-	    cmocka_unit_test(test_csum_fill),	  cmocka_unit_test(test_gso_refused),
-	    cmocka_unit_test(test_gso_over_ring), cmocka_unit_test(test_gso_head_in_parts),
+	    cmocka_unit_test(test_gso_v4_blank),   cmocka_unit_test(test_gso_v4_full),
+	    cmocka_unit_test(test_gso_v6),	   cmocka_unit_test(test_gso_no_sg),
+	    cmocka_unit_test(test_csum_fill),	   cmocka_unit_test(test_gso_refused),
+	    cmocka_unit_test(test_gso_over_ring),  cmocka_unit_test(test_gso_head_in_parts),
+	    cmocka_unit_test(test_gso_no_payload), cmocka_unit_test(test_csum_fill_one_family),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -704,6 +704,48 @@ static void test_ctrl_requests(void **state)
 		assert_int_equal(atomic_load(&x->vif->hash.mapping[i]), i % 2);
 }
 
+/*
+ * Each control response echoes its request's id and type (netif.h: "id:
+ * the corresponding request's identifier", "type: the type of the
+ * corresponding request"), in request order, for known and unknown types
+ * alike: a frontend matches responses by them.
+ */
+static void test_ctrl_echo(void **state)
+{
+	static const struct {
+		uint16_t id, type;
+		uint32_t status;
+	} req[] = {
+	    {0x7007, XEN_NETIF_CTRL_TYPE_GET_HASH_MAPPING_SIZE, XEN_NETIF_CTRL_STATUS_SUCCESS},
+	    {0x0300, XEN_NETIF_CTRL_TYPE_SET_HASH_ALGORITHM, XEN_NETIF_CTRL_STATUS_SUCCESS},
+	    {0xfffe, XEN_NETIF_CTRL_TYPE_GET_HASH_FLAGS, XEN_NETIF_CTRL_STATUS_SUCCESS},
+	    {0x0001, 0x4242, NOT_SUPPORTED},
+	};
+	const unsigned int n = sizeof(req) / sizeof(req[0]);
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1};
+	uint64_t end;
+
+	ctrl_setup(x);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	for (unsigned int i = 0; i < n; i++)
+		ctrl_req(x, req[i].id, req[i].type, 1, 0, 0);
+	ctrl_push(x);
+	end = test_now_ms() + 5000;
+	while (__atomic_load_n(&x->cr.sring->rsp_prod, __ATOMIC_ACQUIRE) != n &&
+	       test_now_ms() < end)
+		loop_run_once(x->w.loop, 1);
+	assert_int_equal(__atomic_load_n(&x->cr.sring->rsp_prod, __ATOMIC_ACQUIRE), n);
+	for (unsigned int i = 0; i < n; i++) {
+		struct xen_netif_ctrl_response r;
+
+		RING_COPY_RESPONSE(&x->cr, i, &r);
+		assert_int_equal(r.id, req[i].id);
+		assert_int_equal(r.type, req[i].type);
+		assert_int_equal(r.status, req[i].status);
+	}
+}
+
 /* A req_prod more than a ring ahead, then one moved back behind req_cons: fatal, this vif only. */
 static void test_ctrl_bad_prod(void **state)
 {
@@ -861,6 +903,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_destroy_connected, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_domain_dies, setup, teardown_maybe),
 	    cmocka_unit_test_setup_teardown(test_ctrl_requests, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ctrl_echo, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_bad_prod, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_rsp_prod_ahead, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_port_without_ring, setup, teardown),
