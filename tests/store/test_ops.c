@@ -141,6 +141,21 @@ static void test_domain_path(void **state)
 	tc_close(g);
 }
 
+/* Domain ids end below DOMID_FIRST_RESERVED (DOMID_SELF and the like), on the wire and in process. */
+static void test_reserved_domids(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	struct tmsg *m;
+
+	m = tc_call(g, XS_GET_DOMAIN_PATH, 0, "32751", NULL);
+	assert_string_equal(m->body, "/local/domain/32751");
+	TC_ERR(tc_call(g, XS_GET_DOMAIN_PATH, 0, "32752", NULL), "EINVAL");
+	assert_int_equal(store_domain_introduce(*state, DOMID_FIRST_RESERVED), -EINVAL);
+	assert_false(store_domain_is_introduced(*state, DOMID_FIRST_RESERVED));
+	assert_int_equal(store_domain_introduce(*state, DOMID_FIRST_RESERVED - 1), 0);
+	tc_close(g);
+}
+
 static void test_privileged_and_unknown(void **state)
 {
 	struct tclient *g = tc_open(*state, 5);
@@ -413,6 +428,26 @@ static void test_directory_part(void **state)
  * and the generation of a list the transaction changed still tells each
  * version apart: a client reading parts learns of its own changes too.
  */
+/* DIRECTORY_PART is exactly "<path>\0<offset>\0": a byte after the offset's NUL is refused. */
+static void test_directory_part_trailing(void **state)
+{
+	static const char req[] = "/local\0"
+				  "0\0"
+				  "x";
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	assert_int_equal(tc_send(d0, XS_DIRECTORY_PART, 77, 0, req, sizeof(req) - 2), 0);
+	m = tc_reply(d0);
+	assert_non_null(m);
+	assert_int_equal(m->hdr.type, XS_DIRECTORY_PART);
+	assert_int_equal(tc_send(d0, XS_DIRECTORY_PART, 77, 0, req, sizeof(req) - 1), 0);
+	m = tc_reply(d0);
+	assert_non_null(m);
+	TC_ERR(m, "EINVAL");
+	tc_close(d0);
+}
+
 static void test_directory_part_txn(void **state)
 {
 	struct store *s = *state;
@@ -455,10 +490,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_perms_ops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_relative_paths, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_domain_path, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reserved_domids, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_privileged_and_unknown, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_in_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_domain_introduce_release, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_directory_part, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_directory_part_trailing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_directory_part_txn, setup, teardown),
 	};
 

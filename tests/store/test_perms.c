@@ -396,6 +396,29 @@ static void test_grant_to_absent_domain_ignored(void **state)
 	tc_close(g6);
 }
 
+/*
+ * The owner entry counts for the same rule: a node dom0 hands to a domain
+ * that does not exist yet is not that domain's once it is introduced.
+ */
+static void test_owner_absent_domain_ignored(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0), *g8;
+
+	TC_OK(tc_write(d0, 0, "/early", "for 8"));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/early", "n8", NULL));
+	assert_int_equal(store_domain_introduce(s, 8), 0);
+	g8 = tc_open(s, 8);
+	TC_ERR(tc_read(g8, 0, "/early"), "EACCES");
+	TC_ERR(tc_write(g8, 0, "/early", "mine"), "EACCES");
+	TC_ERR(tc_call(g8, XS_SET_PERMS, 0, "/early", "b8", NULL), "EACCES");
+	/* set again now that 8 exists: it owns the node */
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/early", "n8", NULL));
+	TC_OK(tc_read(g8, 0, "/early"));
+	tc_close(g8);
+	tc_close(d0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +432,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_released_domain_grants_revoked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_released_during_transaction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grant_to_absent_domain_ignored, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_owner_absent_domain_ignored, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -308,6 +308,32 @@ static void test_in_process(void **state)
 	tc_close(g);
 }
 
+/*
+ * xenstored's watch_permitted(): a node the watcher may not read is still
+ * reported when its parent is readable, and only then.
+ */
+static void test_readable_parent(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *g = tc_open(*state, 5);
+
+	TC_OK(tc_write(d0, 0, "/pub", "x"));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/pub", "n0", "r5", NULL));
+	TC_OK(tc_write(d0, 0, "/pub/secret", "x"));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/pub/secret", "n0", NULL));
+	TC_OK(tc_write(d0, 0, "/pub/secret/deeper", "x"));
+	TC_OK(tc_call(g, XS_WATCH, 0, "/pub", "t", NULL));
+	expect_event(g, "/pub", "t");
+	TC_ERR(tc_read(g, 0, "/pub/secret"), "EACCES");
+	TC_OK(tc_write(d0, 0, "/pub/secret", "y"));
+	expect_event(g, "/pub/secret", "t");
+	/* neither the node nor its parent readable: nothing */
+	TC_OK(tc_write(d0, 0, "/pub/secret/deeper", "y"));
+	assert_null(tc_event(g));
+	tc_close(d0);
+	tc_close(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +345,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_special_not_under_root, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_release_closes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_in_process, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_readable_parent, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,12 +181,59 @@ static void test_age_configured(void **state)
 	sw_destroy(sw);
 }
 
+/*
+ * Learning a MAC its port already has (another queue of the port learned
+ * it meanwhile) is not a move, and is not refused at the port's limit.
+ */
+static void test_relearn_same_port(void **state)
+{
+	struct sw *sw;
+	struct fake_port a;
+	struct sw_learn req;
+	uint8_t m[6];
+
+	fake_reset();
+	sw = fake_sw(0, 0);
+	fake_port_add(sw, &a, 0);
+	sw_port_set_mac_limit(a.port, 1);
+	fake_mac(m, 7);
+	req = (struct sw_learn){.mac = sw_mac_pack(m), .hash = sw_fdb_hash(sw, m)};
+	sw_fdb_learn(sw, a.port, &req, 1, 1000);
+	sw_fdb_learn(sw, a.port, &req, 1, 1001);
+	assert_int_equal(sw_fdb_count(sw), 1);
+	assert_int_equal(fake_stat(&a, "fdb_entries"), 1);
+	assert_int_equal(fake_stat(&a, "learn_new"), 1);
+	assert_int_equal(fake_stat(&a, "learn_moved"), 0);
+	assert_int_equal(fake_stat(&a, "learn_limit"), 0);
+	sw_destroy(sw);
+}
+
+/* An entry refreshed at a later second than the ager's clock is not old (fdb.c). */
+static void test_age_clock_behind(void **state)
+{
+	struct fake_port a;
+	struct sw *sw;
+	uint8_t m[6];
+
+	fake_reset();
+	sw = fake_sw(0, 0);
+	fake_port_add(sw, &a, 0);
+	fake_mac(m, 1);
+	fake_send(sw, &a, 1, bcast, m);
+	assert_int_equal(sw_fdb_age(sw, fake_now_ns - S), 0);
+	assert_int_equal(sw_fdb_age(sw, fake_now_ns - 100 * S), 0);
+	assert_int_equal(sw_fdb_count(sw), 1);
+	assert_int_equal(fake_stat(&a, "fdb_entries"), 1);
+	sw_destroy(sw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hash_keyed),	   cmocka_unit_test(test_hash_spreads),
-	    cmocka_unit_test(test_bucket_full),	   cmocka_unit_test(test_learn_requests),
-	    cmocka_unit_test(test_age_configured),
+	    cmocka_unit_test(test_hash_keyed),	     cmocka_unit_test(test_hash_spreads),
+	    cmocka_unit_test(test_bucket_full),	     cmocka_unit_test(test_learn_requests),
+	    cmocka_unit_test(test_age_configured),   cmocka_unit_test(test_relearn_same_port),
+	    cmocka_unit_test(test_age_clock_behind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

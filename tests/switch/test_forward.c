@@ -275,6 +275,66 @@ static void test_port_mac_limit(void **state)
 	assert_int_equal(sw_fdb_count(e->sw), 15);
 }
 
+/*
+ * The limits hold inside one batch too: learning is applied after the
+ * batch was classified, so the early, lock-free checks alone would let a
+ * batch of new sources through.
+ */
+static void test_port_mac_limit_one_batch(void **state)
+{
+	struct env *e = *state;
+	struct sw_pkt *p[10];
+	uint8_t m[6], n[6];
+	uint16_t num;
+
+	sw_port_set_mac_limit(e->fp[0].port, 4);
+	for (unsigned int i = 0; i < 10; i++) {
+		fake_mac(m, 100 + i);
+		p[i] = fake_frame(i, bcast, m, 60);
+	}
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, 10), 10);
+	assert_int_equal(fake_stat(&e->fp[0], "fdb_entries"), 4);
+	assert_int_equal(fake_stat(&e->fp[0], "learn_new"), 4);
+	assert_int_equal(fake_stat(&e->fp[0], "learn_limit"), 6);
+	assert_int_equal(sw_fdb_count(e->sw), 4);
+
+	/* A batch that fills the port first cannot then take another port's MAC. */
+	fake_mac(m, 500);
+	fake_send(e->sw, &e->fp[1], 20, bcast, m);
+	sw_port_set_mac_limit(e->fp[2].port, 1);
+	fake_mac(n, 501);
+	p[0] = fake_frame(21, bcast, n, 60);
+	p[1] = fake_frame(22, bcast, m, 60);
+	assert_int_equal(sw_forward(e->sw, e->fp[2].port, p, 2), 2);
+	assert_int_equal(sw_fdb_lookup(e->sw, m, &num), 0);
+	assert_int_equal(num, e->fp[1].port->num);
+	assert_int_equal(fake_stat(&e->fp[1], "fdb_entries"), 1);
+	assert_int_equal(fake_stat(&e->fp[2], "fdb_entries"), 1);
+	assert_int_equal(fake_stat(&e->fp[2], "learn_moved"), 0);
+	assert_int_equal(fake_stat(&e->fp[2], "learn_limit"), 1);
+}
+
+/* setup_small's 8 entries in total are a bound for one batch of new sources as well. */
+static void test_table_full_one_batch(void **state)
+{
+	struct env *e = *state;
+	struct sw_pkt *p[20];
+	uint8_t m[6];
+	uint64_t v[3];
+
+	for (unsigned int i = 0; i < 20; i++) {
+		fake_mac(m, 100 + i);
+		p[i] = fake_frame(i, bcast, m, 60);
+	}
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, 20), 20);
+	assert_int_equal(sw_fdb_count(e->sw), 8);
+	sw_stats_get(e->sw, v);
+	assert_int_equal(v[0], 8);
+	assert_int_equal(v[2], 12);
+	assert_int_equal(fake_stat(&e->fp[0], "fdb_entries"), 8);
+	assert_int_equal(fake_stat(&e->fp[0], "learn_full"), 12);
+}
+
 static void test_table_full(void **state)
 {
 	struct env *e = *state;
@@ -355,6 +415,46 @@ static void test_xmit_partial(void **state)
 	p[0] = fake_frame(10, bcast, a, 100);
 	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, 1), 0);
 	assert_int_equal(fake_pkts[10].done_calls, 1);
+}
+
+/* A port whose xmit() claims more frames than it was given. */
+static unsigned int overclaim_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		sw_pkt_put(pkts[i]);
+	return n + 5;
+}
+
+static uint64_t port_stat(struct sw_port *p, const char *name)
+{
+	unsigned int n;
+	const struct sw_stat_desc *d = sw_port_stats_names(&n);
+
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(d[i].name, name))
+			return sw_stat_read(&p->stats, &d[i]);
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
+/* A broken xmit() cannot make the counters claim what it never got. */
+static void test_xmit_overclaim(void **state)
+{
+	static const struct sw_port_ops ops = {.xmit = overclaim_xmit};
+	struct env *e = *state;
+	struct sw_port *liar;
+	struct sw_pkt *p[3];
+	uint8_t a[6];
+
+	assert_int_equal(sw_port_add(e->sw, "liar", &ops, NULL, &liar), 0);
+	fake_mac(a, 1);
+	for (unsigned int i = 0; i < 3; i++)
+		p[i] = fake_frame(i, bcast, a, 100);
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, 3), 3);
+	assert_int_equal(port_stat(liar, "tx_packets"), 3);
+	assert_int_equal(port_stat(liar, "tx_bytes"), 300);
+	assert_int_equal(port_stat(liar, "tx_dropped"), 0);
+	assert_int_equal(sw_port_del(e->sw, liar), 0);
 }
 
 /* Frames of one batch, to B, to C and flooded, arrive per port in input order. */
@@ -609,9 +709,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mac_moves, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ageing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_mac_limit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_mac_limit_one_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_table_full, setup_small, teardown),
+	    cmocka_unit_test_setup_teardown(test_table_full_one_batch, setup_small, teardown),
 	    cmocka_unit_test_setup_teardown(test_flood_refcount_deferred, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_xmit_partial, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_xmit_overclaim, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_order_per_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_repeats_and_changes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_del_removes_macs, setup, teardown),

@@ -309,13 +309,107 @@ static void test_ipv6_ext_headers(void **state)
 	}
 }
 
+/* An IPv4 EtherType over something that is not an IPv4 header is refused. */
+static void test_ipv4_header_refused(void **state)
+{
+	static const uint8_t bad[] = {0x65, 0x44, 0x40, 0x41};
+	struct sw_l4 l4;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		tcp_frame(4, false, 100, 3);
+		/* an ack number whose first byte would pass as a TCP header length at 16 */
+		f.b[f.l4 + 8] = 0x50;
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+		f.b[14] = bad[i]; /* version 6, or a header length under 20 bytes */
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+		assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 10, false, hdrbuf,
+						sizeof(hdrbuf), segs, MAX_SEGS),
+				 -EPROTO);
+	}
+}
+
+/*
+ * The transport header must be whole: a TCP data offset under 5 words, or
+ * one reaching past the frame, and a UDP header cut short are refused; a
+ * header ending exactly at the frame's end is not.
+ */
+static void test_l4_header_bounds(void **state)
+{
+	struct sw_l4 l4;
+
+	(void)state;
+	for (uint8_t doff = 0; doff < 5; doff++) {
+		tcp_frame(4, false, 100, 4);
+		f.b[f.l4 + 12] = (uint8_t)(doff << 4);
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	}
+	/* 32 header bytes and no payload: whole; one byte less: cut. */
+	tcp_frame(4, false, 0, 5);
+	assert_int_equal(f.len, f.l4 + 32);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+	assert_int_equal(sw_frame_parse(f.b, f.len - 1, &l4), -EPROTO);
+	/* a data offset of 15 words (60 bytes) in a frame with 40 after the IP header */
+	tcp_frame(6, true, 8, 6);
+	f.b[f.l4 + 12] = 0xf0;
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	/* UDP: 8 bytes, to the byte */
+	fb_build(&f, 4, IPPROTO_UDP, false, 0, 7);
+	assert_int_equal(sw_frame_parse(f.b, f.l4 + 8, &l4), 0);
+	assert_int_equal(sw_frame_parse(f.b, f.l4 + 7, &l4), -EPROTO);
+}
+
+/*
+ * IPv4 with options and a valid header checksum: every segment's header
+ * checksum covers the options and replaces the one the frame carried.
+ */
+static void test_tso_v4_options(void **state)
+{
+	uint32_t hdrs, off = 0;
+	int n;
+
+	(void)state;
+	fb_build(&f, 4, IPPROTO_TCP, false, 3000, 9);
+	memmove(f.b + 38, f.b + 34, f.len - 34);
+	memcpy(f.b + 34, "\x94\x04\x00\x00", 4); /* router alert */
+	f.b[14] = 0x46;
+	fb_put16(f.b + 16, (uint16_t)(f.len + 4 - 14));
+	f.len += 4;
+	f.l4 += 4;
+	fb_put16(f.b + 14 + 10, (uint16_t)~sw_csum_fold(f.b + 14, 24, 0));
+	assert_int_equal(sw_csum_fold(f.b + 14, 24, 0), 0xffff);
+	hdrs = f.l4 + 20;
+	n = sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 1000, false, hdrbuf, sizeof(hdrbuf), segs,
+			   MAX_SEGS);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++) {
+		const struct sw_seg *g = &segs[i];
+		uint32_t len = g->hdr_len + g->len;
+		struct sw_l4 l4;
+
+		assert_int_equal(g->hdr_len, hdrs);
+		memcpy(seg, g->hdr, g->hdr_len);
+		memcpy(seg + g->hdr_len, f.b + g->off, g->len);
+		assert_int_equal(sw_frame_parse(seg, len, &l4), 0);
+		assert_int_equal(l4.l4_off, 38);
+		assert_memory_equal(seg + 34, "\x94\x04\x00\x00", 4);
+		assert_int_equal(get16(seg + 16), len - 14);
+		assert_int_equal(sw_csum_fold(seg + 14, 24, 0), 0xffff);
+		assert_int_equal(sw_csum_fold(seg + 38, len - 38, pseudo(seg, 4, 14, len - 38)),
+				 0xffff);
+		off += g->len;
+	}
+	assert_int_equal(off, 3000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tso_v4),	     cmocka_unit_test(test_tso_v6),
 	    cmocka_unit_test(test_tso_limits),	     cmocka_unit_test(test_tso_refused),
 	    cmocka_unit_test(test_csum_complete),    cmocka_unit_test(test_l3_off_short_vlan),
-	    cmocka_unit_test(test_ipv6_ext_headers),
+	    cmocka_unit_test(test_ipv6_ext_headers), cmocka_unit_test(test_ipv4_header_refused),
+	    cmocka_unit_test(test_tso_v4_options),   cmocka_unit_test(test_l4_header_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
