@@ -345,3 +345,14 @@ print("ok: a pvnetd without persistent: its run failed with %r" % res[1]["error"
 ' "$TMP/old.json" || exit 1
 left=$(find "$TMP/tmp" -mindepth 1 -maxdepth 1)
 [ -z "$left" ] || { echo "FAIL: pvnet bench left its temporary directory: $left"; exit 1; }
+
+# A pvnetd that cannot run at all: one message, exit 1, no run tried (every one would fail alike).
+out=$(TMPDIR=$TMP/tmp timeout -s KILL 30 "$PVNET" bench --section sizes,vcpus --duration 0.2 \
+	--pvnetd "$TMP/no-such-pvnetd" 2>&1)
+rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: a pvnetd that cannot run should end the bench, exit 1 (exit $rc)"; exit 1; }
+[ "$(grep -c 'cannot run' <<<"$out")" -eq 1 ] && ! grep -q 'verdict' <<<"$out" ||
+	{ echo "FAIL: a pvnetd that cannot run: $out"; exit 1; }
+echo "ok: a pvnetd that cannot run ends the bench: $out"
+left=$(find "$TMP/tmp" -mindepth 1 -maxdepth 1)
+[ -z "$left" ] || { echo "FAIL: pvnet bench left its temporary directory: $left"; exit 1; }

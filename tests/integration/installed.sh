@@ -108,4 +108,10 @@ check "... and released all 8 domains whole" \
 	grep -q '^destroyed domains: 8 (left in use: 0 mappings, 0 grants, 0 event channels)' <<<"$st"
 stop_pvnetd
 check "pvnetd exits 0 on SIGTERM" test $? = 0
+# The installed pvnet's bench starts the installed pvnetd, which is in sbin, with a PATH
+# that has no sbin (a user's): found beside it, ../sbin.
+out=$(env PATH=/usr/bin:/bin timeout 60 "$PVNET" bench -S sizes -s 64 -t 0.2 2>&1)
+rc=$?
+check "the installed pvnet bench finds the installed pvnetd without sbin in PATH, exit 0" \
+	bash -c '[ "$1" = 0 ] && ! grep -q "cannot run pvnetd" <<<"$2"' _ "$rc" "$out"
 finish

@@ -586,7 +586,10 @@ int attach_main(int argc, char **argv, const char *run_dir)
 	if (rc < 0) {
 		fprintf(stderr, "pvnet attach: cannot become a domain of pvnetd at %s: %s%s\n",
 			o.run_dir ? o.run_dir : PVNET_RUN_DIR_DEFAULT, strerror(-rc),
-			rc == -ENOENT || rc == -ECONNREFUSED ? " (is pvnetd running?)" : "");
+			rc == -EACCES
+			    ? " (the socket is pvnetd's user's: run as that user, or root)"
+			: rc == -ENOENT || rc == -ECONNREFUSED ? " (is pvnetd running?)"
+							       : "");
 		goto out_free;
 	}
 	/*

@@ -76,7 +76,8 @@ static void usage(FILE *f)
 	    "      --plot DIR        PNG charts of the sweeps (gnuplot)\n"
 	    "  -d, --run-dir DIR     use the pvnetd running there (only its tx mode)\n"
 	    "      --pvnetd PATH     pvnetd to start (default: next to this pvnet in the\n"
-	    "                        build tree, else pvnetd in PATH)\n"
+	    "                        build tree, else in ../sbin of an installed one,\n"
+	    "                        else pvnetd in PATH)\n"
 	    "      --api API         zerocopy (pvnet_tx_alloc/rx_burst, default) or copy\n"
 	    "      --verify MODE     sampled (default: headers, 4 KiB stamps, tail, and a\n"
 	    "                        line moving through every 64th frame) or full\n"
@@ -486,6 +487,13 @@ static int start_pvnetds(struct bench *b)
 		if (rc == -EINTR) {
 			bench_check_signal(b);
 			b->interrupted = true;
+			return rc;
+		}
+		/* A pvnetd that cannot run at all would fail every run alike: stop here. */
+		if (rc == -ENOEXEC) {
+			fprintf(stderr,
+				"pvnet bench: %s; --pvnetd PATH names the pvnetd to start\n",
+				b->pd[m].failed);
 			return rc;
 		}
 		/* A mode pvnetd rejects fails its runs; persistent in tx_mode is left out. */

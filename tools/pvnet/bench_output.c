@@ -148,8 +148,10 @@ static void print_point(const struct bench_section *s, const struct bench_point 
 	char c[9][24], r[48], x[16];
 
 	if (!p->nruns) {
-		fprintf(f, "  %6u %2u %-10s %-8s failed: %s\n", p->frame_size, p->queues,
-			p->tx_mode, bench_steering_name(p->steering), p->error);
+		/* No run and no reason: the bench stopped (a signal) before this point was measured. */
+		fprintf(f, "  %6u %2u %-10s %-8s %s%s\n", p->frame_size, p->queues, p->tx_mode,
+			bench_steering_name(p->steering), p->error[0] ? "failed: " : "",
+			p->error[0] ? p->error : "not measured: the bench was interrupted");
 		return;
 	}
 	bench_fmt_ratio(x, sizeof(x), p->ratio);

@@ -235,7 +235,9 @@ int bench_sys_cpu_us(int64_t *busy, int64_t *steal)
  * bench_pvnetd_find() - which pvnetd to start
  * @opt: --pvnetd, or NULL
  * @path: receives @opt, else ../pvnetd/pvnetd next to this executable (the
- *	build tree) if it is there, else "pvnetd" (searched in PATH)
+ *	build tree) if it is there, else ../sbin/pvnetd (an installed tree:
+ *	pvnet in PREFIX/bin, pvnetd in PREFIX/sbin, which a user's PATH may
+ *	lack), else "pvnetd" (searched in PATH)
  * @len: size of @path
  */
 void bench_pvnetd_find(const char *opt, char *path, size_t len)
@@ -256,6 +258,9 @@ void bench_pvnetd_find(const char *opt, char *path, size_t len)
 		if (slash) {
 			*slash = '\0';
 			if ((size_t)snprintf(path, len, "%s/../pvnetd/pvnetd", self) < len &&
+			    access(path, X_OK) == 0)
+				return;
+			if ((size_t)snprintf(path, len, "%s/../sbin/pvnetd", self) < len &&
 			    access(path, X_OK) == 0)
 				return;
 		}
@@ -345,7 +350,8 @@ static void log_last_line(const char *path, char *out, size_t len)
  * is not an error of the bench: @p->failed says why, with its log's last line,
  * and the caller decides.
  *
- * Return: 0; -EINTR (signal); -ECHILD (pvnetd exited); -ETIMEDOUT; -errno
+ * Return: 0; -EINTR (signal); -ENOEXEC (pvnetd could not be run, pinned or
+ *	executed); -ECHILD (pvnetd exited); -ETIMEDOUT; -errno
  */
 int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpdir,
 		       const char *mode, const cpu_set_t *cpus, const sigset_t *child_mask, int sfd)
@@ -402,7 +408,8 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 			log_last_line(p->log_path, last, sizeof(last));
 			snprintf(p->failed, sizeof(p->failed),
 				 "%s --tx-mode %s exited at start-up: %s", exe, mode, last);
-			return -ECHILD;
+			/* 125..127: never ran (not pinned, not executed): no mode would. */
+			return WIFEXITED(st) && WEXITSTATUS(st) >= 125 ? -ENOEXEC : -ECHILD;
 		}
 		if (poll(&pf, 1, 10) > 0) {
 			bench_pvnetd_stop(p);

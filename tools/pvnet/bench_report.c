@@ -468,7 +468,8 @@ static void verdict_sizes(struct bench_section *s)
 	}
 	if (!matched) {
 		snprintf(s->verdict, sizeof(s->verdict),
-			 "no 1k..32k frame measured; field report: netio 92083..126248 KByte/s Rx "
+			 "none of netio's sizes (1024, 2048, ..., 32768 B) measured; field report: "
+			 "netio 92083..126248 KByte/s Rx "
 			 "(1 vCPU, same host)");
 	} else {
 		bench_fmt_ratio(a, sizeof(a), rlo);

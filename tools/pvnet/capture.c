@@ -357,7 +357,8 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		case 't':
 			if (cliarg_ulong(optarg, 1, 86400 * 365, &secs) < 0) {
 				fprintf(stderr,
-					"pvnet capture: -t: '%s' is not a number of seconds\n",
+					"pvnet capture: -t: '%s' is not a whole number of seconds, "
+					"1..31536000\n",
 					optarg);
 				return 2;
 			}

@@ -74,8 +74,12 @@ static int ctl_open(void)
 	if (fd == -ENAMETOOLONG)
 		fprintf(stderr, "pvnet: run directory path too long\n");
 	else if (fd < 0)
-		fprintf(stderr, "pvnet: cannot reach pvnetd at %s/%s: %s (is pvnetd running?)\n",
-			run_dir, CTLMSG_SOCK_NAME, strerror(-fd));
+		fprintf(stderr, "pvnet: cannot reach pvnetd at %s/%s: %s%s\n", run_dir,
+			CTLMSG_SOCK_NAME, strerror(-fd),
+			fd == -EACCES
+			    ? " (the socket is pvnetd's user's: run as that user, or root)"
+			: fd == -ENOENT || fd == -ECONNREFUSED ? " (is pvnetd running?)"
+							       : "");
 	if (fd >= 0 && ctlmsg_set_timeout(fd, PVNET_CLI_TIMEOUT_MS) < 0) {
 		close(fd);
 		fd = -1;

@@ -35,7 +35,8 @@ static void usage(FILE *f)
 		"Usage: pvnetd [OPTIONS]\n"
 		"Run the pvnet backend domain in the foreground until SIGTERM, SIGINT or SIGHUP.\n"
 		"\n"
-		"  -d, --run-dir DIR      sockets go here (default /run/pvnet):\n"
+		"  -d, --run-dir DIR      sockets go here (default /run/pvnet; made, mode\n"
+		"                         0755, if its parent exists):\n"
 		"                         DIR/xenstore.sock (domain 0, mode 0600),\n"
 		"                         DIR/pvnetd.sock (control), DIR/xenstore-domN.sock;\n"
 		"                         DIR/pvnetd.pid, locked, keeps a second pvnetd out;\n"
@@ -622,8 +623,10 @@ int main(int argc, char **argv)
 	}
 	for (unsigned int i = 0; i < nvx; i++) {
 		rc = uplink_vxlan_port_create(d.sw, &vx[i], &vxlan[i]);
+		/* -ELOOP: a remote of this host's, said in full by the port; no strerror() for it. */
 		if (rc < 0)
-			die("uplink %s: %s", vx[i].name, strerror(-rc));
+			die("uplink %s: %s", vx[i].name,
+			    rc == -ELOOP ? "not started" : strerror(-rc));
 		d.uplinks[d.nuplinks++] = (struct pvnetd_uplink){
 		    "vxlan", uplink_vxlan_port_sw(vxlan[i]), vxlan_counters, vxlan[i]};
 	}
