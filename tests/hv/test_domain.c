@@ -81,6 +81,9 @@ static void test_memfd_checks(void **state)
 	expect_rejected(hv, make_memfd(4, 4 * 4096 + 1, GUEST_SEALS), 4); /* not whole pages */
 	expect_rejected(hv, make_memfd(4, 0, GUEST_SEALS), 0);		  /* no pages */
 	expect_rejected(hv, make_memfd(1, 0, GUEST_SEALS), HV_MAX_DOMAIN_PAGES + 1);
+	/* Over the bound with a memfd of just that size (sparse: costs no memory). */
+	expect_rejected(hv, make_memfd(HV_MAX_DOMAIN_PAGES + 1, 0, GUEST_SEALS),
+			HV_MAX_DOMAIN_PAGES + 1);
 
 	/* A regular file is not a memfd. */
 	fd = mkstemp(path);

@@ -193,6 +193,22 @@ static void test_mask_unmask(void **state)
 	assert_int_equal(hv_evtchn_unmask(f->hv, 0, 99), -EINVAL);
 }
 
+/* Unmasking a port that was not masked signals nothing, even with an event pending. */
+static void test_unmask_unmasked(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_stats st;
+	evtchn_port_t gp, bp;
+
+	connect_ports(f, &gp, &bp);
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_int_equal(hv_evtchn_unmask(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_port_stats(f->hv, 0, bp, &st), 0);
+	assert_int_equal(st.delivered, 2); /* the bind's and the notify's */
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_false(readable(hv_evtchn_fd(f->hv, 0, bp), 0));
+}
+
 static void test_close_unbinds_peer(void **state)
 {
 	struct fx *f = *state;
@@ -236,6 +252,14 @@ static void test_invalid_ports(void **state)
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp + 1), -EINVAL);
 	assert_int_equal(hv_evtchn_fd(f->hv, 0, bp + 1), -EINVAL);
 	assert_int_equal(hv_evtchn_close(f->hv, 0, 0), -EINVAL);
+	/* The first port past dom0's 8, for every call that takes a port. */
+	assert_int_equal(hv_evtchn_fd(f->hv, 0, 8), -EINVAL);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, 8), -EINVAL);
+	assert_int_equal(hv_evtchn_mask(f->hv, 0, 8), -EINVAL);
+	assert_int_equal(hv_evtchn_unmask(f->hv, 0, 8), -EINVAL);
+	assert_int_equal(hv_evtchn_port_stats(f->hv, 0, 8, &(struct hv_evtchn_stats){0}), -EINVAL);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, 8), -EINVAL);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, f->g.domid, 0, 8, &p), -EINVAL);
 
 	/* Binding: only an unbound port allocated for the binder. */
 	assert_int_equal(guest_create(f->hv, 1, &g2), 0);
@@ -419,6 +443,40 @@ static void test_port_counts(void **state)
 	assert_null(hv_create(&cfg));
 	cfg.dom0_evtchns = (1U << 17) + 1;
 	assert_null(hv_create(&cfg));
+}
+
+/*
+ * A channel outlives the domain that allocated it (the binder's end stays
+ * open): when its last port closes after the domain's slot went to a new
+ * domain, the new one's share is not what gets the channel back.
+ */
+static void test_channel_of_destroyed_domain(void **state)
+{
+	struct hv_config cfg;
+	struct guest g1, g2;
+	evtchn_port_t gp, bp, p[3], extra;
+	struct hv *hv;
+
+	(void)state;
+	hv_config_default(&cfg);
+	cfg.max_domains = 2; /* one guest slot: the next guest reuses it */
+	cfg.max_evtchns = 4;
+	hv = hv_create(&cfg);
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 1, &g1), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g1.domid, 0, &gp), 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(hv, 0, g1.domid, gp, &bp), 0);
+	assert_int_equal(hv_domain_destroy(hv, g1.domid, NULL), 0);
+	guest_unmap(&g1);
+	assert_int_equal(guest_create(hv, 1, &g2), 0);
+	assert_int_not_equal(g2.domid, g1.domid);
+	assert_int_equal(hv_evtchn_close(hv, 0, bp), 0);
+	/* the new guest has its whole share: three channels, not one more or less */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &p[i]), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g2.domid, 0, &extra), -ENOSPC);
+	guest_unmap(&g2);
+	hv_destroy(hv);
 }
 
 /* A guest process with only its three fds, from before the bind to after a rebind. */
@@ -755,12 +813,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_edge, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_notify_during_eoi, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mask_unmask, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unmask_unmasked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unbinds_peer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_ports, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exhaustion_and_loopback, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_fds, setup, teardown),
 	    cmocka_unit_test(test_channel_budget),
 	    cmocka_unit_test(test_port_counts),
+	    cmocka_unit_test(test_channel_of_destroyed_domain),
 	    cmocka_unit_test_setup_teardown(test_guest_cannot_pass_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_with_guest_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fds_kept_out_without_passrights, setup, teardown),

@@ -171,6 +171,10 @@ static void test_map_failures(void **state)
 	assert_int_equal(map1(f->gt, f->g.domid, ro,
 			      GNTMAP_host_map | GNTMAP_readonly | GNTMAP_contains_pte, &op),
 			 GNTST_general_error);
+	assert_int_equal(
+	    map1(f->gt, f->g.domid, ro, GNTMAP_host_map | GNTMAP_readonly | GNTMAP_device_map, &op),
+	    GNTST_general_error);
+	assert_int_equal(op.host_addr, 0);
 
 	assert_int_equal(gflags(&f->g, ro), GTF_permit_access | GTF_readonly);
 	assert_int_equal(gflags(&f->g, other), GTF_permit_access);
@@ -562,6 +566,41 @@ static void test_pinned_entry_other_domain(void **state)
 	/* Unpinned, the entry is the other domain's to map. */
 	assert_int_equal(map1(gt2, f->g.domid, r, GNTMAP_host_map, &op2), GNTST_okay);
 	assert_int_equal(unmap1(gt2, op2.handle), GNTST_okay);
+	hv_gnttab_close(gt2);
+	guest_unmap(&g2);
+}
+
+/*
+ * A backend in a driver domain (not dom0): the entry is pinned for it, so
+ * it may map it again, while dom0, which the guest names once the entry is
+ * in use, is refused the frame pinned for the driver domain.
+ */
+static void test_driver_domain_backend(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref ops[2], op0;
+	struct hv_gnttab *gt2;
+	struct guest g2;
+	grant_ref_t r;
+
+	assert_int_equal(guest_create(f->hv, 2, &g2), 0);
+	gt2 = hv_gnttab_open(f->hv, g2.domid);
+	assert_non_null(gt2);
+	r = guest_grant(&f->g, g2.domid, 3, false);
+	for (int i = 0; i < 2; i++)
+		ops[i] = (struct gnttab_map_grant_ref){
+		    .flags = GNTMAP_host_map, .ref = r, .dom = f->g.domid};
+	assert_int_equal(hv_gnttab_map_grant_refs(gt2, 2, ops), 0);
+	assert_int_equal(ops[0].status, GNTST_okay);
+	assert_int_equal(ops[1].status, GNTST_okay);
+	assert_int_equal(ops[0].host_addr, ops[1].host_addr);
+	__atomic_store_n(&f->g.gt[r].domid, 0, __ATOMIC_RELEASE);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op0), GNTST_general_error);
+	assert_int_equal(op0.host_addr, 0);
+	assert_int_equal(maps_in_use(f), 2);
+	assert_int_equal(unmap1(gt2, ops[0].handle), GNTST_okay);
+	assert_int_equal(unmap1(gt2, ops[1].handle), GNTST_okay);
+	assert_int_equal(gflags(&f->g, r), GTF_permit_access);
 	hv_gnttab_close(gt2);
 	guest_unmap(&g2);
 }
@@ -1118,6 +1157,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_guest_rewrites_mapped_entry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_regrant_during_pin, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pinned_entry_other_domain, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_driver_domain_backend, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_readonly_changed_while_mapped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred_release_after_unmap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_unmaps, setup, teardown),

@@ -198,6 +198,10 @@ refused_uplink "the srcport range of vxlan1:47890 holds UDP port 47891" \
 	--uplink "vxlan:id=1,remote=192.0.2.1,dstport=47890,srcport=47891-47898,netns=$nons" \
 	--uplink "vxlan:id=2,remote=192.0.2.2,dstport=47891,netns=$nons"
 refused_uplink "'..' is not a namespace name" --uplink "vxlan:id=1,remote=192.0.2.1,netns=.."
+# A TAP's name is what the kernel takes (1..15 bytes, no '/'), its namespace 1..64 bytes.
+refused_uplink "is not tap:NAME" --uplink "tap:abcdefghijklmnop@$nons"
+refused_uplink "is not tap:NAME" --uplink "tap:a/b@$nons"
+refused_uplink "is not tap:NAME" --uplink "tap:up0@$(printf 'n%.0s' {1..65})"
 for ok_up in "tap:vif1@$nons" "tap:vif1.@$nons" "tap:vifa.0@$nons" "tap:vif1.0x@$nons" \
 	"tap:xvif1.0@$nons"; do
 	$T "$PVNETD" --run-dir "$tmp/up" --uplink "$ok_up" 2>/dev/null
@@ -393,6 +397,14 @@ for cmd in "status --help" "show -h" "status --json --help"; do
 done
 check "pvnet attach names the option it lacks" grep -qx "pvnet attach: --netns is required" \
 	<("$PVNET" attach --ifname eth0 2>&1 >/dev/null)
+# A namespace name is looked up under /run/netns: no '/' (no way out of it), no blanks,
+# at most 64 bytes; refused before pvnetd is asked (exit 2).
+for ns in "a/b" "../../proc/1/ns/net" "a b" "$(printf 'n%.0s' {1..65})"; do
+	"$PVNET" -d "$tmp/none" attach --netns "$ns" --ifname eth0 2>"$tmp/ns.err" >/dev/null
+	rc=$?
+	check "pvnet attach --netns '$ns': exit status 2" [ $rc -eq 2 ]
+	check "... saying why" grep -q -- "--netns '$ns': not a namespace name" "$tmp/ns.err"
+done
 for bad in "" "frob" "version extra" "help extra" "status --xml" "show a b"; do
 	# shellcheck disable=SC2086 # the words of the command line
 	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>&1

@@ -30,6 +30,10 @@ check "A's TAP offers TSO to its kernel" \
 	sh -c "ip netns exec $A ethtool -k eth0 | grep -q '^tcp-segmentation-offload: on'"
 check "B's TAP offers none" \
 	sh -c "ip netns exec $B ethtool -k eth0 | grep -q '^tcp-segmentation-offload: off'"
+check "the uplink's TAP offers TSO for IPv4 and IPv6 to its kernel" \
+	sh -c "ip netns exec $U ethtool -k up0 >'$TAP_TMP/up0.k' &&
+	       grep -q '^	tx-tcp-segmentation: on' '$TAP_TMP/up0.k' &&
+	       grep -q '^	tx-tcp6-segmentation: on' '$TAP_TMP/up0.k'"
 check "ping A -> B" tap_ping "$A" 10.78.0.2
 check "ping B -> A (IPv6)" tap_ping "$B" fd78::1
 # From (client) A, then from the uplink's namespace, to B; "-R": B sends.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* test_pool.c - an uplink's receive buffers: the bound in flight, the reader's wake-up, teardown */
+#include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,6 +59,18 @@ static void test_bound_and_wakeup(void **state)
 	assert_true(uplink_pool_fini(&p, "test", 0));
 }
 
+/* A pool of no buffers is refused, and leaves nothing to free. */
+static void test_init_empty(void **state)
+{
+	struct uplink_pool p;
+
+	(void)state;
+	assert_int_equal(uplink_pool_init(&p, 0, 2048, 4096), -EINVAL);
+	assert_null(p.bufs);
+	assert_int_equal(p.fd, -1);
+	assert_true(uplink_pool_fini(&p, "test", 0));
+}
+
 /* A pool whose owner frees it as an uplink's port does: together with the pool. */
 struct owner {
 	struct uplink_pool pool;
@@ -109,6 +122,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bound_and_wakeup),
+	    cmocka_unit_test(test_init_empty),
 	    cmocka_unit_test(test_fini_waits_for_done),
 	};
 

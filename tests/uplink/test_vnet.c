@@ -158,6 +158,23 @@ static void test_vnet2meta_csum(void **state)
 				 uplink_drop_reason(UPLINK_DROP_CSUM));
 	}
 
+	/*
+	 * csum_offset is not the transport's checksum field (TCP's is at 16;
+	 * 18 is its urgent pointer): not a blank netif can carry, so the sum
+	 * is written where the peer asked and the field at 16 is left alone.
+	 */
+	fb_build(&f, 4, IPPROTO_TCP, false, 100, 0);
+	vh = csum_hdr(&f, IPPROTO_TCP);
+	vh.csum_offset = 18;
+	f.b[f.l4 + 16] = 0xab;
+	f.b[f.l4 + 17] = 0xcd;
+	f.b[f.l4 + 18] = f.b[f.l4 + 19] = 0;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+	assert_int_equal(m.flags, 0);
+	assert_int_equal(f.b[f.l4 + 16], 0xab);
+	assert_int_equal(f.b[f.l4 + 17], 0xcd);
+	assert_int_equal(sw_csum_fold(f.b + f.l4, f.len - f.l4, 0), 0xffff);
+
 	/* A checksum field that ends exactly at the frame's end: UDP without payload. */
 	fb_build(&f, 4, IPPROTO_UDP, false, 0, 0);
 	vh = csum_hdr(&f, IPPROTO_UDP);
@@ -340,6 +357,13 @@ static void test_vnet2meta_gso(void **state)
 	vh.gso_size = 1440;
 	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
 	assert_int_equal(m.gso_type, UPLINK_GSO_TCPV6);
+	/* ...but not without TSO6 negotiated, nor as UDP (or UFO) segmentation of TCP. */
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, UPLINK_OFF_TSO4, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	vh.gso_type = VIRTIO_NET_HDR_GSO_UDP;
+	assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
+			 uplink_drop_reason(UPLINK_DROP_GSO));
+	assert_int_equal(m.gso_type, UPLINK_GSO_NONE);
 }
 
 static void test_vnet2meta_size(void **state)
@@ -397,6 +421,12 @@ static void test_meta2vnet(void **state)
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
 	m.gso_size = 0;
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
+	/* Size 0 with a type that matches the frame: still nothing to segment by. */
+	m.gso_type = UPLINK_GSO_TCPV4;
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
+	/* A header copy longer than the frame: only the frame's bytes are parsed. */
+	m = (struct uplink_meta){.flags = UPLINK_F_CSUM_BLANK};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, 40, &vh), -EPROTO);
 	/* Header copy too short to reach the TCP header. */
 	m = (struct uplink_meta){.flags = UPLINK_F_CSUM_BLANK};
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 40, f.len, &vh), -EPROTO);
@@ -409,6 +439,14 @@ static void test_meta2vnet(void **state)
 	m = (struct uplink_meta){.flags = UPLINK_F_DATA_VALIDATED};
 	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), 0);
 	assert_int_equal(vh.flags, VIRTIO_NET_HDR_F_DATA_VALID);
+	/* TCP segmentation asked of a UDP datagram (v4 and v6 alike): refused. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 5000, 0);
+	m = (struct uplink_meta){
+	    .flags = UPLINK_F_CSUM_BLANK, .gso_type = UPLINK_GSO_TCPV4, .gso_size = 1448};
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
+	fb_build(&f, 6, IPPROTO_UDP, false, 5000, 0);
+	m.gso_type = UPLINK_GSO_TCPV6;
+	assert_int_equal(uplink_meta2vnet(&m, f.b, 128, f.len, &vh), -EINVAL);
 	/* A blank checksum on something that is not TCP/UDP cannot be expressed. */
 	fb_build(&f, 4, IPPROTO_ICMP, false, 10, 0);
 	m = (struct uplink_meta){.flags = UPLINK_F_CSUM_BLANK};
