@@ -420,6 +420,11 @@ struct sw_port *uplink_tap_port_sw(const struct uplink_tap_port *p)
 	return p->sp;
 }
 
+bool uplink_tap_port_running(const struct uplink_tap_port *p)
+{
+	return !atomic_load_explicit(&p->gone, memory_order_relaxed);
+}
+
 unsigned int uplink_tap_port_counters(struct uplink_tap_port *p, const char **names, uint64_t *vals,
 				      unsigned int max)
 {

@@ -3,6 +3,7 @@
 #ifndef PVNET_UPLINK_PORT_H
 #define PVNET_UPLINK_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "uplink/tap.h"
@@ -55,6 +56,14 @@ void uplink_tap_port_destroy(struct uplink_tap_port *p);
  * Return: the switch port
  */
 struct sw_port *uplink_tap_port_sw(const struct uplink_tap_port *p);
+
+/**
+ * uplink_tap_port_running() - is the port still reading and writing its TAP?
+ * @p: the port
+ *
+ * Return: false once its TAP device was deleted (the uplink stops then)
+ */
+bool uplink_tap_port_running(const struct uplink_tap_port *p);
 
 /**
  * uplink_tap_port_counters() - the port's own counters (drops by reason, write failures)

@@ -71,6 +71,15 @@ check "frames for it are dropped at its switch port, counted" bash -c \
 import json, sys
 u = [x for x in json.load(sys.stdin)[\"uplinks\"] if x[\"name\"] == \"up1\"][0]
 sys.exit(0 if u[\"switch\"][\"tx_dropped\"] > 0 else 1)'"
+check "pvnet status says it stopped, and why; the other runs" bash -c \
+	"'$PVNET' -d '$RUN' status >'$TAP_TMP/st2' &&
+	 grep -Eq '^  up1 \(tap\): .*; stopped: its TAP device is gone' '$TAP_TMP/st2' &&
+	 ! grep -q 'up0 (tap): .*stopped' '$TAP_TMP/st2' &&
+	 '$PVNET' -d '$RUN' status --json | python3 -c '
+import json, sys
+u = {x[\"name\"]: x for x in json.load(sys.stdin)[\"uplinks\"]}
+sys.exit(0 if u[\"up1\"][\"running\"] is False and \"stopped\" not in u[\"up0\"] and
+         u[\"up0\"][\"running\"] is True else 1)'"
 check "said once, no read error logged after it" bash -c \
 	"[ \$(grep -c 'uplink up1: its TAP device is gone' '$RUN.log') = 1 ] &&
 	 ! grep -q 'uplink up1: read:' '$RUN.log'"

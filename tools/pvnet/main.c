@@ -342,6 +342,8 @@ static int cmd_status(int argc, char **argv)
 			       (long long)geti(dom, "switch", "tx_packets"),
 			       (long long)geti(dom, "switch", "rx_dropped"),
 			       (long long)geti(dom, "switch", "tx_dropped"));
+			if (json_is_false(json_object_get(dom, "running")))
+				printf("; stopped: %s", str_of(dom, "stopped"));
 			/* The port's own counters that are not zero: drops by reason, offloads done. */
 			json_object_foreach(json_object_get(dom, "counters"), key, v)
 			{

@@ -152,6 +152,12 @@ static unsigned int vxlan_counters(void *up, const char **names, uint64_t *vals,
 	return uplink_vxlan_port_counters(up, names, vals, max);
 }
 
+/* Why an uplink stopped (struct pvnetd_uplink): a VXLAN uplink's socket never goes away. */
+static const char *tap_stopped(void *up)
+{
+	return uplink_tap_port_running(up) ? NULL : "its TAP device is gone";
+}
+
 static void on_signal(struct loop_watch *w, uint32_t events)
 {
 	struct pvnetd *d = w->data;
@@ -619,7 +625,7 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			die("uplink tap:%s: %s", up_name[i], strerror(-rc));
 		d.uplinks[d.nuplinks++] = (struct pvnetd_uplink){
-		    "tap", uplink_tap_port_sw(uplink[i]), tap_counters, uplink[i]};
+		    "tap", uplink_tap_port_sw(uplink[i]), tap_counters, uplink[i], tap_stopped};
 	}
 	for (unsigned int i = 0; i < nvx; i++) {
 		rc = uplink_vxlan_port_create(d.sw, &vx[i], &vxlan[i]);
@@ -628,7 +634,7 @@ int main(int argc, char **argv)
 			die("uplink %s: %s", vx[i].name,
 			    rc == -ELOOP ? "not started" : strerror(-rc));
 		d.uplinks[d.nuplinks++] = (struct pvnetd_uplink){
-		    "vxlan", uplink_vxlan_port_sw(vxlan[i]), vxlan_counters, vxlan[i]};
+		    "vxlan", uplink_vxlan_port_sw(vxlan[i]), vxlan_counters, vxlan[i], NULL};
 	}
 	bcfg.loop = d.loop;
 	d.tx_mode = back_tx_mode_name(bcfg.tx_mode);

@@ -34,6 +34,7 @@ struct pvnetd_uplink {
 	struct sw_port *port;
 	unsigned int (*counters)(void *up, const char **names, uint64_t *vals, unsigned int max);
 	void *up;
+	const char *(*stopped)(void *up); /* why the uplink stopped, or NULL while it runs */
 };
 
 /**
