@@ -299,5 +299,26 @@ fi
 check "... saying so" grep -q 'ended (the port or pvnetd went away)' "$TAP_TMP/busy.pcap.err"
 check "pvnetd still answers, and lists no capture any more" bash -c \
 	"'$PVNET' -d '$RUN' status | grep -q '^captures: 0'"
+# pvnetd stops under a capture (of the uplink): the capture ends as when its port goes, exit
+# 0 with its summary, and pvnetd's log says it stopped the capture, not that a client left.
+"$PVNET" -d "$RUN" capture up0 -w "$TAP_TMP/last.pcap" 2>"$TAP_TMP/last.err" &
+PC=$!
+timeout 10 bash -c "until '$PVNET' -d '$RUN' status | grep -q '^captures: 1'; do sleep 0.1; done"
 check "pvnetd stops cleanly" stop_pvnetd
+for ((i = 0; i < 100; i++)); do
+	kill -0 "$PC" 2>/dev/null || break
+	sleep 0.05
+done
+if kill -0 "$PC" 2>/dev/null; then
+	not_ok "the capture ends when pvnetd stops"
+	kill -KILL "$PC"
+else
+	check "the capture ends when pvnetd stops, exit 0" wait "$PC"
+fi
+check "... saying so, with what it wrote" bash -c \
+	"grep -q 'ended (the port or pvnetd went away)' '$TAP_TMP/last.err' &&
+	 grep -Eq '^[0-9]+ frames written' '$TAP_TMP/last.err' &&
+	 grep -q 'pvnetd went away: its count of frames dropped is not known' '$TAP_TMP/last.err'"
+check "pvnetd's log: the capture stopped because pvnetd stops" \
+	grep -q 'capture of up0 stopped: pvnetd stops' "$RUN.log"
 finish

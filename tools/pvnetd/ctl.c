@@ -142,15 +142,15 @@ static void ctl_conn_unhold(struct ctl_conn *cc)
 		close(cc->held_fds[--cc->nheld_fds]);
 }
 
-static void ctl_conn_close(struct ctl_conn *cc)
+/* Close @cc: its captures stop and its domain goes, because of @why ("its client went away"). */
+static void ctl_conn_close(struct ctl_conn *cc, const char *why)
 {
 	struct ctl *c = cc->ctl;
 
 	ctl_conn_unhold(cc);
 	for (unsigned int i = 0; i < CTL_MAX_CAPTURES; i++) {
 		if (cc->caps[i])
-			info("capture of %s stopped: its client went away",
-			     sw_capture_port(cc->caps[i]));
+			info("capture of %s stopped: %s", sw_capture_port(cc->caps[i]), why);
 		sw_capture_stop(c->d->sw, cc->caps[i], NULL);
 	}
 	ctl_domain_release(cc);
@@ -762,7 +762,7 @@ static void ctl_send_held(struct ctl_conn *cc)
 		return;
 	ctl_conn_unhold(cc);
 	if (rc < 0 || loop_mod(cc->ctl->d->loop, &cc->w, EPOLLIN | EPOLLRDHUP) < 0)
-		ctl_conn_close(cc);
+		ctl_conn_close(cc, "its client went away");
 }
 
 static void on_conn(struct loop_watch *w, uint32_t events)
@@ -788,11 +788,11 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 		rc = reply ? ctl_reply(cc, reply, NULL, 0) : -ENOMEM;
 		json_decref(reply);
 		if (rc < 0)
-			ctl_conn_close(cc);
+			ctl_conn_close(cc, "its client went away");
 		return;
 	}
 	if (rc < 0) {
-		ctl_conn_close(cc);
+		ctl_conn_close(cc, "its client went away");
 		return;
 	}
 	reply = ctl_dispatch(cc, req, fds, &nfds, rfds, &nrfds, &owned);
@@ -827,7 +827,7 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 			     "connection%s",
 			     cc->domid ? " to a domain's connection" : "", strerror(-rc),
 			     cc->domid ? ", which destroys the domain" : "");
-		ctl_conn_close(cc);
+		ctl_conn_close(cc, "its client went away");
 	}
 }
 
@@ -937,7 +937,7 @@ void ctl_destroy(struct ctl *c)
 	if (!c)
 		return;
 	while (c->conns)
-		ctl_conn_close(c->conns);
+		ctl_conn_close(c->conns, "pvnetd stops");
 	loop_del(c->d->loop, &c->listen);
 	close(c->listen.fd);
 	unlink(c->path);
