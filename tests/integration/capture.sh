@@ -253,7 +253,7 @@ wait "$PK" 2>/dev/null
 # Refusals: each with a reason, pvnetd unharmed.
 check_fails "an unknown port is refused" "$PVNET" -d "$RUN" capture vif99.0 -w "$TAP_TMP/x"
 check "... saying so" bash -c \
-	"'$PVNET' -d '$RUN' capture vif99.0 -w '$TAP_TMP/x' 2>&1 | grep -q 'no port vif99.0'"
+	"'$PVNET' -d '$RUN' capture vif99.0 -w '$TAP_TMP/x' 2>&1 | grep -q 'no port \"vif99.0\" on the switch'"
 echo keep >"$TAP_TMP/keep.pcap"
 "$PVNET" -d "$RUN" capture vif99.0 -w "$TAP_TMP/keep.pcap" 2>/dev/null
 check "... and leaves a file of the name as it was" test "$(cat "$TAP_TMP/keep.pcap")" = keep

@@ -178,7 +178,7 @@ static void print_stats(struct attach *a)
 		t.tap_tx_dropped += s->tap_tx_dropped;
 		t.tap_tx_bad_offload += s->tap_tx_bad_offload;
 	}
-	printf("counters (all %u queues):\n", a->nq);
+	printf("counters (%s%u queue%s):\n", a->nq > 1 ? "all " : "", a->nq, a->nq > 1 ? "s" : "");
 	printf("     tap_rx_packets: %llu\n     tap_rx_bytes: %llu\n",
 	       (unsigned long long)t.tap_rx_packets, (unsigned long long)t.tap_rx_bytes);
 	for (unsigned int r = 0; r < UPLINK_DROP_NR; r++)

@@ -645,11 +645,11 @@ static json_t *op_capture_start(struct ctl_conn *cc, const json_t *req, int *rfd
 		close(sv[0]);
 		close(sv[1]);
 		if (rc == -ENOENT)
-			return ctlmsg_error(ENOENT, "capture-start: no port %s on the switch",
+			return ctlmsg_error(ENOENT, "capture-start: no port \"%s\" on the switch",
 					    port);
 		if (rc == -EBUSY)
 			return ctlmsg_error(
-			    EBUSY, "capture-start: port %s is being captured already", port);
+			    EBUSY, "capture-start: port \"%s\" is being captured already", port);
 		return ctlmsg_error(-rc, "capture-start: %s", strerror(-rc));
 	}
 	cc->caps[slot] = cap;
@@ -693,7 +693,7 @@ static json_t *op_capture_stop(struct ctl_conn *cc, const json_t *req)
 		return json_pack("{s:s, s:I, s:I}", "port", port, "captured",
 				 (json_int_t)st.captured, "dropped", (json_int_t)st.dropped);
 	}
-	return ctlmsg_error(ENOENT, "capture-stop: this connection does not capture %.*s",
+	return ctlmsg_error(ENOENT, "capture-stop: this connection does not capture \"%.*s\"",
 			    quote_len(port, SW_PORT_NAME_MAX), port);
 }
 
