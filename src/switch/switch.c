@@ -66,6 +66,7 @@ static const struct sw_stat_desc port_stat_descs[] = {
     PSTAT(rx_src_invalid), PSTAT(rx_link_local), PSTAT(same_port),  PSTAT(flood),
     PSTAT(tx_packets),	   PSTAT(tx_bytes),	 PSTAT(tx_dropped), PSTAT(learn_new),
     PSTAT(learn_moved),	   PSTAT(learn_limit),	 PSTAT(learn_full), PSTAT(fdb_entries),
+    PSTAT(rx_no_dest),
 };
 
 static const struct sw_stat_desc sw_stat_descs[] = {
@@ -116,7 +117,7 @@ struct fwd_batch {
 	bool memo_src_ok, memo_dst_ok;
 	struct {
 		uint64_t rx_bytes, rx_dropped, rx_length_errors, rx_src_invalid, rx_link_local;
-		uint64_t same_port, flood, learn_limit, learn_full;
+		uint64_t same_port, flood, no_dest, learn_limit, learn_full;
 	} c;
 };
 
@@ -439,6 +440,7 @@ static void fwd_reference(struct sw *sw, struct sw_port *in, struct fwd_batch *b
 		} else if (!b->nout) {
 			/* Alone on the segment: nowhere to go. */
 			b->c.rx_dropped++;
+			b->c.no_dest++;
 			sw_pkt_put(b->pkt[i]);
 			b->pkt[i] = NULL;
 		}
@@ -511,6 +513,7 @@ static void fwd_account(struct sw *sw, struct sw_port *in, const struct fwd_batc
 	stat_add(&s->rx_link_local, b->c.rx_link_local);
 	stat_add(&s->same_port, b->c.same_port);
 	stat_add(&s->flood, b->c.flood);
+	stat_add(&s->rx_no_dest, b->c.no_dest);
 	stat_add(&s->learn_limit, b->c.learn_limit);
 	stat_add(&s->learn_full, b->c.learn_full);
 	stat_add(&sw->stats.fdb_full, b->c.learn_full);

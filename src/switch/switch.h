@@ -84,7 +84,8 @@ struct sw_port_ops {
  * @rx_packets: frames the port handed to the switch
  * @rx_bytes: their bytes (struct sw_pkt.len)
  * @rx_dropped: of those, dropped before any output (the sum of the reasons
- *	below plus frames with nowhere to go)
+ *	below: rx_length_errors, rx_src_invalid, rx_link_local, same_port,
+ *	rx_no_dest)
  * @rx_length_errors: runts (shorter than an Ethernet header), or a header
  *	copy longer than the frame, or too many fragments
  * @rx_src_invalid: source MAC multicast, broadcast or zero (never learned)
@@ -92,6 +93,8 @@ struct sw_port_ops {
  *	must not forward pause, STP, LACP, 802.1X)
  * @same_port: destination learned on the input port itself
  * @flood: frames flooded (broadcast, multicast, unknown unicast)
+ * @rx_no_dest: frames flooded with no other port on the switch: nowhere
+ *	to go (a port alone on the segment)
  * @tx_packets: frames this port's xmit() accepted; a port that then
  *	cannot send one counts it among its own counters (the TAP uplink's
  *	tx_bad_offload and tx_errors, netback's rx_* drops), not here
@@ -116,6 +119,7 @@ struct sw_port_stats {
 	_Atomic uint64_t rx_link_local;
 	_Atomic uint64_t same_port;
 	_Atomic uint64_t flood;
+	_Atomic uint64_t rx_no_dest;
 	_Alignas(64) _Atomic uint64_t tx_packets;
 	_Atomic uint64_t tx_bytes;
 	_Atomic uint64_t tx_dropped;

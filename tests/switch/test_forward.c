@@ -135,6 +135,30 @@ static void test_same_port_dropped(void **state)
 	assert_int_equal(fake_pkts[2].done_calls, 1);
 }
 
+/*
+ * A port alone on the switch: what it floods has nowhere to go, dropped
+ * and counted as such (rx_no_dest), so that rx_dropped adds up by reason.
+ */
+static void test_alone_no_dest(void **state)
+{
+	struct env *e = *state;
+	uint8_t a[6];
+
+	for (unsigned int i = 1; i < NPORTS; i++)
+		assert_int_equal(sw_port_del(e->sw, e->fp[i].port), 0);
+	fake_mac(a, 1);
+	assert_int_equal(fake_send(e->sw, &e->fp[0], 1, bcast, a), 0);
+	assert_int_equal(fake_stat(&e->fp[0], "flood"), 1);
+	assert_int_equal(fake_stat(&e->fp[0], "rx_no_dest"), 1);
+	assert_int_equal(fake_stat(&e->fp[0], "rx_dropped"), 1);
+	assert_int_equal(fake_pkts[1].done_calls, 1);
+	/* Not alone: flooded, nothing dropped. */
+	fake_port_add(e->sw, &e->fp[1], 1);
+	assert_int_equal(fake_send(e->sw, &e->fp[0], 2, bcast, a), 1);
+	assert_int_equal(fake_stat(&e->fp[0], "rx_no_dest"), 1);
+	assert_int_equal(fake_stat(&e->fp[0], "rx_dropped"), 1);
+}
+
 static void test_runts_dropped(void **state)
 {
 	struct env *e = *state;
@@ -703,6 +727,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unknown_unicast_floods, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_broadcast_multicast_flood, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_same_port_dropped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_alone_no_dest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runts_dropped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_source_never_learned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_local_not_forwarded, setup, teardown),
