@@ -172,7 +172,7 @@ void fb_toolstack(struct fake_be *fb, struct harness *h, uint16_t domid, uint32_
 	wr(h->dom0, fb->be, "online", "1");
 	wr(h->dom0, fb->be, "state", "%d", XenbusStateInitialising);
 	/* What Linux netback's probe writes. */
-	wr(h->dom0, fb->be, "feature-sg", "1");
+	wr(h->dom0, fb->be, "feature-sg", "%d", !opts->no_sg);
 	wr(h->dom0, fb->be, "feature-gso-tcpv4", "1");
 	wr(h->dom0, fb->be, "feature-gso-tcpv6", "1");
 	wr(h->dom0, fb->be, "feature-ipv6-csum-offload", "1");
@@ -182,6 +182,8 @@ void fb_toolstack(struct fake_be *fb, struct harness *h, uint16_t domid, uint32_
 	wr(h->dom0, fb->be, "feature-split-event-channels", "%d", opts->split);
 	if (opts->max_queues)
 		wr(h->dom0, fb->be, "multi-queue-max-queues", "%u", opts->max_queues);
+	if (opts->mcast)
+		wr(h->dom0, fb->be, "feature-multicast-control", "1");
 	if (opts->persistent_max) {
 		wr(h->dom0, fb->be, "feature-persistent", "1");
 		wr(h->dom0, fb->be, "persistent-max-grants", "%u", opts->persistent_max);
@@ -232,12 +234,17 @@ static void *fb_thread(void *arg)
 				wr(fb->xs, fb->be, "state", "%d", XenbusStateInitWait);
 			break;
 		case XenbusStateConnected:
+			if (fb->opts.close_on_connect && be == XenbusStateInitWait) {
+				wr(fb->xs, fb->be, "state", "%d", XenbusStateClosing);
+				break;
+			}
 			if (!fb->opts.no_connect && be == XenbusStateInitWait) {
 				atomic_fetch_add(&fb->connects, 1);
 				wr(fb->xs, fb->be, "state", "%d", XenbusStateConnected);
 			}
 			break;
 		case XenbusStateClosing:
+			atomic_fetch_add(&fb->closings, 1);
 			if (be != XenbusStateClosing && be != XenbusStateClosed)
 				wr(fb->xs, fb->be, "state", "%d", XenbusStateClosing);
 			break;
@@ -256,6 +263,7 @@ void fb_start(struct fake_be *fb)
 {
 	atomic_init(&fb->stop, false);
 	atomic_init(&fb->connects, 0);
+	atomic_init(&fb->closings, 0);
 	fb->xs = xs_open(XS_OPEN_SOCKETONLY);
 	if (!fb->xs || pthread_create(&fb->thread, NULL, fb_thread, fb)) {
 		fprintf(stderr, "harness: cannot start the fake backend\n");

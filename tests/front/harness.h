@@ -37,6 +37,9 @@ struct fake_be_opts {
 	bool no_initwait;	     /* never leave Initialising */
 	bool no_connect;	     /* never answer Connected */
 	unsigned int persistent_max; /* feature-persistent + persistent-max-grants, 0: absent */
+	bool mcast;		     /* feature-multicast-control = 1 */
+	bool no_sg;		     /* feature-sg = 0 (GSO still offered) */
+	bool close_on_connect;	     /* answer the frontend's Connected with Closing */
 };
 
 struct fake_be {
@@ -49,6 +52,7 @@ struct fake_be {
 	struct xs_handle *xs; /* the thread's own dom0 connection */
 	atomic_bool stop;
 	atomic_int connects; /* times it answered Connected */
+	atomic_int closings; /* times it saw the frontend Closing */
 };
 
 int h_start(struct harness *h, const char *pvnetd_exe);

@@ -292,6 +292,17 @@ static void test_ctrl_bad_ids(void **state)
 	cbe_join(&c.be);
 	assert_non_null(pvnet_vif_error(c.vif));
 	ctx_fini(&c);
+
+	/* An id a ring's worth past the pending one: same table entry, not its answer. */
+	ctx_init(&c, 20);
+	c.be.n = 1;
+	c.be.order[0] = 0;
+	c.be.id[0] = FRONT_CTRL_RING_SIZE;
+	cbe_run(&c.be);
+	assert_int_equal(pvnet_vif_get_hash_mapping_size(c.vif, &size), -EIO);
+	cbe_join(&c.be);
+	assert_non_null(pvnet_vif_error(c.vif));
+	ctx_fini(&c);
 }
 
 /*

@@ -57,11 +57,14 @@ static void be_attach(struct ctx *c, unsigned int queues)
 			(uint32_t)h_read_int(&H, "%s%s/rx-ring-ref", c->fb.fe, dir));
 }
 
-/* A vif of @queues queues, whose waits for the backend end after @timeout_ms (0: the default). */
-static void ctx_init_queues(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers,
-			    unsigned int queues, int timeout_ms)
+/*
+ * A vif of @queues queues, whose waits for the backend end after @timeout_ms
+ * (0: the default), with a backend that offers multicast control if @mcast.
+ */
+static void ctx_init_opts(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers,
+			  unsigned int queues, int timeout_ms, bool mcast)
 {
-	struct fake_be_opts opts = {.max_queues = queues > 1 ? queues : 0};
+	struct fake_be_opts opts = {.max_queues = queues > 1 ? queues : 0, .mcast = mcast};
 	struct pvnet_vif_config cfg;
 
 	memset(c, 0, sizeof(*c));
@@ -79,6 +82,12 @@ static void ctx_init_queues(struct ctx *c, unsigned int tx_buffers, unsigned int
 	assert_int_equal(pvnet_vif_create(c->dom, &cfg, &c->vif), 0);
 	assert_int_equal(pvnet_vif_queues(c->vif), queues);
 	be_attach(c, queues);
+}
+
+static void ctx_init_queues(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers,
+			    unsigned int queues, int timeout_ms)
+{
+	ctx_init_opts(c, tx_buffers, rx_buffers, queues, timeout_ms, false);
 }
 
 static void ctx_init(struct ctx *c, unsigned int tx_buffers, unsigned int rx_buffers)
@@ -221,6 +230,134 @@ static void test_tx_errors_counted(void **state)
 	be_tx_push(&c.be);
 	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
 	assert_int_equal(stat(c.vif, "tx_errors"), 1);
+	/* A frame of three slots, every slot answered with an error: one frame, one error. */
+	static uint8_t big[9000];
+	struct pvnet_pkt three = {.data = big, .len = sizeof(big)};
+
+	assert_int_equal(pvnet_send(c.vif, 0, &three, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_ERROR));
+	assert_int_equal(f.slots, 3);
+	be_tx_push(&c.be);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_int_equal(stat(c.vif, "tx_errors"), 2);
+	assert_null(pvnet_vif_error(c.vif));
+	ctx_fini(&c);
+}
+
+/*
+ * A GSO frame takes two slots (its extra after the first): with one slot
+ * left it waits, whether copied or zero-copy, and the requests already on
+ * the ring are not overwritten.
+ */
+static void test_tx_gso_needs_room_for_its_extra(void **state)
+{
+	static uint8_t frames[64][60], gso[1000];
+	static struct be_frame f;
+	struct pvnet_pkt pkts[64], g = {.data = gso,
+					.len = sizeof(gso),
+					.flags = PVNET_PKT_CSUM_BLANK,
+					.gso_type = PVNET_GSO_TCPV4,
+					.gso_size = 500};
+	struct pvnet_buf *b;
+	unsigned int sent = 0, got = 0;
+	struct ctx c;
+
+	ctx_init(&c, PVNET_RING_SIZE, 64);
+	for (int i = 0; i < 64; i++)
+		pkts[i] = (struct pvnet_pkt){.data = frames[i], .len = 60};
+	while (sent < PVNET_RING_SIZE - 1) {
+		unsigned int n = PVNET_RING_SIZE - 1 - sent < 64 ? PVNET_RING_SIZE - 1 - sent : 64;
+
+		for (unsigned int i = 0; i < n; i++)
+			frames[i][0] = (uint8_t)(sent + i);
+		assert_int_equal(pvnet_send(c.vif, 0, pkts, n), (int)n);
+		sent += n;
+	}
+	assert_int_equal(pvnet_send(c.vif, 0, &g, 1), 0);
+	assert_int_equal(stat(c.vif, "tx_ring_full"), 1);
+	assert_int_equal(pvnet_tx_alloc(c.vif, 0, &b, 1), 1);
+	b->len = sizeof(gso);
+	b->flags = PVNET_PKT_CSUM_BLANK;
+	b->gso_type = PVNET_GSO_TCPV4;
+	b->gso_size = 500;
+	assert_int_equal(pvnet_tx_submit(c.vif, 0, &b, 1), 0);
+	pvnet_tx_free(c.vif, 0, &b, 1);
+	while (be_tx_frame(&c.be, &f, NETIF_RSP_OKAY)) {
+		assert_int_equal(f.len, 60);
+		assert_int_equal(f.slots, 1);
+		assert_int_equal(f.gso.type, XEN_NETIF_EXTRA_TYPE_NONE);
+		assert_int_equal(f.data[0], (uint8_t)got);
+		got++;
+	}
+	assert_int_equal(got, PVNET_RING_SIZE - 1);
+	be_tx_push(&c.be);
+	/* Room again: the frame goes, extra and all. */
+	assert_int_equal(pvnet_send(c.vif, 0, &g, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	assert_int_equal(f.len, sizeof(gso));
+	assert_int_equal(f.gso.type, XEN_NETIF_EXTRA_TYPE_GSO);
+	be_tx_push(&c.be);
+	assert_null(pvnet_vif_error(c.vif));
+	ctx_fini(&c);
+
+	/* A multicast filter request is two slots too (a first slot and its MCAST_ADD extra). */
+	static const uint8_t group[6] = {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01};
+
+	ctx_init_opts(&c, PVNET_RING_SIZE, 64, 1, 0, true);
+	for (int i = 0; i < 64; i++)
+		pkts[i] = (struct pvnet_pkt){.data = frames[i], .len = 60};
+	for (sent = 0; sent < PVNET_RING_SIZE - 1;) {
+		unsigned int n = PVNET_RING_SIZE - 1 - sent < 64 ? PVNET_RING_SIZE - 1 - sent : 64;
+
+		assert_int_equal(pvnet_send(c.vif, 0, pkts, n), (int)n);
+		sent += n;
+	}
+	assert_int_equal(pvnet_mcast_add(c.vif, 0, group), 0);
+	for (got = 0; be_tx_frame(&c.be, &f, NETIF_RSP_OKAY); got++)
+		assert_int_equal(f.len, 60);
+	assert_int_equal(got, PVNET_RING_SIZE - 1);
+	be_tx_push(&c.be);
+	assert_int_equal(pvnet_mcast_add(c.vif, 0, group), 1);
+	/* Answered with a status other than OKAY: counted as refused, whichever it is. */
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_DROPPED));
+	assert_int_equal(f.len, 0);
+	assert_int_equal(f.gso.type, XEN_NETIF_EXTRA_TYPE_MCAST_ADD);
+	be_tx_push(&c.be);
+	assert_int_equal(pvnet_send(c.vif, 0, pkts, 1), 1);
+	assert_int_equal(stat(c.vif, "mcast_requests"), 1);
+	assert_int_equal(stat(c.vif, "mcast_refused"), 1);
+	assert_null(pvnet_vif_error(c.vif));
+	ctx_fini(&c);
+}
+
+/*
+ * A send that gets through again ends the stop: TX completions nobody
+ * waits for are then no work, or a receive-only wait would return at once
+ * for ever.
+ */
+static void test_tx_stop_ends(void **state)
+{
+	static uint8_t frame[60];
+	static struct be_frame f;
+	struct pvnet_pkt pkt = {.data = frame, .len = 60};
+	struct ctx c;
+
+	ctx_init(&c, 32, 64);
+	for (int i = 0; i < 32; i++)
+		assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 0);
+	while (be_tx_frame(&c.be, &f, NETIF_RSP_OKAY))
+		;
+	be_tx_push(&c.be);
+	/* Stopped, completions waiting: that is work. */
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 1);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	be_tx_push(&c.be);
+	/* Not stopped: the completion waits for the next send, nobody wakes for it. */
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
+	assert_int_equal(pvnet_queue_wait(c.vif, 0, 50, 0), 0);
 	ctx_fini(&c);
 }
 
@@ -448,6 +585,16 @@ static void test_zero_copy(void **state)
 	bufs[0]->len = 200;
 	assert_int_equal(pvnet_tx_submit(c.vif, 0, bufs, 1), -EINVAL);
 	pvnet_tx_free(c.vif, 0, bufs, 1);
+	/* A buffer of a whole page is a fragment (a slot may end at the page's end). */
+	assert_int_equal(pvnet_tx_alloc(c.vif, 0, bufs, 1), 1);
+	fill(bufs[0]->data, PVNET_PAGE_SIZE, 4);
+	memcpy(in, bufs[0]->data, PVNET_PAGE_SIZE);
+	bufs[0]->len = PVNET_PAGE_SIZE;
+	assert_int_equal(pvnet_tx_submit(c.vif, 0, bufs, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	assert_int_equal(f.len, PVNET_PAGE_SIZE);
+	assert_memory_equal(f.data, in, PVNET_PAGE_SIZE);
+	be_tx_push(&c.be);
 	/* A buffer that is not ours is refused too. */
 	struct pvnet_buf fake = {.data = in, .len = 100, .page = in, .id = 0};
 	struct pvnet_buf *fp = &fake;
@@ -554,6 +701,58 @@ static void test_zero_copy_spoiled_fields(void **state)
  * comes first, else the call stops there and counts the frames before it
  * (pvnet_tx_submit() used to dereference it).
  */
+/*
+ * Buffers given back twice go back once: to the free list (TX), to the
+ * ring (RX, where the same page at two slots would take two frames), a
+ * chain looped back on itself included.
+ */
+static void test_zero_copy_given_back_twice(void **state)
+{
+	static uint8_t in[100];
+	struct pvnet_buf *bufs[40], *chain[PVNET_MAX_FRAGS + 1], *rx[2];
+	RING_IDX posted;
+	struct ctx c;
+	int n;
+
+	ctx_init(&c, 32, 64);
+	assert_int_equal(pvnet_tx_alloc(c.vif, 0, bufs, 2), 2);
+	pvnet_tx_free(c.vif, 0, bufs, 1);
+	pvnet_tx_free(c.vif, 0, bufs, 1);
+	bufs[1]->next = bufs[1];
+	pvnet_tx_free(c.vif, 0, bufs + 1, 1);
+	n = pvnet_tx_alloc(c.vif, 0, bufs, 40);
+	assert_int_equal(n, 32);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			assert_ptr_not_equal(bufs[i], bufs[j]);
+	pvnet_tx_free(c.vif, 0, bufs, (unsigned int)n);
+
+	/* A chain of 19 buffers is more fragments than a frame may have: refused, nothing sent. */
+	assert_int_equal(pvnet_tx_alloc(c.vif, 0, chain, PVNET_MAX_FRAGS + 1), PVNET_MAX_FRAGS + 1);
+	for (unsigned int i = 0; i <= PVNET_MAX_FRAGS; i++) {
+		chain[i]->len = 100;
+		chain[i]->next = i < PVNET_MAX_FRAGS ? chain[i + 1] : NULL;
+	}
+	assert_int_equal(pvnet_tx_submit(c.vif, 0, chain, 1), -EINVAL);
+	assert_int_equal(c.be.tx.sring->req_prod, 0);
+	pvnet_tx_free(c.vif, 0, chain, 1);
+
+	assert_int_equal(be_rx_frame(&c.be, in, sizeof(in), 0, NULL), 0);
+	assert_int_equal(be_rx_frame(&c.be, in, sizeof(in), 0, NULL), 0);
+	be_rx_push(&c.be);
+	assert_int_equal(pvnet_rx_burst(c.vif, 0, rx, 2), 2);
+	posted = c.be.rx.sring->req_prod;
+	pvnet_rx_release(c.vif, 0, rx, 1);
+	assert_int_equal(c.be.rx.sring->req_prod, posted + 1);
+	pvnet_rx_release(c.vif, 0, rx, 1);
+	assert_int_equal(c.be.rx.sring->req_prod, posted + 1);
+	rx[1]->next = rx[1];
+	pvnet_rx_release(c.vif, 0, rx + 1, 1);
+	assert_int_equal(c.be.rx.sring->req_prod, posted + 2);
+	assert_null(pvnet_vif_error(c.vif));
+	ctx_fini(&c);
+}
+
 static void test_zero_copy_null_entry(void **state)
 {
 	static struct be_frame f;
@@ -643,6 +842,29 @@ static void test_hostile_tx(void **state)
 	fb_start(&c.fb);
 	ctx_fini(&c);
 
+	/* An id past the TX buffers (tx_buffers 32: ids 0..31). */
+	ctx_init(&c, 32, 64);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 1)->id = 32;
+	be_tx_push(&c.be);
+	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "not in flight");
+	ctx_fini(&c);
+
+	/* Broken, then the backend closes: we answer Closed, and the vif keeps its -EIO and reason. */
+	ctx_init(&c, 32, 64);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 1)->id = 31;
+	be_tx_push(&c.be);
+	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "not in flight");
+	fb_set_state(&c.fb, XenbusStateClosing);
+	for (int i = 0; i < 100 && pvnet_vif_process(c.vif) != XenbusStateClosed; i++)
+		poll(&(struct pollfd){.fd = pvnet_vif_control_fd(c.vif), .events = POLLIN}, 1, 50);
+	assert_int_equal(pvnet_vif_state(c.vif), XenbusStateClosed);
+	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "not in flight");
+	ctx_fini(&c);
+
 	/* A data slot answered NULL, as only an extra may be: its id would stay in flight. */
 	ctx_init(&c, 32, 64);
 	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
@@ -662,6 +884,18 @@ static void test_hostile_tx(void **state)
 	/* (the frontend pushed only one request: the second response is also beyond it) */
 	be_tx_push(&c.be);
 	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "beyond");
+	ctx_fini(&c);
+
+	/* Two frames in flight, the first one's id answered for both: the second is not in flight. */
+	ctx_init(&c, 32, 64);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_int_equal(pvnet_send(c.vif, 0, &pkt, 1), 1);
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	assert_true(be_tx_frame(&c.be, &f, NETIF_RSP_OKAY));
+	RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 1)->id =
+	    RING_GET_RESPONSE(&c.be.tx, c.be.tx.rsp_prod_pvt - 2)->id;
+	be_tx_push(&c.be);
+	expect_broken(&c, pvnet_send(c.vif, 0, &pkt, 1), "not in flight");
 	ctx_fini(&c);
 
 	/*
@@ -698,6 +932,34 @@ static void test_hostile_rx(void **state)
 	ctx_init(&c, 32, 64);
 	c.be.rx.sring->rsp_prod = c.be.rx.sring->req_prod + 1;
 	expect_broken(&c, pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), "beyond");
+	ctx_fini(&c);
+
+	/*
+	 * Responses only to requests we pushed: two buffers given back with 14
+	 * requests outstanding are posted but not pushed (fewer than a largest
+	 * frame's 19), and a backend answering at their slots, which it can
+	 * guess, is beyond them.
+	 */
+	ctx_init(&c, 32, 64);
+	{
+		struct pvnet_buf *held[50];
+		netif_rx_response_t *r;
+
+		for (int i = 0; i < 50; i++)
+			assert_int_equal(be_rx_frame(&c.be, in, 100, 0, NULL), 0);
+		be_rx_push(&c.be);
+		assert_int_equal(pvnet_rx_burst(c.vif, 0, held, 50), 50);
+		pvnet_rx_release(c.vif, 0, held, 2);
+		assert_int_equal(c.be.rx.sring->req_prod, 64);
+		for (int i = 0; i < 14; i++)
+			assert_int_equal(be_rx_frame(&c.be, in, 100, 0, NULL), 0);
+		r = RING_GET_RESPONSE(&c.be.rx, 64);
+		*r = (netif_rx_response_t){.id = 64, .offset = 0, .flags = 0, .status = 100};
+		c.be.rx.rsp_prod_pvt = 65;
+		be_rx_push(&c.be);
+		expect_broken(&c, pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), "beyond");
+		pvnet_rx_release(c.vif, 0, held + 2, 48);
+	}
 	ctx_fini(&c);
 
 	/* rsp_prod put back behind what was already consumed (index arithmetic wraps). */
@@ -785,6 +1047,7 @@ static void test_hostile_rx(void **state)
 		assert_int_equal(pkt.len, 300);
 		assert_memory_equal(out, in, 300);
 		/* Consumed: the queue is idle again, not "incomplete" for ever. */
+		assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
 		assert_int_equal(pvnet_recv(c.vif, 0, &pkt, 1, out, sizeof(out)), 0);
 		assert_int_equal(pvnet_queue_wait(c.vif, 0, 0, 0), 0);
 		assert_null(pvnet_vif_error(c.vif));
@@ -814,11 +1077,14 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_tx_sizes),
 	    cmocka_unit_test(test_tx_ring_full_and_wrap),
 	    cmocka_unit_test(test_tx_errors_counted),
+	    cmocka_unit_test(test_tx_gso_needs_room_for_its_extra),
+	    cmocka_unit_test(test_tx_stop_ends),
 	    cmocka_unit_test(test_rx_sizes),
 	    cmocka_unit_test(test_rx_burst_wrap_and_refill),
 	    cmocka_unit_test(test_zero_copy),
 	    cmocka_unit_test(test_zero_copy_spoiled_fields),
 	    cmocka_unit_test(test_zero_copy_out_of_buffers_wakes),
+	    cmocka_unit_test(test_zero_copy_given_back_twice),
 	    cmocka_unit_test(test_zero_copy_null_entry),
 	    cmocka_unit_test(test_wait_arms_late),
 	    cmocka_unit_test(test_hostile_tx),

@@ -116,6 +116,8 @@ static void test_connect_single_queue(void **state)
 	assert_int_equal(pvnet_queue_fd(vif, 1), -EINVAL);
 
 	pvnet_vif_destroy(vif);
+	/* Through Closing (the backend disconnects there) to Closed, as Linux netfront. */
+	assert_int_equal(atomic_load(&c.fb.closings), 1);
 	assert_int_equal(h_read_int(&H, "%s/state", fe), XenbusStateClosed);
 	assert_int_equal(h_read_int(&H, "%s/state", c.fb.be), XenbusStateClosed);
 	assert_int_equal(pvnet_domain_abandoned_pages(c.dom), 0);
@@ -190,6 +192,14 @@ static void test_persistent_negotiation(void **state)
 	pvnet_vif_destroy(vif);
 	ctx_fini(&c);
 
+	/* A bound the pool meets exactly is a fit. */
+	fits.persistent_max = c.cfg.tx_buffers + c.cfg.rx_buffers;
+	ctx_init(&c, 17, &fits);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_true(pvnet_vif_features(vif) & PVNET_F_PERSISTENT);
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+
 	ctx_init(&c, 10, &small);
 	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
 	assert_false(pvnet_vif_features(vif) & PVNET_F_PERSISTENT);
@@ -257,6 +267,11 @@ static void test_no_device(void **state)
 	cfg.tx_buffers = PVNET_RING_SIZE;
 	cfg.rx_buffers = 4;
 	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -EINVAL);
+	/* Fewer than a largest frame's 19 RX buffers would never be pushed (RX_PUSH_MIN). */
+	cfg.rx_buffers = PVNET_MAX_FRAGS;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -EINVAL);
+	cfg.rx_buffers = PVNET_MAX_FRAGS + 1;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), -ENODEV);
 	pvnet_vif_config_default(&cfg);
 	cfg.prepared = true;
 	cfg.features = 1u << 20;
@@ -319,6 +334,47 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* GSO offered without scatter-gather: a GSO frame is larger than a page, so no GSO either. */
+static void test_gso_needs_sg(void **state)
+{
+	struct fake_be_opts opts = {.no_sg = true};
+	static uint8_t frame[1000];
+	struct pvnet_pkt pkt = {.data = frame,
+				.len = sizeof(frame),
+				.flags = PVNET_PKT_CSUM_BLANK,
+				.gso_type = PVNET_GSO_TCPV4,
+				.gso_size = 500};
+	struct pvnet_vif *vif;
+	struct ctx c;
+
+	ctx_init(&c, 15, &opts);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_int_equal(
+	    pvnet_vif_features(vif) & (PVNET_F_SG | PVNET_F_GSO_TCPV4 | PVNET_F_GSO_TCPV6), 0);
+	assert_int_equal(pvnet_send(vif, 0, &pkt, 1), -EOPNOTSUPP);
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+}
+
+/* A backend that answers our Connected with Closing: refused at once, not at the timeout. */
+static void test_backend_refuses_connect(void **state)
+{
+	struct fake_be_opts opts = {.close_on_connect = true};
+	struct pvnet_vif *vif;
+	struct ctx c;
+	double t;
+
+	ctx_init(&c, 16, &opts);
+	c.cfg.timeout_ms = 3000;
+	t = now_s();
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -ENOTCONN);
+	assert_true(now_s() - t < 2.0);
+	assert_null(vif);
+	assert_int_equal(h_read_int(&H, "%s/state", c.fb.fe), XenbusStateClosed);
+	assert_int_equal(pvnet_domain_abandoned_pages(c.dom), 0);
+	ctx_fini(&c);
 }
 
 /*
@@ -584,6 +640,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_backend_silent),
 	    cmocka_unit_test(test_no_device),
 	    cmocka_unit_test(test_backend_closes_then_reconnect),
+	    cmocka_unit_test(test_gso_needs_sg),
+	    cmocka_unit_test(test_backend_refuses_connect),
 	    cmocka_unit_test(test_backend_carrier),
 	    cmocka_unit_test(test_domain_name),
 	    cmocka_unit_test(test_pvnetd_not_answering),
