@@ -87,16 +87,14 @@ static bool addr_unicast(const struct sockaddr_storage *ss)
 	return !IN6_IS_ADDR_UNSPECIFIED(a6) && !IN6_IS_ADDR_MULTICAST(a6);
 }
 
-/* The wildcard address (any) of @ss's family. */
-static bool addr_any(const struct sockaddr_storage *ss)
+bool uplink_vxlan_addr_any(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
 		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
 	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-/* Do @a and @b, of one family, hold the same address (ports aside)? */
-static bool addr_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+bool uplink_vxlan_addr_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
 	if (a->ss_family != b->ss_family)
 		return false;
@@ -193,7 +191,7 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 			 * A group or broadcast address binds, but what the remote
 			 * sends to this host's own address would never be read.
 			 */
-			if (!addr_any(&out->local) && !addr_unicast(&out->local))
+			if (!uplink_vxlan_addr_any(&out->local) && !addr_unicast(&out->local))
 				return bad(err, errlen,
 					   "local must be a unicast address of this host or the "
 					   "wildcard (not multicast, not broadcast)");
@@ -239,7 +237,7 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 		return bad(err, errlen, "local and remote must be of one family");
 	/* Datagrams to our own address and port would come back to us: a loop. */
 	for (unsigned int i = 0; seen[K_LOCAL] && i < out->nremotes; i++)
-		if (addr_equal(&out->remote[i], &out->local))
+		if (uplink_vxlan_addr_equal(&out->remote[i], &out->local))
 			return bad(err, errlen,
 				   "a remote is the local address: what is sent to it would come "
 				   "back");
@@ -291,7 +289,8 @@ bool uplink_vxlan_spec_clash(const struct uplink_vxlan_spec *a, const struct upl
 {
 	/* Sockets of one namespace and family whose addresses overlap (either the wildcard). */
 	if (strcmp(a->netns, b->netns) || a->local.ss_family != b->local.ss_family ||
-	    !(addr_any(&a->local) || addr_any(&b->local) || addr_equal(&a->local, &b->local)))
+	    !(uplink_vxlan_addr_any(&a->local) || uplink_vxlan_addr_any(&b->local) ||
+	      uplink_vxlan_addr_equal(&a->local, &b->local)))
 		return false;
 	if (a->dstport == b->dstport)
 		bad(err, errlen,

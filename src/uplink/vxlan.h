@@ -121,6 +121,19 @@ int uplink_vxlan_spec_parse(const char *spec, struct uplink_vxlan_spec *out, cha
 bool uplink_vxlan_spec_same(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b);
 
 /**
+ * uplink_vxlan_addr_any() - is @ss the wildcard address of its family?
+ * @ss: an AF_INET or AF_INET6 address
+ */
+bool uplink_vxlan_addr_any(const struct sockaddr_storage *ss);
+
+/**
+ * uplink_vxlan_addr_equal() - do @a and @b hold the same address, ports aside?
+ * @a: an AF_INET or AF_INET6 address (at least that family's sockaddr)
+ * @b: another
+ */
+bool uplink_vxlan_addr_equal(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+
+/**
  * uplink_vxlan_addr_str() - an address of a specification, as text
  * @ss: an AF_INET or AF_INET6 address
  * @buf: receives it (the port left out)

@@ -57,13 +57,6 @@ static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_
 	return fd;
 }
 
-static bool addr_is_any(const struct sockaddr_storage *a)
-{
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == 0;
-	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
-}
-
 static uint16_t bound_port(int fd)
 {
 	struct sockaddr_storage a;
@@ -137,18 +130,11 @@ static bool addr_is_ours(const struct sockaddr_storage *a, const struct ifaddrs 
 	} else if (IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)a)->sin6_addr)) {
 		return true;
 	}
-	for (const struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != a->ss_family)
-			continue;
-		if (a->ss_family == AF_INET
-			? ((const struct sockaddr_in *)(const void *)i->ifa_addr)
-				  ->sin_addr.s_addr ==
-			      ((const struct sockaddr_in *)a)->sin_addr.s_addr
-			: IN6_ARE_ADDR_EQUAL(
-			      &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr,
-			      &((const struct sockaddr_in6 *)a)->sin6_addr))
+	for (const struct ifaddrs *i = ifs; i; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == a->ss_family &&
+		    uplink_vxlan_addr_equal(
+			a, (const struct sockaddr_storage *)(const void *)i->ifa_addr))
 			return true;
-	}
 	return false;
 }
 
@@ -198,7 +184,7 @@ int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vx
 		}
 	}
 	/* Made in the namespace: they stay there whatever thread uses them. */
-	rc = addr_is_any(&sp->local) ? remote_loops(sp) : 0;
+	rc = uplink_vxlan_addr_any(&sp->local) ? remote_loops(sp) : 0;
 	if (rc == 0) {
 		rc = udp_socket(sp, &sp->local);
 		if (rc >= 0) {

@@ -285,17 +285,22 @@ check "no port: usage error (exit 2)" bash -c \
 	"'$PVNET' -d '$RUN' capture -w '$TAP_TMP/x' 2>/dev/null; test \$? = 2"
 
 # The port goes away under its capture: the capture ends and says so.
+# ends_by_itself PID WHAT: the capture PID ends within 5 s, exit 0 (else it is killed).
+ends_by_itself() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		not_ok "$2"
+		kill -KILL "$1"
+	else
+		check "$2, exit 0" wait "$1"
+	fi
+}
 check "the guest detaches" tap_stop "$PA"
-for ((i = 0; i < 100; i++)); do
-	kill -0 "$PC" 2>/dev/null || break
-	sleep 0.05
-done
-if kill -0 "$PC" 2>/dev/null; then
-	not_ok "the capture of a vif that went away ends by itself"
-	kill -KILL "$PC"
-else
-	check "the capture of a vif that went away ends by itself, exit 0" wait "$PC"
-fi
+ends_by_itself "$PC" "the capture of a vif that went away ends by itself"
 check "... saying so" grep -q 'ended (the port or pvnetd went away)' "$TAP_TMP/busy.pcap.err"
 check "pvnetd still answers, and lists no capture any more" bash -c \
 	"'$PVNET' -d '$RUN' status | grep -q '^captures: 0'"
@@ -305,16 +310,7 @@ check "pvnetd still answers, and lists no capture any more" bash -c \
 PC=$!
 timeout 10 bash -c "until '$PVNET' -d '$RUN' status | grep -q '^captures: 1'; do sleep 0.1; done"
 check "pvnetd stops cleanly" stop_pvnetd
-for ((i = 0; i < 100; i++)); do
-	kill -0 "$PC" 2>/dev/null || break
-	sleep 0.05
-done
-if kill -0 "$PC" 2>/dev/null; then
-	not_ok "the capture ends when pvnetd stops"
-	kill -KILL "$PC"
-else
-	check "the capture ends when pvnetd stops, exit 0" wait "$PC"
-fi
+ends_by_itself "$PC" "the capture ends when pvnetd stops"
 check "... saying so, with what it wrote" bash -c \
 	"grep -q 'ended (the port or pvnetd went away)' '$TAP_TMP/last.err' &&
 	 grep -Eq '^[0-9]+ frames written' '$TAP_TMP/last.err' &&
