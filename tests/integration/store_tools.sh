@@ -388,6 +388,11 @@ fi
 check "pvnet version names itself" grep -qx "pvnet [0-9.]*" <("$PVNET" version)
 check "pvnet help prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help)
 check "pvnet --version too" grep -qx "pvnet [0-9.]*" <("$PVNET" --version)
+for sub in bench attach capture; do
+	check "pvnet help $sub prints $sub's usage" grep -q "^Usage: pvnet.* $sub" \
+		<("$PVNET" help "$sub")
+done
+check "pvnet help status prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help status)
 for cmd in "status --help" "show -h" "status --json --help"; do
 	# shellcheck disable=SC2086 # the words of the command line
 	out=$("$PVNET" -d "$tmp/none" $cmd 2>/dev/null)
@@ -405,7 +410,7 @@ for ns in "a/b" "../../proc/1/ns/net" "a b" "$(printf 'n%.0s' {1..65})"; do
 	check "pvnet attach --netns '$ns': exit status 2" [ $rc -eq 2 ]
 	check "... saying why" grep -q -- "--netns '$ns': not a namespace name" "$tmp/ns.err"
 done
-for bad in "" "frob" "version extra" "help extra" "status --xml" "show a b"; do
+for bad in "" "frob" "version extra" "help extra" "help status extra" "status --xml" "show a b"; do
 	# shellcheck disable=SC2086 # the words of the command line
 	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>&1
 	rc=$?

@@ -38,7 +38,7 @@ static void usage(FILE *f)
 		   "                    a switch port's frames into a pcap file (stdout: pipe it\n"
 		   "                    into tcpdump -r -; docs/capture.md)\n"
 		   "  version           print the version\n"
-		   "  help              this text\n"
+		   "  help [COMMAND]    this text, or that command's --help\n"
 		   "\n"
 		   "Options:\n"
 		   "  -d, --run-dir DIR  pvnetd's run directory (default /run/pvnet)\n"
@@ -423,9 +423,26 @@ int main(int argc, char **argv)
 		return attach_main(argc, argv, run_dir_given ? run_dir : NULL);
 	if (!strcmp(argv[0], "capture"))
 		return capture_main(argc, argv, run_dir);
+	/* `pvnet help COMMAND`: that command's --help (status and show have this one's). */
+	if (!strcmp(argv[0], "help") && argc == 2) {
+		char *sub[] = {argv[1], "--help", NULL};
+
+		if (!strcmp(argv[1], "bench"))
+			return bench_main(2, sub, NULL);
+		if (!strcmp(argv[1], "attach"))
+			return attach_main(2, sub, NULL);
+		if (!strcmp(argv[1], "capture"))
+			return capture_main(2, sub, run_dir);
+		if (strcmp(argv[1], "status") && strcmp(argv[1], "show") &&
+		    strcmp(argv[1], "version") && strcmp(argv[1], "help")) {
+			fprintf(stderr, "pvnet help: unknown command '%s'\n", argv[1]);
+			return 2;
+		}
+	}
 	if (!strcmp(argv[0], "version") || !strcmp(argv[0], "help")) {
-		if (argc > 1) {
-			fprintf(stderr, "pvnet %s: unexpected argument '%s'\n", argv[0], argv[1]);
+		if (argc > 2 || (argc > 1 && strcmp(argv[0], "help"))) {
+			fprintf(stderr, "pvnet %s: unexpected argument '%s'\n", argv[0],
+				argv[argc - 1]);
 			return 2;
 		}
 		if (!strcmp(argv[0], "version"))
