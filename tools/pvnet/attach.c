@@ -56,7 +56,10 @@ static void attach_usage(FILE *f)
 	    "  --queues N   vif and TAP queues, 1..16 (default 1; one thread each)\n"
 	    "  --mtu MTU    the TAP's MTU, 68..65521 (default 1500; over 4082 needs feature-sg)\n"
 	    "  --no-offload negotiate no checksum or segmentation offload, as a netfront\n"
-	    "               without them: pvnetd then fills in checksums and segments for us\n");
+	    "               without them: pvnetd then fills in checksums and segments for us\n"
+	    "\n"
+	    "Exit status: 0 detached on a signal or because NS was deleted, 1 pvnetd could\n"
+	    "not be reached or refused, the backend disconnected or a queue failed, 2 usage.\n");
 }
 
 /*

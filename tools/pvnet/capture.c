@@ -40,8 +40,8 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: pvnet [-d DIR] capture PORT [-w FILE] [-c COUNT] [-s SNAPLEN] [-Q DIR]\n"
-		"                      [-t SECONDS]\n"
+		"Usage: pvnet [-d DIR] capture PORT [-w FILE] [-c COUNT] [-s SNAPLEN]\n"
+		"                      [-Q in|out|inout] [-t SECONDS]\n"
 		"Write the frames of switch port PORT (a vif such as vif1.0, or an uplink; pvnet\n"
 		"status lists them) to a pcap file, until interrupted.\n"
 		"\n"
@@ -50,10 +50,14 @@ static void usage(FILE *f)
 		"  -c, --count COUNT    stop after COUNT frames\n"
 		"  -s, --snaplen BYTES  keep at most BYTES of each frame, 1..%u (0 or\n"
 		"                       absent: all of it, as tcpdump's -s 0)\n"
-		"  -Q, --direction DIR  in (frames the port sends into the switch), out (frames\n"
+		"  -Q, --direction WAY  in (frames the port sends into the switch), out (frames\n"
 		"                       the switch gives it) or inout (default)\n"
-		"  -t, --duration SECS  stop after SECS seconds\n"
-		"  -h, --help           this text\n",
+		"  -t, --duration SECS  stop after SECS whole seconds\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Exit status: 0 stopped as asked or by itself (the port or pvnetd went away,\n"
+		"the reader of the output went away), 1 pvnetd refused or could not be\n"
+		"reached, or the capture or the file failed, 2 usage.\n",
 		SW_CAPTURE_SNAPMAX);
 }
 
