@@ -1150,6 +1150,23 @@ static void test_multiqueue(void **state)
 	fx_free(x);
 }
 
+/* A sleeping worker woken by its frontend's event counts the wake-up (the "wakeups" counter). */
+static void test_wakeup_counted(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	uint64_t w0;
+
+	(void)state;
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 10, 60, 1514, NULL, 0);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->va->q[0]->sleeping), WAIT_MS));
+	(void)WAIT_UNTIL(&x->w, false, 20);
+	assert_true(atomic_load(&x->va->q[0]->sleeping));
+	w0 = back_vif_stat(x->va, 0, "wakeups");
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 1, 60, 60, NULL, 100);
+	assert_true(back_vif_stat(x->va, 0, "wakeups") > w0);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1192,6 +1209,7 @@ int main(void)
 	    cmocka_unit_test(test_event_storm),
 	    cmocka_unit_test(test_disconnect_in_flight),
 	    cmocka_unit_test(test_multiqueue),
+	    cmocka_unit_test(test_wakeup_counted),
 	};
 
 	log_set_level(LOG_ERR);

@@ -47,6 +47,20 @@ static unsigned int recv_count(struct fx *x, struct ff *rx, unsigned int want)
 	return got;
 }
 
+/* B posts @gref as its only RX buffer and A sends it a frame: the buffer is refused (-EIO). */
+static void rx_buffer_refused(struct fx *x, grant_ref_t gref)
+{
+	struct ff_rxinfo info;
+	int n = -EAGAIN;
+
+	ff_rx_post_gref(&x->b, 0, gref);
+	send_only(x, &x->a, mac_a, mac_b, 1, 300, 0);
+	assert_true(WAIT_UNTIL(
+	    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+	    WAIT_MS));
+	assert_int_equal(n, -EIO);
+}
+
 /*
  * Both directions: no grant copy and no unmap ever, each page of the pool
  * mapped at most once however many frames pass; the mappings stay until
@@ -164,8 +178,6 @@ static void test_bad_refs(void **state)
 	struct ff_queue *q = &x->a.q[0];
 	netif_tx_request_t r = {.gref = 999999, .id = 1, .size = 60};
 	grant_ref_t ro;
-	struct ff_rxinfo info;
-	int n = -EAGAIN;
 
 	make_frame(ff_tx_page(&x->a, 0, q->tx.req_prod_pvt), 60, mac_b, mac_a, 0);
 	ff_tx_raw(&x->a, 0, &r, 1);
@@ -178,12 +190,7 @@ static void test_bad_refs(void **state)
 	/* RX: a read-only grant cannot be a receive buffer, even from the pool's domain */
 	assert_int_equal(hv_gntshr_alloc_ref(&x->b.gs, &ro), 0);
 	assert_int_equal(hv_gntshr_grant_access(&x->b.gs, ro, 0, x->b.q[0].rx_buf0, true), 0);
-	ff_rx_post_gref(&x->b, 0, ro);
-	send_only(x, &x->a, mac_a, mac_b, 1, 300, 0);
-	assert_true(WAIT_UNTIL(
-	    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
-	    WAIT_MS));
-	assert_int_equal(n, -EIO);
+	rx_buffer_refused(x, ro);
 	assert_int_equal(stat_of(x->vb, "rx_bad_gref"), 1);
 	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
 	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
@@ -334,6 +341,157 @@ static void test_bad_pool_size(void **state)
 		assert_int_equal(leak.maps_in_use, 0);
 		world_destroy(&w);
 	}
+}
+
+/* One batch of read-only maps of @refs through @vif's queue 0 cache; the statuses in @st. */
+static void cache_map(struct back_vif *vif, domid_t dom, const grant_ref_t *refs, unsigned int n,
+		      int16_t *st)
+{
+	struct gnttab_map_grant_ref ops[16];
+
+	assert_true(n <= 16);
+	for (unsigned int i = 0; i < n; i++)
+		ops[i] = (struct gnttab_map_grant_ref){
+		    .flags = GNTMAP_host_map | GNTMAP_readonly, .ref = refs[i], .dom = dom};
+	assert_int_equal(back_gnt_map(vif->q[0], n, ops), 0);
+	for (unsigned int i = 0; i < n; i++)
+		st[i] = ops[i].status;
+}
+
+/*
+ * The cache's deletions (pgnt_delete(), Knuth's Algorithm R) keep every
+ * entry reachable: pages enter a small cache (64 pages, 128 slots) each
+ * behind 12 failed misses of the same batch, which are deleted from
+ * under them, and every page is found again afterwards with its memo
+ * slot taken by another reference: each page mapped exactly once.
+ */
+static void test_cache_deletions_keep_entries(void **state)
+{
+	enum { NGOOD = 48, NBAD = 12 };
+	struct ff_opts o = {
+	    .nq = 1, .sg = true, .rx_notify = true, .persistent = true, .persistent_grants = 64};
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, &o, &o);
+	struct ff *fs[2] = {&x->a, &x->b};
+	struct back_vif *vs[2] = {x->va, x->vb};
+
+	(void)state;
+	for (unsigned int v = 0; v < 2; v++) {
+		const grant_ref_t *good = fs[v]->q[0].tx_gref;
+		uint64_t maps = 0;
+		grant_ref_t refs[NBAD + 1];
+		int16_t st[NBAD + 1];
+
+		for (unsigned int g = 0; g < NGOOD; g++) {
+			/* never granted: each map fails, and the entry is deleted */
+			for (unsigned int k = 0; k < NBAD; k++)
+				refs[k] = 20000 + (g * NBAD + k) * 7;
+			refs[NBAD] = good[g];
+			cache_map(vs[v], fs[v]->domid, refs, NBAD + 1, st);
+			for (unsigned int k = 0; k < NBAD; k++)
+				assert_int_not_equal(st[k], GNTST_okay);
+			assert_int_equal(st[NBAD], GNTST_okay);
+			maps += NBAD + 1;
+			assert_int_equal(stat_of(vs[v], "grant_map_ops"), maps);
+		}
+		for (unsigned int round = 0; round < 2; round++) {
+			for (unsigned int g = 0; g < NGOOD; g++) {
+				/* a failed reference that shares the page's memo slot */
+				refs[0] = good[g] + BACK_PGNT_MEMO * (40 + round);
+				cache_map(vs[v], fs[v]->domid, refs, 1, st);
+				assert_int_not_equal(st[0], GNTST_okay);
+				maps++;
+				cache_map(vs[v], fs[v]->domid, &good[g], 1, st);
+				assert_int_equal(st[0], GNTST_okay);
+				assert_int_equal(stat_of(vs[v], "grant_map_ops"), maps);
+			}
+		}
+		assert_int_equal(stat_of(vs[v], "persistent_overflow"), 0);
+		/* one map hypercall per batch with misses, none for a batch of hits */
+		assert_int_equal(stat_of(vs[v], "grant_batches"), 3 * NGOOD);
+	}
+	fx_free(x);
+}
+
+/*
+ * A cache holding its whole pool (FF_POOL pages, a power of two: every TX
+ * and RX page of A) still answers a reference beyond it: the table keeps
+ * an empty slot to end every probe.
+ */
+static void test_full_cache(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+	struct ff_queue *q = &x->a.q[0];
+	netif_tx_request_t r = {.gref = 999999, .size = 60};
+
+	(void)state;
+	send_only(x, &x->a, mac_a, mac_b, FF_RING, 60, 0);
+	assert_int_equal(recv_count(x, &x->b, FF_RING), FF_RING);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == FF_RING, WAIT_MS));
+	send_only(x, &x->b, mac_b, mac_a, FF_RING, 60, 1000);
+	assert_int_equal(recv_count(x, &x->a, FF_RING), FF_RING);
+	assert_int_equal(stat_of(x->va, "grant_map_ops"), FF_POOL);
+	r.id = (uint16_t)(q->tx.req_prod_pvt & (FF_RING - 1));
+	make_frame(ff_tx_page(&x->a, 0, q->tx.req_prod_pvt), 60, mac_b, mac_a, 0);
+	ff_tx_raw(&x->a, 0, &r, 1);
+	ff_tx_push(&x->a, 0);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == FF_RING + 1, WAIT_MS));
+	assert_int_equal(q->tx_rsp_error, 1);
+	assert_int_equal(stat_of(x->va, "persistent_overflow"), 1);
+	assert_int_equal(back_vif_state(x->va), XenbusStateConnected);
+	fx_free(x);
+}
+
+/*
+ * A page the cache holds read-only (one of B's TX pages, mapped for B's
+ * frames) posted as an RX buffer: refused, and the page keeps its bytes.
+ */
+static void test_cached_read_only_page_as_rx_buffer(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_PERSISTENT, NULL, NULL, NULL);
+	struct ff_queue *qb = &x->b.q[0];
+	uint8_t before[4096], *page = x->b.mem + (size_t)qb->tx_buf0 * 4096;
+
+	(void)state;
+	/* every TX page of B enters B's cache read-only */
+	send_only(x, &x->b, mac_b, mac_a, FF_RING, 60, 0);
+	assert_int_equal(recv_count(x, &x->a, FF_RING), FF_RING);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->b) == FF_RING, WAIT_MS));
+	assert_int_equal(stat_of(x->vb, "grant_map_ops"), FF_RING);
+	memcpy(before, page, sizeof(before));
+	rx_buffer_refused(x, qb->tx_gref[0]);
+	assert_int_equal(stat_of(x->vb, "rx_bad_gref"), 1);
+	assert_memory_equal(page, before, sizeof(before));
+	assert_int_equal(stat_of(x->vb, "grant_map_ops"), FF_RING);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	fx_free(x);
+}
+
+/*
+ * A pool of exactly persistent-max-grants pages is allowed, up to the
+ * largest limit the backend takes (BACK_PERSISTENT_MAX_LIMIT).
+ */
+static void test_pool_size_at_limit(void **state)
+{
+	const uint32_t limits[] = {FF_POOL, BACK_PERSISTENT_MAX_LIMIT};
+
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		struct ff_opts oa = FF_OPTS_DEFAULT;
+		struct back_config cfg;
+		struct fx *x;
+
+		back_config_default(&cfg);
+		cfg.persistent_max_grants = limits[i];
+		oa.persistent_grants = limits[i];
+		x = fx_new(BACK_TX_PERSISTENT, &cfg, &oa, NULL);
+		assert_int_equal(xs_read_long(x->w.store, x->va->be_path, "persistent-max-grants"),
+				 limits[i]);
+		assert_int_equal(back_vif_tx_mode(x->va), BACK_TX_PERSISTENT);
+		assert_null(back_vif_error(x->va));
+		transfer(x, &x->a, mac_a, &x->b, mac_b, 100, 60, 1514, NULL, 0);
+		assert_int_equal(stat_of(x->va, "grant_copy_ops"), 0);
+		fx_free(x);
+	}
+	(void)state;
 }
 
 /*
@@ -548,6 +706,10 @@ int main(void)
 	    cmocka_unit_test(test_memo_shared_slots),
 	    cmocka_unit_test(test_end_access_of_mapped_page),
 	    cmocka_unit_test(test_bad_pool_size),
+	    cmocka_unit_test(test_pool_size_at_limit),
+	    cmocka_unit_test(test_cache_deletions_keep_entries),
+	    cmocka_unit_test(test_full_cache),
+	    cmocka_unit_test(test_cached_read_only_page_as_rx_buffer),
 	    cmocka_unit_test(test_disconnect_reconnect),
 	    cmocka_unit_test(test_frontend_dies),
 	    cmocka_unit_test(test_disconnect_while_delivering),

@@ -152,6 +152,37 @@ static void test_rate_malformed(void **state)
 	fx_free(x);
 }
 
+/*
+ * The bounds of BYTES,USEC: up to 2^40 - 1 bytes (13 digits) per up to
+ * 2^24 - 1 us is a limit; one more of either, or 0 us, is none.
+ */
+static void test_rate_bounds_of_bytes_and_usec(void **state)
+{
+	static const struct {
+		const char *v;
+		uint64_t rate;
+	} cases[] = {
+	    {"1099511627775,16777215", BACK_RATE(BACK_RATE_MAX_BYTES, BACK_RATE_MAX_USEC)},
+	    {"1099511627776,1000", 0},
+	    {"1000,16777216", 0},
+	    {"0000000001000,00001000", BACK_RATE(1000, 1000)},
+	    {"1000,0", 0},
+	};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	unsigned int got = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		set_rate(x, cases[i].v);
+		assert_int_equal(atomic_load(&x->va->rate), cases[i].rate);
+	}
+	/* 0 us: frames go at once */
+	send_only(x, &x->a, mac_a, mac_b, 120, LEN, 5);
+	assert_true(WAIT_UNTIL(&x->w, (got = drain_b(x, got)) == 120, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_rate_limited"), 0);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -159,6 +190,7 @@ int main(void)
 	    cmocka_unit_test(test_rate_refill),
 	    cmocka_unit_test(test_rate_small),
 	    cmocka_unit_test(test_rate_malformed),
+	    cmocka_unit_test(test_rate_bounds_of_bytes_and_usec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

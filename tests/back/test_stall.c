@@ -198,6 +198,36 @@ static void test_stall_not_without_rx_notify(void **state)
 	fx_free(x);
 }
 
+/*
+ * The same with frames that wait longer than the stall timeout (a long
+ * no-rx-notify drain timeout): still no stall, the carrier stays on, and
+ * the frames are there when the guest posts.
+ */
+static void test_stall_not_without_rx_notify_long_wait(void **state)
+{
+	const struct ff_opts ob = {.nq = 1, .sg = true, .gso4 = true, .gso6 = true};
+	struct back_config cfg;
+	struct ff_rxinfo info;
+	unsigned int got = 0;
+	struct fx *x;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.rx_stall_timeout_ms = STALL_MS;
+	cfg.rx_drain_timeout_nonotify_ms = 20 * STALL_MS;
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, &ob);
+	send_only(x, &x->a, mac_a, mac_b, 20, 1000, 600);
+	assert_false(WAIT_UNTIL(&x->w, !back_vif_carrier(x->vb), 3 * STALL_MS));
+	assert_int_equal(carrier_key(x), 1);
+	assert_int_equal(stat_b(x, "rx_stalls"), 0);
+	assert_int_equal(stat_b(x, "rx_expired"), 0);
+	ff_rx_post(&x->b, 0, FF_RING);
+	assert_true(WAIT_UNTIL(
+	    &x->w, (got += ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info) == 1000) == 20,
+	    WAIT_MS));
+	fx_free(x);
+}
+
 /* Frame @seed of the flapping test: make_frame()'s, its seed in bytes 14..17. */
 static uint32_t flap_frame(uint8_t *buf, uint32_t seed)
 {
@@ -330,6 +360,7 @@ int main(void)
 	    cmocka_unit_test(test_stall_one_slot),
 	    cmocka_unit_test(test_expiry_gives_pool_back),
 	    cmocka_unit_test(test_stall_not_without_rx_notify),
+	    cmocka_unit_test(test_stall_not_without_rx_notify_long_wait),
 	    cmocka_unit_test(test_stall_flap_map),
 	    cmocka_unit_test(test_stall_flap_copy),
 	    cmocka_unit_test(test_stall_flap_persistent),

@@ -865,9 +865,9 @@ static void test_key_parsing(void **state)
 	static const struct {
 		const char *v;
 		size_t len;
-	} bad[] = {{"-1", 2}, {"4294967296", 10}, {"99999999999", 11},
-		   {" 1", 2}, {"1\n", 2},	  {"0x1", 3},
-		   {"", 0},   {"1\0", 2},	  {"+1", 2}};
+	} bad[] = {
+	    {"-1", 2}, {"4294967296", 10}, {"99999999999", 11}, {" 1", 2}, {"1\n", 2}, {"0x1", 3},
+	    {"", 0},   {"1\0", 2},	   {"+1", 2},		{"0", 1}};
 	struct fx *x = *state;
 	struct ff_opts o = {.nq = 1};
 
@@ -884,6 +884,184 @@ static void test_key_parsing(void **state)
 	fe_write(x, "multi-queue-num-queues", "0000000001", 10); /* leading zeros: as Linux */
 	ff_set_state(&x->f, XenbusStateConnected);
 	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+}
+
+/*
+ * Feature keys read as Linux's xenbus_read_unsigned(): any number but 0 is
+ * on (up to 2^32 - 1), 0 is off, garbage is the default; GSO needs SG.
+ */
+static void test_feature_values(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1, .gso4 = true, .gso6 = true};
+
+	/* GSO without SG: the guest gets segments */
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	assert_false(x->vif->fe.sg);
+	assert_false(x->vif->fe.gso_tcpv4);
+	assert_false(x->vif->fe.gso_tcpv6);
+
+	ff_set_state(&x->f, XenbusStateClosing);
+	fe_write(x, "feature-sg", "2", 1);
+	fe_write(x, "feature-gso-tcpv4", "4294967295", 10);
+	fe_write(x, "feature-gso-tcpv6", "0", 1);
+	fe_write(x, "feature-rx-notify", "yes", 3);
+	fe_write(x, "feature-ipv6-csum-offload", "7", 1);
+	fe_write(x, "feature-no-csum-offload", "0", 1);
+	ff_set_state(&x->f, XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	assert_true(x->vif->fe.sg);
+	assert_true(x->vif->fe.gso_tcpv4);
+	assert_false(x->vif->fe.gso_tcpv6);
+	assert_false(x->vif->fe.rx_notify);
+	assert_true(x->vif->fe.csum_ipv6);
+	assert_true(x->vif->fe.csum_ipv4);
+
+	/* Reconfiguring and Reconfigured (the largest state) change nothing. */
+	fe_write(x, "state", "8", 1);
+	loop_run_once(x->w.loop, 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	fe_write(x, "state", "7", 1);
+	loop_run_once(x->w.loop, 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	/* A state that is not a number is Unknown: we close. */
+	fe_write(x, "state", "x", 1);
+	loop_run_once(x->w.loop, 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	ff_teardown(&x->f);
+}
+
+/*
+ * "online" as Linux's backends read it: a number with a leading zero is
+ * still a number (01 is online), and a removed key is 0 (offline).
+ */
+static void test_online_values(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1};
+	char path[128];
+
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	set_online(x, "01");
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	set_online(x, "10");
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	snprintf(path, sizeof(path), "%s/online", x->be_path);
+	assert_int_equal(store_rm(x->w.store, path), 0);
+	loop_run_once(x->w.loop, 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosing);
+	ff_set_state(&x->f, XenbusStateClosed);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	ff_teardown(&x->f);
+}
+
+/* request-rx-copy = 0 is as fatal as no request-rx-copy. */
+static void test_fatal_rx_copy_zero(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1, .no_rx_copy = true};
+
+	fe_write(x, "request-rx-copy", "0", 1);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	expect_fatal(x, "rx-copy");
+}
+
+/* A ring exactly full (req_prod a ring ahead of rsp_prod) is legal; one more is not. */
+static void test_ring_full_at_connect(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1};
+	unsigned int queued = 0, answered = 0;
+	netif_rx_sring_t *rxs;
+	uint8_t frame[60];
+
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	rxs = x->f.q[0].rx.sring;
+	/* TX: a whole ring of requests waits for the new connection, and is served. */
+	ff_set_state(&x->f, XenbusStateClosing);
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_set_state(&x->f, XenbusStateInitialising);
+	make_frame(frame, sizeof(frame), mac_a, mac_a, 1);
+	while (ff_tx_frame(&x->f, 0, frame, sizeof(frame), NULL) == 0)
+		queued++;
+	assert_int_equal(queued, FF_RING);
+	__atomic_store_n(&x->f.q[0].tx.sring->req_prod, x->f.q[0].tx.req_prod_pvt,
+			 __ATOMIC_RELEASE);
+	ff_set_state(&x->f, XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	assert_true(WAIT_UNTIL(&x->w, (answered += ff_tx_reap(&x->f, 0)) == FF_RING, 10000));
+	/* RX */
+	ff_set_state(&x->f, XenbusStateClosing);
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_set_state(&x->f, XenbusStateInitialising);
+	__atomic_store_n(&rxs->req_prod, rxs->rsp_prod + FF_RING + 1, __ATOMIC_RELEASE);
+	ff_set_state(&x->f, XenbusStateConnected);
+	expect_fatal(x, "rx ring req_prod");
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_set_state(&x->f, XenbusStateInitialising);
+	__atomic_store_n(&rxs->req_prod, rxs->rsp_prod + FF_RING, __ATOMIC_RELEASE);
+	ff_set_state(&x->f, XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	ff_set_state(&x->f, XenbusStateClosing);
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_teardown(&x->f);
+}
+
+/* back_config_default()'s values (docs/netback.md, Configuration) and back_create()'s bounds. */
+static void test_config(void **state)
+{
+	static const struct {
+		uint32_t max_queues, persistent_max_grants, rx_queue_max_bytes, poll_us;
+		bool ok;
+	} cases[] = {
+	    {1, 1, 2 * 65536, 0, true},
+	    {BACK_MAX_QUEUES_LIMIT, BACK_PERSISTENT_MAX_LIMIT, 8u << 20, BACK_POLL_US_MAX, true},
+	    {0, 4352, 8u << 20, 200, false},
+	    {BACK_MAX_QUEUES_LIMIT + 1, 4352, 8u << 20, 200, false},
+	    {8, 0, 8u << 20, 200, false},
+	    {8, BACK_PERSISTENT_MAX_LIMIT + 1, 8u << 20, 200, false},
+	    {8, 4352, 2 * 65536 - 1, 200, false},
+	    {8, 4352, 8u << 20, BACK_POLL_US_MAX + 1, false},
+	};
+	struct fx *x = *state;
+	struct back_config cfg;
+
+	back_config_default(&cfg);
+	assert_int_equal(cfg.tx_mode, BACK_TX_MAP);
+	assert_int_equal(cfg.max_queues, 8);
+	assert_int_equal(cfg.rx_queue_max_bytes, 8u << 20);
+	assert_int_equal(cfg.rx_drain_timeout_ms, 10000);
+	assert_int_equal(cfg.rx_drain_timeout_nonotify_ms, 30);
+	assert_int_equal(cfg.rx_stall_timeout_ms, 60000);
+	assert_int_equal(cfg.tx_hold_max_us, 20000);
+	assert_int_equal(cfg.port_hold_max_us, 1000);
+	assert_int_equal(cfg.poll_us, 200);
+	assert_int_equal(cfg.persistent_max_grants, 4352);
+	assert_int_equal(cfg.backend_id, 0);
+	assert_false(cfg.no_workers);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct back *b;
+
+		back_config_default(&cfg);
+		cfg.loop = x->w.loop;
+		cfg.tx_mode = BACK_TX_PERSISTENT;
+		cfg.max_queues = cases[i].max_queues;
+		cfg.persistent_max_grants = cases[i].persistent_max_grants;
+		cfg.rx_queue_max_bytes = cases[i].rx_queue_max_bytes;
+		cfg.poll_us = cases[i].poll_us;
+		errno = 0;
+		b = back_create(&cfg, x->w.hv, x->w.store, x->w.sw);
+		if (cases[i].ok) {
+			assert_non_null(b);
+			back_destroy(b);
+		} else {
+			assert_null(b);
+			assert_int_equal(errno, EINVAL);
+		}
+	}
 }
 
 int main(void)
@@ -909,6 +1087,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ctrl_port_without_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_connect_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_key_parsing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_feature_values, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_online_values, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fatal_rx_copy_zero, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ring_full_at_connect, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_config, setup, teardown),
 	};
 
 	log_set_level(LOG_ERR);
