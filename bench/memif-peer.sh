@@ -127,6 +127,14 @@ rx_seen() {
 	plain "$1" | awk '$2 == "Rx-pps:" && $3 > 0 { seen = 1 } END { exit !seen }'
 }
 
+# log_tails LEN WHY: WHY, then the last lines of both testpmds' logs of that size, on stderr.
+log_tails() {
+	echo "$2; server log tail:" >&2
+	tail -5 "$TMP/srv-$1.log" >&2
+	echo "client log tail:" >&2
+	tail -5 "$TMP/cli-$1.log" >&2
+}
+
 # One size: sets RESULT to "MPPS GBIT_S SAMPLES INTERVALS" (INTERVALS: START:END:MPPS,...),
 # or fails with the reason on stderr.
 # Runs in this shell (not in $(...)), so that the traps see SRV_PID and CLI_PID.
@@ -194,10 +202,7 @@ run_size() {
 	stop_all
 	wait "$stamp_pid" 2>/dev/null
 	if [ "$up" = 1 ] && [ -n "$died" ]; then
-		echo "memif $died exited during the $len-byte window: no figure; server log tail:" >&2
-		tail -5 "$TMP/srv-$len.log" >&2
-		echo "client log tail:" >&2
-		tail -5 "$TMP/cli-$len.log" >&2
+		log_tails "$len" "memif $died exited during the $len-byte window: no figure"
 		return 1
 	fi
 	# Rx-pps lines as "START END PPS" (START: the stamp of the figure before, or of
@@ -216,10 +221,7 @@ run_size() {
 			med = (n % 2) ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2
 			printf "%.6f %.6f %d\n", med / 1e6, med * len * 8 / 1e9, n
 		}'); then
-		echo "no traffic measured at $len bytes; server log tail:" >&2
-		tail -5 "$TMP/srv-$len.log" >&2
-		echo "client log tail:" >&2
-		tail -5 "$TMP/cli-$len.log" >&2
+		log_tails "$len" "no traffic measured at $len bytes"
 		return 1
 	fi
 	# A window of DURATION seconds gives DURATION whole figures (one may fall
