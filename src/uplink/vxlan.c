@@ -284,20 +284,39 @@ static bool srcport_has(const struct uplink_vxlan_spec *sp, uint16_t port)
 	return sp->srcport_min && port >= sp->srcport_min && port <= sp->srcport_max;
 }
 
+/* Sockets of one namespace and family whose local addresses overlap (equal, or either the wildcard). */
+static bool local_overlaps(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b)
+{
+	return !strcmp(a->netns, b->netns) && a->local.ss_family == b->local.ss_family &&
+	       (uplink_vxlan_addr_any(&a->local) || uplink_vxlan_addr_any(&b->local) ||
+		uplink_vxlan_addr_equal(&a->local, &b->local));
+}
+
+bool uplink_vxlan_spec_shares(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b)
+{
+	return local_overlaps(a, b) && a->dstport == b->dstport &&
+	       uplink_vxlan_addr_any(&a->local) == uplink_vxlan_addr_any(&b->local);
+}
+
 bool uplink_vxlan_spec_clash(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b,
 			     char *err, size_t errlen)
 {
-	/* Sockets of one namespace and family whose addresses overlap (either the wildcard). */
-	if (strcmp(a->netns, b->netns) || a->local.ss_family != b->local.ss_family ||
-	    !(uplink_vxlan_addr_any(&a->local) || uplink_vxlan_addr_any(&b->local) ||
-	      uplink_vxlan_addr_equal(&a->local, &b->local)))
+	if (!local_overlaps(a, b))
 		return false;
-	if (a->dstport == b->dstport)
+	if (uplink_vxlan_spec_shares(a, b) && a->vni == b->vni)
 		bad(err, errlen,
-		    "%s and %s would both receive on UDP port %u (each uplink has its "
-		    "own socket: give one another dstport or another local address)",
-		    a->name, b->name, a->dstport);
-	else if (srcport_has(a, b->dstport) || srcport_has(b, a->dstport))
+		    "VNI %u is given twice on UDP port %u (the VNI is how a datagram finds its "
+		    "uplink: give one uplink every remote of the segment)",
+		    a->vni, a->dstport);
+	else if (a->dstport == b->dstport && !uplink_vxlan_spec_shares(a, b))
+		bad(err, errlen,
+		    "%s, on its local address, and %s, on every address, would both receive on UDP "
+		    "port %u, and the first would take every datagram sent to its address (give "
+		    "both one local address to share the port, or one of them another dstport)",
+		    uplink_vxlan_addr_any(&a->local) ? b->name : a->name,
+		    uplink_vxlan_addr_any(&a->local) ? a->name : b->name, a->dstport);
+	else if (a->dstport != b->dstport &&
+		 (srcport_has(a, b->dstport) || srcport_has(b, a->dstport)))
 		bad(err, errlen, "the srcport range of %s holds UDP port %u, where %s receives",
 		    srcport_has(a, b->dstport) ? a->name : b->name,
 		    srcport_has(a, b->dstport) ? b->dstport : a->dstport,

@@ -74,6 +74,10 @@
  * @netns: the network namespace of the socket, "" for pvnetd's own
  * @name: the switch port's name: "vxlan<VNI>", or "vxlan<VNI>:<PORT>" when
  *	@dstport is not 4789
+ * @share: the receiving socket shares its address and port with other
+ *	uplinks' (each of another VNI), as uplink_vxlan_spec_shares() says;
+ *	not parsed: set by whoever knows every uplink (pvnetd's main), false
+ *	from the parser
  */
 struct uplink_vxlan_spec {
 	uint32_t vni;
@@ -87,6 +91,7 @@ struct uplink_vxlan_spec {
 	uint16_t srcport_min, srcport_max;
 	char netns[UPLINK_NETNS_MAX + 1];
 	char name[32];
+	bool share;
 };
 
 /**
@@ -141,18 +146,35 @@ bool uplink_vxlan_addr_equal(const struct sockaddr_storage *a, const struct sock
 void uplink_vxlan_addr_str(const struct sockaddr_storage *ss, char buf[INET6_ADDRSTRLEN]);
 
 /**
- * uplink_vxlan_spec_clash() - would two uplinks' sockets want one UDP port?
+ * uplink_vxlan_spec_shares() - would two uplinks receive on one address and port?
+ * @a: one
+ * @b: the other
+ *
+ * As several vxlan devices of one dstport on a Linux host: uplinks of one
+ * namespace, family, local address (both the wildcard, or one address)
+ * and dstport share that port, each taking the datagrams of its own VNI
+ * (vxlan_sock.h).  Whether they may is uplink_vxlan_spec_clash()'s answer.
+ *
+ * Return: true if they would share their receiving port
+ */
+bool uplink_vxlan_spec_shares(const struct uplink_vxlan_spec *a, const struct uplink_vxlan_spec *b);
+
+/**
+ * uplink_vxlan_spec_clash() - would two uplinks' sockets fight over one UDP port?
  * @a: one
  * @b: the other
  * @err: receives which port and why, when they would
  * @errlen: room at @err
  *
  * Each uplink binds its own receiving socket on its dstport and its
- * sending sockets in its srcport range: two uplinks of one namespace and
- * family whose local addresses overlap (equal, or either the wildcard)
- * cannot share a dstport, nor can one's srcport range hold the other's
- * dstport.  (A Linux host demultiplexes vxlan devices of one port by VNI
- * on a shared socket; pvnet does not, and says so before it starts.)
+ * sending sockets in its srcport range.  Uplinks that share a port
+ * (uplink_vxlan_spec_shares()) must take different VNIs: the VNI is how a
+ * datagram finds its uplink (a Linux host refuses a second vxlan device of
+ * one VNI and port alike; one uplink may list several remotes).  Two of
+ * one namespace and family whose local addresses overlap without being
+ * equal (one the wildcard, the other an address) cannot both have a
+ * dstport: the address's socket would take every datagram sent to it.
+ * Nor may one's srcport range hold another dstport than its own.
  *
  * Return: true if they clash, with @err set
  */

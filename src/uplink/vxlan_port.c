@@ -672,10 +672,11 @@ int uplink_vxlan_port_create(struct sw *sw, const struct uplink_vxlan_spec *spec
 		snprintf(srcs + off, sizeof(srcs) - off, "%s%u", i ? " " : "",
 			 p->socks.src_port[i]);
 	}
-	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, local %s, mtu %u, source "
-	     "port%s %s",
+	info("uplink %s%s%s: VXLAN port %u, vni %u, remote%s %s port %u, local %s%s, mtu %u, "
+	     "source port%s %s",
 	     spec->name, *spec->netns ? " in netns " : "", spec->netns, p->sp->num, spec->vni,
-	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, local, spec->mtu,
+	     spec->nremotes > 1 ? "s" : "", addrs, spec->dstport, local,
+	     spec->share ? " (its port shared with other VNIs' uplinks)" : "", spec->mtu,
 	     p->socks.nsrc > 1 ? "s" : "", srcs);
 	*out = p;
 	return 0;
@@ -760,7 +761,7 @@ void uplink_vxlan_port_destroy(struct uplink_vxlan_port *p)
 			pthread_mutex_destroy(&p->scratch[i]->lock);
 		free(p->scratch[i]);
 	}
-	uplink_vxlan_socks_close(&p->socks);
+	uplink_vxlan_socks_close(&p->socks, p->spec.name);
 	free(p->fdb);
 	/* Frames still out keep the pool, and the port it lives in, alive. */
 	if (uplink_pool_fini(&p->pool, p->spec.name, UPLINK_VXLAN_DRAIN_MS))

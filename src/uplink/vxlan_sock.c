@@ -3,7 +3,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,14 +29,24 @@ static void sockbuf(int fd)
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
-/* A UDP socket of the tunnel's family, nonblocking, bound to @addr (its port included). */
-static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_storage *addr)
+/*
+ * A UDP socket of the tunnel's family, nonblocking, bound to @addr (its
+ * port included), in a SO_REUSEPORT group if @reuseport.
+ */
+static int udp_socket(const struct uplink_vxlan_spec *sp, const struct sockaddr_storage *addr,
+		      bool reuseport)
 {
 	int fd = socket(sp->remote[0].ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
 	    one = 1;
 
 	if (fd < 0)
 		return -errno;
+	if (reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
 	/*
 	 * IPv4: no DF bit, as a Linux vxlan device without "df set": a router
 	 * on a narrower path may fragment the datagram (RFC 7348, 4.3), and a
@@ -96,7 +109,7 @@ static int open_src_sockets(const struct uplink_vxlan_spec *sp, struct uplink_vx
 				((struct sockaddr_in *)&a)->sin_port = htons((uint16_t)port);
 			else
 				((struct sockaddr_in6 *)&a)->sin6_port = htons((uint16_t)port);
-			fd = udp_socket(sp, &a);
+			fd = udp_socket(sp, &a, false);
 			if (!span)
 				break;
 		}
@@ -117,6 +130,165 @@ static int open_src_sockets(const struct uplink_vxlan_spec *sp, struct uplink_vx
 		s->src_port[s->nsrc++] = bound_port(fd);
 	}
 	return 0;
+}
+
+/*
+ * The groups of uplinks sharing a port (vxlan_sock.h): the sockets in
+ * the kernel's order of the group, and the VNI of each.  A socket whose
+ * uplink has left stays open, parked (@live false): closing it would move
+ * the group's last socket into its place, and the last may be another
+ * program's.  The last uplink to leave closes them all, and frees the
+ * group (@n 0).
+ */
+struct share_group {
+	char netns[UPLINK_NETNS_MAX + 1];
+	struct sockaddr_storage local;
+	uint16_t dstport;
+	unsigned int n, nlive;
+	int fd[UPLINK_VXLAN_SHARE_MAX];
+	uint32_t vni[UPLINK_VXLAN_SHARE_MAX];
+	bool live[UPLINK_VXLAN_SHARE_MAX];
+};
+
+static struct share_group groups[UPLINK_VXLAN_SHARE_GROUPS];
+static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The group of @sp's address and port, else a free one (NULL: none); under groups_lock. */
+static struct share_group *group_of(const struct uplink_vxlan_spec *sp)
+{
+	struct share_group *free_g = NULL;
+
+	for (unsigned int i = 0; i < UPLINK_VXLAN_SHARE_GROUPS; i++) {
+		struct share_group *g = &groups[i];
+
+		if (!g->n) {
+			free_g = free_g ? free_g : g;
+			continue;
+		}
+		if (g->dstport == sp->dstport && !strcmp(g->netns, sp->netns) &&
+		    uplink_vxlan_addr_equal(&g->local, &sp->local))
+			return g;
+	}
+	return free_g;
+}
+
+/*
+ * Attach to @g's sockets the program that picks a datagram's socket: the
+ * index, in the group, of its VNI's; for another VNI, or a datagram too
+ * short to load the word from (classic BPF then returns 0), the first
+ * live socket's.  Under groups_lock, with a live socket in @g.
+ */
+static int group_program(const struct share_group *g)
+{
+	struct sock_filter code[3 + 2 * UPLINK_VXLAN_SHARE_MAX];
+	struct sock_fprog prog = {.filter = code};
+	unsigned int n = 0, first = UPLINK_VXLAN_SHARE_MAX;
+
+	/* The UDP payload's bytes 4-7, big endian: the VNI and the reserved byte after it. */
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4);
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 8);
+	for (unsigned int i = 0; i < g->n; i++) {
+		if (!g->live[i])
+			continue;
+		first = first < i ? first : i;
+		code[n++] =
+		    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->vni[i], 0, 1);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, i);
+	}
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, first);
+	prog.len = (unsigned short)n;
+	if (setsockopt(g->fd[first], SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Close every socket of @g and free it; under groups_lock. */
+static void group_free(struct share_group *g)
+{
+	for (unsigned int i = 0; i < g->n; i++)
+		close(g->fd[i]);
+	g->n = g->nlive = 0;
+}
+
+/* @sp's receiving socket, joined to the group of its address and port. */
+static int shared_socket(const struct uplink_vxlan_spec *sp, struct uplink_vxlan_socks *s)
+{
+	struct share_group *g;
+	int fd, rc;
+
+	pthread_mutex_lock(&groups_lock);
+	g = group_of(sp);
+	if (!g || g->n == UPLINK_VXLAN_SHARE_MAX) {
+		err("uplink %s: %s", sp->name,
+		    g ? "too many uplinks have shared its port" : "too many ports are shared");
+		fd = -ENOSPC;
+		goto out;
+	}
+	if (!g->n) {
+		/* Only if nothing else has the port: a bind outside any group says so. */
+		fd = udp_socket(sp, &sp->local, false);
+		if (fd < 0)
+			goto out;
+		close(fd);
+		snprintf(g->netns, sizeof(g->netns), "%s", sp->netns);
+		g->local = sp->local;
+		g->dstport = sp->dstport;
+	}
+	fd = udp_socket(sp, &sp->local, true);
+	if (fd < 0) {
+		if (!g->n)
+			group_free(g);
+		goto out;
+	}
+	g->fd[g->n] = fd;
+	g->vni[g->n] = sp->vni;
+	g->live[g->n++] = true;
+	g->nlive++;
+	rc = group_program(g);
+	if (rc < 0) {
+		/* Parked: the old program, still attached, never picks it. */
+		g->live[g->n - 1] = false;
+		if (!--g->nlive)
+			group_free(g);
+		err("uplink %s: the program that sorts its port's datagrams by VNI: %s", sp->name,
+		    strerror(-rc));
+		fd = rc;
+		goto out;
+	}
+	s->shared = true;
+	s->vni = sp->vni;
+out:
+	pthread_mutex_unlock(&groups_lock);
+	return fd;
+}
+
+/* @fd's uplink leaves its group: parked, the datagrams sorted among the others. */
+static void shared_leave(int fd, const char *name)
+{
+	pthread_mutex_lock(&groups_lock);
+	for (unsigned int i = 0; i < UPLINK_VXLAN_SHARE_GROUPS; i++) {
+		struct share_group *g = &groups[i];
+
+		for (unsigned int j = 0; j < g->n; j++) {
+			if (g->fd[j] != fd || !g->live[j])
+				continue;
+			g->live[j] = false;
+			if (!--g->nlive) {
+				group_free(g);
+			} else {
+				int rc = group_program(g), small = 1;
+
+				if (rc < 0)
+					err("uplink %s: its port's other uplinks' program: %s",
+					    name, strerror(-rc));
+				(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+			}
+			goto out;
+		}
+	}
+	close(fd); /* not in a group: cannot be, but closed all the same */
+out:
+	pthread_mutex_unlock(&groups_lock);
 }
 
 /* Does @a, an IPv4 or IPv6 address, belong to this namespace (an interface's, or loopback's)? */
@@ -176,6 +348,7 @@ int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vx
 
 	s->fd = -1;
 	s->nsrc = 0;
+	s->shared = false;
 	if (*sp->netns) {
 		rc = uplink_netns_enter(sp->netns, NULL, &saved);
 		if (rc < 0) {
@@ -186,7 +359,7 @@ int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vx
 	/* Made in the namespace: they stay there whatever thread uses them. */
 	rc = uplink_vxlan_addr_any(&sp->local) ? remote_loops(sp) : 0;
 	if (rc == 0) {
-		rc = udp_socket(sp, &sp->local);
+		rc = sp->share ? shared_socket(sp, s) : udp_socket(sp, &sp->local, false);
 		if (rc >= 0) {
 			s->fd = rc;
 			sockbuf(s->fd);
@@ -204,13 +377,16 @@ int uplink_vxlan_socks_open(const struct uplink_vxlan_spec *sp, struct uplink_vx
 	return rc;
 }
 
-void uplink_vxlan_socks_close(struct uplink_vxlan_socks *s)
+void uplink_vxlan_socks_close(struct uplink_vxlan_socks *s, const char *name)
 {
 	for (unsigned int i = 0; i < s->nsrc; i++)
 		if (s->src_fd[i] != s->fd)
 			close(s->src_fd[i]);
-	if (s->fd >= 0)
+	if (s->fd >= 0 && s->shared)
+		shared_leave(s->fd, name);
+	else if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
 	s->nsrc = 0;
+	s->shared = false;
 }

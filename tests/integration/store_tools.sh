@@ -189,10 +189,14 @@ refused_uplink "would be switch port vxlan42" \
 refused_uplink "would be switch port vxlan7:4790" \
 	--uplink "vxlan:id=7,remote=192.0.2.1,dstport=4790,netns=$nons-a" \
 	--uplink "vxlan:id=7,remote=192.0.2.2,dstport=4790,netns=$nons-b"
-# Two uplinks whose sockets want one UDP port (each has its own), and a namespace name
-# `ip netns` does not take: refused before anything starts, as the cases above.
-refused_uplink "vxlan1 and vxlan2 would both receive on UDP port 4789" \
+# Two uplinks whose sockets would fight over one UDP port (one VNI twice on a port they
+# share, or an address's port and the wildcard's), and a namespace name `ip netns` does
+# not take: refused before anything starts, as the cases above.
+refused_uplink "VNI 1 is given twice on UDP port 4789" \
 	--uplink "vxlan:id=1,remote=192.0.2.1,netns=$nons" \
+	--uplink "vxlan:id=1,remote=192.0.2.2,netns=$nons"
+refused_uplink "vxlan1, on its local address, and vxlan2, on every address, would both" \
+	--uplink "vxlan:id=1,remote=192.0.2.1,local=192.0.2.9,netns=$nons" \
 	--uplink "vxlan:id=2,remote=192.0.2.2,netns=$nons"
 refused_uplink "the srcport range of vxlan1:47890 holds UDP port 47891" \
 	--uplink "vxlan:id=1,remote=192.0.2.1,dstport=47890,srcport=47891-47898,netns=$nons" \
@@ -213,6 +217,10 @@ $T "$PVNETD" --run-dir "$tmp/up" --uplink "vxlan:id=42,remote=192.0.2.1,netns=$n
 	--uplink "vxlan:id=42,remote=192.0.2.2,dstport=4790,netns=$nons-b" 2>/dev/null
 rc=$?
 check "two VXLAN uplinks of one VNI on two ports: names differ, past the options" [ $rc -eq 1 ]
+$T "$PVNETD" --run-dir "$tmp/up" --uplink "vxlan:id=1,remote=192.0.2.1,netns=$nons" \
+	--uplink "vxlan:id=2,remote=192.0.2.2,netns=$nons" 2>/dev/null
+rc=$?
+check "two VXLAN uplinks of two VNIs on one port share it: past the options" [ $rc -eq 1 ]
 rm -rf "$tmp/up"
 
 # The run directory is made absolute, and every socket pvnetd binds in it must fit a

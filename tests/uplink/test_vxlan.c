@@ -234,13 +234,24 @@ static void test_spec_clash(void **state)
 		bool clash;
 		const char *says;
 	} cases[] = {
-	    /* Two segments on the standard port: one socket each, so one port twice. */
-	    {"vxlan:id=1,remote=10.0.0.1", "vxlan:id=2,remote=10.0.0.2", true,
-	     "vxlan1 and vxlan2 would both receive on UDP port 4789"},
-	    {"vxlan:id=1,remote=10.0.0.1,local=10.0.0.5", "vxlan:id=2,remote=10.0.0.2", true,
-	     "UDP port 4789"},
+	    /* Two segments on the standard port share it, each its VNI; one VNI twice cannot. */
+	    {"vxlan:id=1,remote=10.0.0.1", "vxlan:id=2,remote=10.0.0.2", false, NULL},
 	    {"vxlan:id=1,remote=10.0.0.1,local=10.0.0.5",
-	     "vxlan:id=2,remote=10.0.0.2,local=10.0.0.5", true, "UDP port 4789"},
+	     "vxlan:id=2,remote=10.0.0.2,local=10.0.0.5", false, NULL},
+	    {"vxlan:id=1,remote=10.0.0.1", "vxlan:id=1,remote=10.0.0.2", true,
+	     "VNI 1 is given twice on UDP port 4789 (the VNI is how a datagram finds its uplink"},
+	    {"vxlan:id=7,remote=10.0.0.1,local=10.0.0.5,dstport=5000",
+	     "vxlan:id=7,remote=10.0.0.2,local=10.0.0.5,dstport=5000,mtu=9000", true,
+	     "VNI 7 is given twice on UDP port 5000"},
+	    /* An address's socket and the wildcard's, one port: the first takes all its datagrams. */
+	    {"vxlan:id=1,remote=10.0.0.1,local=10.0.0.5", "vxlan:id=2,remote=10.0.0.2", true,
+	     "vxlan1, on its local address, and vxlan2, on every address, would both receive on "
+	     "UDP port 4789"},
+	    {"vxlan:id=2,remote=10.0.0.2", "vxlan:id=1,remote=10.0.0.1,local=10.0.0.5", true,
+	     "vxlan1, on its local address, and vxlan2, on every address"},
+	    /* A range that holds its own, shared, dstport sends from the shared socket. */
+	    {"vxlan:id=1,remote=10.0.0.1,dstport=47890,srcport=47880-47899",
+	     "vxlan:id=2,remote=10.0.0.2,dstport=47890", false, NULL},
 	    /* One's source ports hold the other's port, either way round. */
 	    {"vxlan:id=1,remote=10.0.0.1,dstport=47890,srcport=47891-47898",
 	     "vxlan:id=2,remote=10.0.0.2,dstport=47891", true,
@@ -274,6 +285,12 @@ static void test_spec_clash(void **state)
 		if (cases[i].says && !strstr(err, cases[i].says))
 			fail_msg("'%s' and '%s': \"%s\" does not say \"%s\"", cases[i].a,
 				 cases[i].b, err, cases[i].says);
+		/* They share a port when they would receive on one, whether they may or not. */
+		if (uplink_vxlan_spec_shares(&a, &b) !=
+		    (a.dstport == b.dstport && !strcmp(a.netns, b.netns) &&
+		     a.local.ss_family == b.local.ss_family &&
+		     uplink_vxlan_addr_equal(&a.local, &b.local)))
+			fail_msg("'%s' and '%s': shares wrong", cases[i].a, cases[i].b);
 	}
 }
 
@@ -489,6 +506,16 @@ static unsigned int cap_xmit(struct sw_port *sp, struct sw_pkt **pkts, unsigned 
 
 static const struct sw_port_ops cap_ops = {.xmit = cap_xmit};
 
+static unsigned int cap_count(struct capture *c)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->n;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
 /* A frame the test hands the switch, and how often its done() ran. */
 struct tpkt {
 	struct sw_pkt pkt;
@@ -697,12 +724,7 @@ static void send_to_port(struct world *w, int fd, const uint8_t *d, size_t len)
 
 static unsigned int captured(struct world *w)
 {
-	unsigned int n;
-
-	pthread_mutex_lock(&w->cap.lock);
-	n = w->cap.n;
-	pthread_mutex_unlock(&w->cap.lock);
-	return n;
+	return cap_count(&w->cap);
 }
 
 /* Wait (2 s at most) until @cond holds; its last value. */
@@ -1322,6 +1344,178 @@ static void test_port_ecn(void **state)
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_ce_not_ect"), 1);
 }
 
+/* ---- uplinks sharing one port, each its VNI ---- */
+
+/* One uplink of a shared port, on a switch of its own, its frames captured there. */
+struct member {
+	struct sw *sw;
+	struct capture cap;
+	struct uplink_vxlan_port *vx;
+	uint32_t vni;
+};
+
+static int member_create(struct member *m, uint32_t vni, uint16_t port)
+{
+	struct uplink_vxlan_spec spec;
+	struct sw_config cfg;
+	char text[128], err[128];
+
+	memset(m, 0, sizeof(*m));
+	m->vni = vni;
+	sw_config_init(&cfg);
+	assert_int_equal(sw_create(&cfg, &m->sw), 0);
+	pthread_mutex_init(&m->cap.lock, NULL);
+	assert_int_equal(sw_port_add(m->sw, "cap", &cap_ops, &m->cap, &m->cap.port), 0);
+	snprintf(text, sizeof(text), "vxlan:id=%u,remote=127.0.0.2,local=127.0.0.1,dstport=%u", vni,
+		 port);
+	assert_int_equal(uplink_vxlan_spec_parse(text, &spec, err, sizeof(err)), 0);
+	assert_false(spec.share); /* the parser cannot know the others */
+	spec.share = true;
+	return uplink_vxlan_port_create(m->sw, &spec, &m->vx);
+}
+
+static void member_destroy(struct member *m)
+{
+	uplink_vxlan_port_destroy(m->vx);
+	sw_port_del(m->sw, m->cap.port);
+	sw_destroy(m->sw);
+	pthread_mutex_destroy(&m->cap.lock);
+	m->vx = NULL;
+}
+
+/* From the remote to the shared port: a frame of @seed in a datagram of @vni. */
+static void send_vni(int remote, uint16_t port, uint32_t vni, uint8_t seed)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	static struct fb f;
+	uint8_t *d;
+
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, seed);
+	d = dgram(vni, f.b, f.len);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	assert_int_equal(sendto(remote, d, 8 + f.len, 0, (struct sockaddr *)&a, sizeof(a)),
+			 (ssize_t)(8 + f.len));
+	free(d);
+}
+
+/* @m has captured exactly @n frames, the last of them built from @seed. */
+static void member_got(struct member *m, unsigned int n, uint8_t seed)
+{
+	static struct fb f;
+
+	if (!WAIT_FOR(m, cap_count(&m->cap) == n))
+		fail_msg("VNI %u: %u frames, %u expected", m->vni, cap_count(&m->cap), n);
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, seed);
+	assert_int_equal(m->cap.len[n - 1], f.len);
+	assert_memory_equal(m->cap.frame[n - 1], f.b, f.len);
+}
+
+/*
+ * Three uplinks on one address and port, VNIs 10, 20 and 30, as three
+ * vxlan devices on one dstport of a Linux host: each gets the datagrams of
+ * its VNI and no other's; another VNI's go to one of them (the first),
+ * dropped as rx_bad_vni.  A port another socket holds is refused; another
+ * program's socket that joins the group later gets nothing.  When the
+ * first uplink leaves, the others go on receiving theirs (had its socket
+ * been closed, the kernel would have moved the late socket into its place
+ * in the group), another VNI's go to the next; a new uplink joins; the
+ * last to leave frees the port.
+ */
+static void test_port_shared(void **state)
+{
+	struct member m[4];
+	int remote = -1, late, one = 1;
+	uint16_t port = 0;
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t alen = sizeof(a);
+	uint8_t buf[64];
+
+	(void)state;
+	for (int tries = 0; tries < 20 && remote < 0; tries++) {
+		int probe = udp_bound("127.0.0.2", 0);
+
+		assert_true(probe >= 0);
+		assert_int_equal(getsockname(probe, (struct sockaddr *)&a, &alen), 0);
+		port = ntohs(a.sin_port);
+		close(probe);
+		remote = udp_bound("127.0.0.2", port);
+	}
+	assert_true(remote >= 0);
+
+	/* Held by another program's socket, even one that would share: refused. */
+	a.sin_port = htons(port);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	for (int reuse = 0; reuse < 2; reuse++) {
+		late = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		assert_true(late >= 0);
+		assert_int_equal(setsockopt(late, SOL_SOCKET, SO_REUSEPORT, &reuse, sizeof(reuse)),
+				 0);
+		assert_int_equal(bind(late, (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(member_create(&m[0], 10, port), -EADDRINUSE);
+		member_destroy(&m[0]);
+		close(late);
+	}
+
+	assert_int_equal(member_create(&m[0], 10, port), 0);
+	assert_int_equal(member_create(&m[1], 20, port), 0);
+	assert_int_equal(member_create(&m[2], 30, port), 0);
+	/* Another program's socket joining the group later is never picked. */
+	late = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(late >= 0);
+	assert_int_equal(setsockopt(late, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)), 0);
+	assert_int_equal(bind(late, (struct sockaddr *)&a, sizeof(a)), 0);
+
+	for (unsigned int round = 0; round < 2; round++) {
+		send_vni(remote, port, 30, (uint8_t)(30 + round));
+		send_vni(remote, port, 20, (uint8_t)(20 + round));
+		send_vni(remote, port, 10, (uint8_t)(10 + round));
+		send_vni(remote, port, 99, 99);
+		member_got(&m[0], round + 1, (uint8_t)(10 + round));
+		member_got(&m[1], round + 1, (uint8_t)(20 + round));
+		member_got(&m[2], round + 1, (uint8_t)(30 + round));
+	}
+	assert_true(WAIT_FOR(m, uplink_vxlan_port_stat(m[0].vx, "rx_bad_vni") == 2));
+	assert_int_equal(uplink_vxlan_port_stat(m[1].vx, "rx_bad_vni"), 0);
+	assert_int_equal(uplink_vxlan_port_stat(m[2].vx, "rx_bad_vni"), 0);
+
+	/* The first leaves (the late socket would take its place if it were closed). */
+	member_destroy(&m[0]);
+	send_vni(remote, port, 20, 22);
+	send_vni(remote, port, 30, 32);
+	send_vni(remote, port, 99, 99);
+	member_got(&m[1], 3, 22);
+	member_got(&m[2], 3, 32);
+	assert_true(WAIT_FOR(m, uplink_vxlan_port_stat(m[1].vx, "rx_bad_vni") == 1));
+	assert_int_equal(uplink_vxlan_port_stat(m[2].vx, "rx_bad_vni"), 0);
+
+	/* The late socket, last in the group, leaves without moving anyone; a new uplink joins. */
+	assert_int_equal(recv(late, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	close(late);
+	assert_int_equal(member_create(&m[3], 40, port), 0);
+	send_vni(remote, port, 40, 40);
+	send_vni(remote, port, 20, 23);
+	send_vni(remote, port, 30, 33);
+	member_got(&m[3], 1, 40);
+	member_got(&m[1], 4, 23);
+	member_got(&m[2], 4, 33);
+	usleep(20000);
+	assert_int_equal(cap_count(&m[1].cap), 4);
+	assert_int_equal(cap_count(&m[2].cap), 4);
+	assert_int_equal(cap_count(&m[3].cap), 1);
+	assert_int_equal(uplink_vxlan_port_stat(m[1].vx, "rx_bad_vni"), 1);
+	assert_int_equal(uplink_vxlan_port_stat(m[2].vx, "rx_bad_vni"), 0);
+	assert_int_equal(uplink_vxlan_port_stat(m[3].vx, "rx_bad_vni"), 0);
+
+	member_destroy(&m[1]);
+	member_destroy(&m[2]);
+	member_destroy(&m[3]);
+	/* Nothing holds the port any more. */
+	late = udp_bound("127.0.0.1", port);
+	assert_true(late >= 0);
+	close(late);
+	close(remote);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1346,6 +1540,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_port_srcports, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_srcport_dstport, setup_src_dstport, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_srcport_range, setup_src_range, teardown),
+	    cmocka_unit_test(test_port_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,7 +62,8 @@ static void usage(FILE *f)
 		"                         MTU 1500 unless given\n"
 		"                         (docs/vxlan.md), the port named vxlanVNI (or\n"
 		"                         vxlanVNI:PORT); --uplink may be given up to 8 times,\n"
-		"                         each uplink's port name its own\n"
+		"                         each uplink's port name its own; uplinks of other\n"
+		"                         VNIs may share a local address and port\n"
 		"  -q, --max-queues N     queues a vif may have (multi-queue-max-queues),\n"
 		"                         1..16, default 8\n"
 		"  -p, --poll-us US       the longest an idle netback worker polls before it\n"
@@ -502,10 +503,14 @@ int main(int argc, char **argv)
 						    "--uplink: '%s' is a tunnel given before "
 						    "(same VNI, port, namespace and a remote)",
 						    optarg);
-				for (unsigned int i = 0; i < nvx; i++)
+				for (unsigned int i = 0; i < nvx; i++) {
 					if (uplink_vxlan_spec_clash(&vx[i], &vx[nvx], why,
 								    sizeof(why)))
 						bad_option("--uplink: '%s': %s", optarg, why);
+					/* One port, each its VNI: sorted in the kernel. */
+					if (uplink_vxlan_spec_shares(&vx[i], &vx[nvx]))
+						vx[i].share = vx[nvx].share = true;
+				}
 				/* Checked here, as for a TAP's, before anything starts. */
 				if (*vx[nvx].netns && !uplink_netns_name_ok(vx[nvx].netns))
 					bad_option("--uplink: '%s': '%s' is not a namespace name",
