@@ -251,6 +251,12 @@ static void fuzz_spec(const uint8_t *data, size_t size)
 				snprintf(name, sizeof(name), "vxlan%u:%u", s.vni, s.dstport);
 			check(!strcmp(s.name, name));
 			check(uplink_vxlan_spec_clash(&s, &s, why, sizeof(why)) && why[0]);
+			/* Another VNI on the same address and port shares it, without a clash. */
+			struct uplink_vxlan_spec t = s;
+
+			t.vni ^= 1;
+			check(!s.share && uplink_vxlan_spec_shares(&s, &t) &&
+			      !uplink_vxlan_spec_clash(&s, &t, why, sizeof(why)));
 		}
 		/* local: unicast or the wildcard, and none of the remotes' addresses. */
 		if (s.local.ss_family == AF_INET) {
