@@ -26,8 +26,9 @@
 # decides how fast anything that passes data between them runs: memif
 # 9000 B, for one, by 8x (docs/benchmarks.md, "Where the host puts the
 # vCPUs").  So bench/cpurtt samples the cache-line round trip between the
-# first two CPUs every 200 ms throughout, each run records its time window,
-# and each run is classed near (every sample in its window below RTT_FAR_NS),
+# first two CPUs every 200 ms throughout, each run records its time window
+# (a pvnet run its timed window, window_start_unix and window_s in its JSON;
+# a memif run its process's lifetime), and each run is classed near (every sample in its window below RTT_FAR_NS),
 # far (every sample at or above it) or mixed; memif's per-second figures
 # are classed each by its own interval (memif-peer.sh's "intervals").  The
 # summary adds the ratios of figures of one class: the median of pvnet's
@@ -158,6 +159,14 @@ def klass(start, end):
     return cls, statistics.median(rtts)
 
 def host(name):
+    """A pvnet run's class by its timed window (in its JSON), else by its process's lifetime."""
+    try:
+        x = load(name)["results"][0]
+        start, length = x.get("window_start_unix"), x.get("window_s")
+    except (OSError, ValueError, KeyError, IndexError):
+        start = length = None
+    if start is not None and length is not None:
+        return klass(start, start + length)
     return klass(*windows[name])
 
 def load(name):

@@ -19,9 +19,11 @@ trap 'rm -rf "$TMP"' EXIT
 # benchmarks running on the machine do not confuse the checks below.
 mkdir "$TMP/tmp"
 # The run itself is bounded by pvnet bench; timeout only ends a hang (a bug).
+t0=$(date +%s.%N)
 TMPDIR=$TMP/tmp timeout -s KILL 100 "$PVNET" bench --section stream --duration 0.3 \
 	--frame-size 64,9000 --queues 1 --tx-mode copy,map --json "$TMP/out.json" --pvnetd "$PVNETD" >"$TMP/out.txt" 2>"$TMP/err.txt"
 rc=$?
+t1=$(date +%s.%N)
 cat "$TMP/out.txt"
 cat "$TMP/err.txt" >&2
 if [ $rc -eq 3 ]; then
@@ -63,7 +65,13 @@ assert len(res) == 4, "expected 4 runs (2 sizes x 2 modes), got %d" % len(res)
 need = ("frame_size", "queues", "tx_mode", "tx_frames", "rx_frames", "dropped", "corrupt",
         "out_of_order", "gbit_s", "mpps", "cpu_us_per_kb", "notifications_per_1000")
 seen = set()
+t0, t1 = float(sys.argv[2]), float(sys.argv[3])
+prev_end = t0
 for r in res:
+    # Each run'"'"'s timed window within the bench'"'"'s own time, after the run before it.
+    start = r["window_start_unix"]
+    assert prev_end <= start and start + r["window_s"] <= t1, (prev_end, start, r["window_s"], t1)
+    prev_end = start + r["window_s"]
     for k in need:
         assert k in r, "run lacks " + k
     assert "error" not in r, "run failed: " + r["error"]
@@ -93,7 +101,7 @@ for r in res:
     seen.add((r["frame_size"], r["tx_mode"]))
 assert seen == {(64, "copy"), (9000, "copy"), (64, "map"), (9000, "map")}, seen
 print("ok: %d runs, JSON shape valid, placement %s" % (len(res), res[0]["placement"]))
-' "$TMP/out.json" || exit 1
+' "$TMP/out.json" "$t0" "$t1" || exit 1
 
 # A placement the bench does not know is refused before anything starts; on one CPU,
 # split has nothing to split and says so.

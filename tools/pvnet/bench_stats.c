@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench.h"
 
@@ -310,6 +311,21 @@ static json_t *jreal(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
+/*
+ * @t_ns, a CLOCK_MONOTONIC time (every process's), as seconds since the
+ * epoch: the realtime clock now less the time since; NAN for 0 (not taken).
+ */
+static double mono_to_unix(uint64_t t_ns)
+{
+	struct timespec m, u;
+
+	if (!t_ns || clock_gettime(CLOCK_MONOTONIC, &m) < 0 ||
+	    clock_gettime(CLOCK_REALTIME, &u) < 0)
+		return NAN;
+	return (double)u.tv_sec + (double)u.tv_nsec / 1e9 -
+	       ((double)m.tv_sec + (double)m.tv_nsec / 1e9 - (double)t_ns / 1e9);
+}
+
 static json_t *jint(uint64_t v)
 {
 	return json_integer((json_int_t)v);
@@ -411,6 +427,7 @@ json_t *bench_result2json(const struct bench_result *r)
 				      jint(r->b_end.out_of_order), "unaccounted",
 				      json_integer((json_int_t)f.unaccounted)));
 	json_object_set_new(o, "tx_window_s", jreal(f.tx_window_s));
+	json_object_set_new(o, "window_start_unix", jreal(mono_to_unix(r->b0.t_ns)));
 	json_object_set_new(o, "learn_frame_seen", json_boolean(r->learn_seen));
 	json_object_set_new(o, "steering", json_string(bench_steering_name(r->steering)));
 	json_object_set_new(o, "migrate", json_boolean(r->migrate));
