@@ -155,9 +155,14 @@ static void run(enum back_tx_mode mode)
 		 * The first cycle keeps the burst's queued frames waiting ten
 		 * times the hold bound, so that some are copied out whatever the
 		 * timing of the trickle (which on a busy machine can feed B fast
-		 * enough that none waits that long).
+		 * enough that none waits that long); in map mode until B's
+		 * worker has copied some out (a worker starved of CPU by other
+		 * work on the machine may take longer than ten rounds).
 		 */
-		for (unsigned int r = 0; cycle == 0 && r < 10; r++)
+		for (unsigned int r = 0;
+		     cycle == 0 && (r < 10 || (mode == BACK_TX_MAP && test_now_ms() < end &&
+					       !back_vif_stat(vb, 0, "rx_held_copied")));
+		     r++)
 			pause_round(&w);
 		for (unsigned int r = 0; r < TRICKLE; r++) {
 			pause_round(&w);
