@@ -175,22 +175,28 @@ static struct share_group *group_of(const struct uplink_vxlan_spec *sp)
 /*
  * Attach to @g's sockets the program that picks a datagram's socket: the
  * index, in the group, of its VNI's; for another VNI, or a datagram too
- * short to load the word from (classic BPF then returns 0), the first
- * live socket's.  Under groups_lock, with a live socket in @g.
+ * short for a VXLAN header, the first live socket's.  Under groups_lock,
+ * with a live socket in @g.
  */
 static int group_program(const struct share_group *g)
 {
-	struct sock_filter code[3 + 2 * UPLINK_VXLAN_SHARE_MAX];
+	struct sock_filter code[6 + 2 * UPLINK_VXLAN_SHARE_MAX];
 	struct sock_fprog prog = {.filter = code};
-	unsigned int n = 0, first = UPLINK_VXLAN_SHARE_MAX;
+	unsigned int n = 0, first = 0;
 
-	/* The UDP payload's bytes 4-7, big endian: the VNI and the reserved byte after it. */
+	while (!g->live[first])
+		first++;
+	/* The UDP payload's length: a runt goes to the first (a failed load would return 0). */
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0);
+	code[n++] =
+	    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, UPLINK_VXLAN_HLEN, 1, 0);
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, first);
+	/* Its bytes 4-7, big endian: the VNI and the reserved byte after it. */
 	code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4);
 	code[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 8);
 	for (unsigned int i = 0; i < g->n; i++) {
 		if (!g->live[i])
 			continue;
-		first = first < i ? first : i;
 		code[n++] =
 		    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, g->vni[i], 0, 1);
 		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, i);
@@ -256,7 +262,6 @@ static int shared_socket(const struct uplink_vxlan_spec *sp, struct uplink_vxlan
 		goto out;
 	}
 	s->shared = true;
-	s->vni = sp->vni;
 out:
 	pthread_mutex_unlock(&groups_lock);
 	return fd;

@@ -19,8 +19,9 @@
  * and a classic BPF program attached to the group has the kernel give
  * each datagram to the socket of its VNI (the VNI read at bytes 4-6 of the
  * UDP payload; a datagram of another VNI, or too short to have one, goes
- * to the first uplink's socket, which drops and counts it as rx_bad_vni
- * or malformed, as a lone uplink does).  The program names sockets by
+ * to the first running uplink's socket, which drops and counts it as
+ * rx_bad_vni or rx_runt, as a lone uplink does; the program does not run
+ * for broadcast and multicast, which reach every socket, docs/vxlan.md).  The program names sockets by
  * their place in the group, which is the order they were bound in until
  * one closes (the kernel then moves the group's last socket into its
  * place): so the socket of an uplink that stops is kept open, and never
@@ -28,12 +29,12 @@
  * whenever an uplink joins or leaves.  The first socket of a group binds
  * only if nothing else holds the port (tried first without SO_REUSEPORT),
  * so that a port another program has is refused as a lone uplink's is.
- * Another program that binds the port with SO_REUSEPORT later, as the
- * same user, joins the group after pvnetd's uplinks and is never picked;
- * one that does so while pvnetd starts them, between two of its binds,
- * takes a place the program gives an uplink, and gets that uplink's
- * datagrams (the uplink's own are safe from anyone else's: each checks the
- * VNI of what it receives).  A lock keeps the groups.
+ * Another program of the same user that binds the port with SO_REUSEPORT
+ * later joins the group after pvnetd's uplinks and is never picked; one
+ * that does so while pvnetd starts them, between two of its binds, takes a
+ * place the program gives an uplink, and that uplink's datagrams (what the
+ * uplinks receive is safe from anyone else's: each checks the VNI and the
+ * source of what it reads).  A lock keeps the groups.
  */
 
 #include <stdbool.h>
@@ -47,7 +48,6 @@
  * @src_fd: the sending sockets, @nsrc of them (one may be @fd)
  * @src_port: the source port each is bound to
  * @nsrc: sending sockets
- * @vni: the VNI @fd takes, when it is in a group (@shared)
  * @shared: @fd is in a group of uplinks sharing its port
  */
 struct uplink_vxlan_socks {
@@ -55,7 +55,6 @@ struct uplink_vxlan_socks {
 	int src_fd[UPLINK_VXLAN_SRCPORTS_MAX];
 	uint16_t src_port[UPLINK_VXLAN_SRCPORTS_MAX];
 	unsigned int nsrc;
-	uint32_t vni;
 	bool shared;
 };
 

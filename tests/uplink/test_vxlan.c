@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include "../common/log_capture.h"
 #include "switch/frame.h"
 #include "switch/switch.h"
+#include "uplink/tap.h"
 #include "uplink/vxlan.h"
 #include "uplink/vxlan_port.h"
 
@@ -1354,11 +1357,13 @@ struct member {
 	uint32_t vni;
 };
 
-static int member_create(struct member *m, uint32_t vni, uint16_t port)
+/* Taking @vni on @local, port @port (in namespace @netns, "" for ours), its remote 127.0.0.2. */
+static int member_create_at(struct member *m, uint32_t vni, const char *local, uint16_t port,
+			    const char *netns)
 {
 	struct uplink_vxlan_spec spec;
 	struct sw_config cfg;
-	char text[128], err[128];
+	char text[160], err[128];
 
 	memset(m, 0, sizeof(*m));
 	m->vni = vni;
@@ -1366,12 +1371,17 @@ static int member_create(struct member *m, uint32_t vni, uint16_t port)
 	assert_int_equal(sw_create(&cfg, &m->sw), 0);
 	pthread_mutex_init(&m->cap.lock, NULL);
 	assert_int_equal(sw_port_add(m->sw, "cap", &cap_ops, &m->cap, &m->cap.port), 0);
-	snprintf(text, sizeof(text), "vxlan:id=%u,remote=127.0.0.2,local=127.0.0.1,dstport=%u", vni,
-		 port);
+	snprintf(text, sizeof(text), "vxlan:id=%u,remote=127.0.0.2,local=%s,dstport=%u%s%s", vni,
+		 local, port, *netns ? ",netns=" : "", netns);
 	assert_int_equal(uplink_vxlan_spec_parse(text, &spec, err, sizeof(err)), 0);
 	assert_false(spec.share); /* the parser cannot know the others */
 	spec.share = true;
 	return uplink_vxlan_port_create(m->sw, &spec, &m->vx);
+}
+
+static int member_create(struct member *m, uint32_t vni, uint16_t port)
+{
+	return member_create_at(m, vni, "127.0.0.1", port, "");
 }
 
 static void member_destroy(struct member *m)
@@ -1383,8 +1393,8 @@ static void member_destroy(struct member *m)
 	m->vx = NULL;
 }
 
-/* From the remote to the shared port: a frame of @seed in a datagram of @vni. */
-static void send_vni(int remote, uint16_t port, uint32_t vni, uint8_t seed)
+/* From the remote to the shared port at @to: a frame of @seed in a datagram of @vni. */
+static void send_vni_to(int remote, const char *to, uint16_t port, uint32_t vni, uint8_t seed)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
 	static struct fb f;
@@ -1392,10 +1402,15 @@ static void send_vni(int remote, uint16_t port, uint32_t vni, uint8_t seed)
 
 	fb_build(&f, 4, IPPROTO_UDP, false, 100, seed);
 	d = dgram(vni, f.b, f.len);
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	inet_pton(AF_INET, to, &a.sin_addr);
 	assert_int_equal(sendto(remote, d, 8 + f.len, 0, (struct sockaddr *)&a, sizeof(a)),
 			 (ssize_t)(8 + f.len));
 	free(d);
+}
+
+static void send_vni(int remote, uint16_t port, uint32_t vni, uint8_t seed)
+{
+	send_vni_to(remote, "127.0.0.1", port, vni, seed);
 }
 
 /* @m has captured exactly @n frames, the last of them built from @seed. */
@@ -1487,6 +1502,11 @@ static void test_port_shared(void **state)
 	member_got(&m[2], 3, 32);
 	assert_true(WAIT_FOR(m, uplink_vxlan_port_stat(m[1].vx, "rx_bad_vni") == 1));
 	assert_int_equal(uplink_vxlan_port_stat(m[2].vx, "rx_bad_vni"), 0);
+	/* A runt too: too short to load a VNI from, it goes to the first running uplink. */
+	a.sin_port = htons(port);
+	assert_int_equal(sendto(remote, "\x08\0\0", 4, 0, (struct sockaddr *)&a, sizeof(a)), 4);
+	assert_true(WAIT_FOR(m, uplink_vxlan_port_stat(m[1].vx, "rx_runt") == 1));
+	assert_int_equal(uplink_vxlan_port_stat(m[2].vx, "rx_runt"), 0);
 
 	/* The late socket, last in the group, leaves without moving anyone; a new uplink joins. */
 	assert_int_equal(recv(late, buf, sizeof(buf), MSG_DONTWAIT), -1);
@@ -1516,6 +1536,88 @@ static void test_port_shared(void **state)
 	close(remote);
 }
 
+/* Bring up loopback in the calling thread's namespace. */
+static void lo_up(void)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	assert_int_equal(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	assert_int_equal(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+	close(fd);
+}
+
+/*
+ * One port, three groups at once: VNIs 10 and 20 on 127.0.0.1, again on
+ * 127.0.0.3, and (as root) again on 127.0.0.1 in a namespace of their own.
+ * Each datagram reaches its own group's uplink of its VNI: the groups are
+ * told apart by address and namespace, not by port alone.
+ */
+static char groups_ns[32]; /* the namespace made, "" before: gone again after a failure too */
+
+static int groups_teardown(void **state)
+{
+	(void)state;
+	if (*groups_ns)
+		(void)uplink_netns_delete(groups_ns);
+	*groups_ns = '\0';
+	return 0;
+}
+
+static void test_port_shared_groups(void **state)
+{
+	static const char *const local[] = {"127.0.0.1", "127.0.0.3", "127.0.0.1"};
+	const char *ns = groups_ns;
+	struct member m[3][2];
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	unsigned int ngroups = geteuid() == 0 ? 3 : 2;
+	int remote[3] = {-1, -1, -1}, saved, probe;
+	bool created;
+	uint16_t port;
+
+	(void)state;
+	probe = udp_bound("127.0.0.2", 0);
+	assert_true(probe >= 0);
+	assert_int_equal(getsockname(probe, (struct sockaddr *)&a, &alen), 0);
+	port = ntohs(a.sin_port);
+	remote[0] = remote[1] = probe; /* the root namespace's remote, on the port */
+	if (ngroups == 3) {
+		snprintf(groups_ns, sizeof(groups_ns), "pvnet-vxt-%d", (int)getpid());
+		assert_int_equal(uplink_netns_enter(ns, &created, &saved), 0);
+		assert_true(created);
+		lo_up();
+		remote[2] = udp_bound("127.0.0.2", port);
+		assert_int_equal(uplink_netns_leave(saved), 0);
+		assert_true(remote[2] >= 0);
+	}
+	for (unsigned int g = 0; g < ngroups; g++)
+		for (unsigned int v = 0; v < 2; v++)
+			assert_int_equal(member_create_at(&m[g][v], 10 * (v + 1), local[g], port,
+							  g == 2 ? ns : ""),
+					 0);
+	for (unsigned int k = 0; k < 3; k++) {
+		for (unsigned int g = 0; g < ngroups; g++)
+			for (unsigned int v = 0; v < 2; v++)
+				send_vni_to(remote[g], local[g], port, 10 * (v + 1),
+					    (uint8_t)(40 * g + 10 * v + k + 1));
+		for (unsigned int g = 0; g < ngroups; g++)
+			for (unsigned int v = 0; v < 2; v++)
+				member_got(&m[g][v], k + 1, (uint8_t)(40 * g + 10 * v + k + 1));
+	}
+	for (unsigned int g = 0; g < ngroups; g++)
+		for (unsigned int v = 0; v < 2; v++) {
+			assert_int_equal(uplink_vxlan_port_stat(m[g][v].vx, "rx_bad_vni"), 0);
+			member_destroy(&m[g][v]);
+		}
+	close(probe);
+	if (ngroups == 3)
+		close(remote[2]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1541,6 +1643,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_port_srcport_dstport, setup_src_dstport, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_srcport_range, setup_src_range, teardown),
 	    cmocka_unit_test(test_port_shared),
+	    cmocka_unit_test_teardown(test_port_shared_groups, groups_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
