@@ -3,7 +3,7 @@
 # vxlan_uplink.sh - pvnetd --uplink vxlan:...: a guest attached to pvnetd reaches a Linux vxlan
 # device in another namespace over the tunnel (ping both ways, IPv4 and IPv6, iperf3 both ways;
 # a second kernel device over an IPv6 tunnel; a third, of VNI 45, whose uplink shares the
-# first's address and port);
+# first's address and port, and a fourth, of VNI 46, sharing the second's);
 # the kernel's datagrams of another VNI or from another address are dropped and counted; a
 # second pvnetd joined to the first by its own tunnel reaches both.
 # usage: vxlan_uplink.sh PVNETD PVNET
@@ -24,6 +24,7 @@ H=pvxh$$ # a guest of the second
 S=pvxs$$ # a VTEP the first pvnetd does not know
 K6=pvx6$$ # a kernel VTEP over IPv6
 T=pvxt$$ # a kernel VTEP of VNI 45, whose uplink shares 192.168.79.2:4789 with VNI 42's
+U=pvxu$$ # a kernel VTEP of VNI 46, whose uplink shares [fd79:8::2]:4789 with VNI 44's
 for ns in "$K" "$P" "$G" "$H"; do tap_ns "$ns" || exit 1; done
 ip link add vxk netns "$K" type veth peer name vxp netns "$P" || exit 1
 ip -n "$K" addr add 192.168.79.1/24 dev vxk &&
@@ -54,6 +55,14 @@ tap_ns "$T" && ip link add vxt netns "$T" type veth peer name vxu netns "$P" &&
 	ip -n "$T" link add vx45 type vxlan id 45 local 192.168.82.1 remote 192.168.79.2 \
 		dstport 4789 && ip netns exec "$T" ethtool -K vx45 tx off >/dev/null &&
 	ip -n "$T" addr add 10.79.7.6/24 dev vx45 && ip -n "$T" link set vx45 up || exit 1
+# And over IPv6: VNI 46 from fd79:a::1, to the address and port VNI 44's uplink has.
+tap_ns "$U" && ip link add vxv netns "$U" type veth peer name vxw netns "$P" &&
+	ip -n "$U" -6 addr add fd79:a::1/64 dev vxv nodad &&
+	ip -n "$P" -6 addr add fd79:a::2/64 dev vxw nodad && ip -n "$U" link set vxv up &&
+	ip -n "$P" link set vxw up && ip -n "$U" -6 route add fd79:8::/64 via fd79:a::2 &&
+	ip -n "$U" link add vx46 type vxlan id 46 local fd79:a::1 remote fd79:8::2 dstport 4789 &&
+	ip netns exec "$U" ethtool -K vx46 tx off >/dev/null &&
+	ip -n "$U" addr add 10.79.7.8/24 dev vx46 && ip -n "$U" link set vx46 up || exit 1
 
 check_fails "pvnetd refuses the same tunnel twice" timeout 10 "$PVNETD" --run-dir "$TAP_TMP/y" \
 	--uplink "vxlan:id=42,remote=192.168.79.1,netns=$P" \
@@ -63,9 +72,12 @@ check_fails "pvnetd refuses a tunnel to a multicast group" timeout 10 "$PVNETD" 
 start_pvnetd "$RUN" --uplink "vxlan:id=42,remote=192.168.79.1,local=192.168.79.2,netns=$P" \
 	--uplink "vxlan:id=42,remote=192.168.79.1,local=192.168.79.2,dstport=4790,netns=$P" \
 	--uplink "vxlan:id=44,remote=fd79:8::1,local=fd79:8::2,netns=$P" \
-	--uplink "vxlan:id=45,remote=192.168.82.1,local=192.168.79.2,netns=$P" || exit 1
-check "pvnetd's tunnel sockets are bound in their namespace, two on the shared port" \
-	bash -c "[ \$(ip netns exec '$P' ss -ulnH | grep -c '192.168.79.2:4789 ') -eq 2 ]"
+	--uplink "vxlan:id=45,remote=192.168.82.1,local=192.168.79.2,netns=$P" \
+	--uplink "vxlan:id=46,remote=fd79:a::1,local=fd79:8::2,netns=$P" || exit 1
+check "pvnetd's tunnel sockets are bound in their namespace, two on each shared port" \
+	bash -c "ip netns exec '$P' ss -ulnH >'$TAP_TMP/ss' &&
+	 [ \$(grep -c '192.168.79.2:4789 ' '$TAP_TMP/ss') -eq 2 ] &&
+	 [ \$(grep -c '\[fd79:8::2\]:4789 ' '$TAP_TMP/ss') -eq 2 ]"
 tap_attach PG "$G" eth0 || exit 1
 tap_addr "$G" eth0 10.79.7.2 fd79:7::2
 check "ping guest -> kernel VTEP (IPv4)" tap_ping "$G" 10.79.7.1
@@ -76,6 +88,8 @@ check "ping guest -> the kernel's VTEP over IPv6 (VNI 44)" tap_ping "$G" 10.79.7
 check "and back" tap_ping "$K6" 10.79.7.2
 check "ping guest -> the kernel's VTEP of VNI 45, on VNI 42's port" tap_ping "$G" 10.79.7.6
 check "and back" tap_ping "$T" 10.79.7.2
+check "ping guest -> the kernel's VTEP of VNI 46, on VNI 44's IPv6 port" tap_ping "$G" 10.79.7.8
+check "and back" tap_ping "$U" 10.79.7.2
 # pvnetd's IPv4 datagrams carry no DF bit, as a Linux vxlan device's without "df set": a
 # router on a narrower path may fragment them (RFC 7348, 4.3). Read off the wire: the outer
 # header is on the stamped lines (tcpdump also decodes the inner frame, without a stamp).
@@ -127,13 +141,15 @@ check_fails "nothing answers on another VNI" \
 	timeout 5 ip netns exec "$K" ping -c 2 -i 0.2 -W 1 -I vx1 10.79.8.2
 check_fails "nor from another address" timeout 5 ip netns exec "$S" ping -c 2 -i 0.2 -W 1 10.79.7.2
 check "the guest still reaches the kernel VTEP" tap_ping "$G" 10.79.7.1
-check "pvnet status lists the tunnels, the first with its drops, VNI 45's without" bash -c \
+check "pvnet status lists the tunnels, the first with its drops, the sharing ones without" bash -c \
 	"'$PVNET' -d '$RUN' status >'$TAP_TMP/st' &&
 	 grep -Eq '^  vxlan42 \(vxlan\): [1-9][0-9]* frames in, [1-9][0-9]* out.*rx_bad_vni [1-9].*rx_bad_source [1-9]' '$TAP_TMP/st' &&
 	 grep -q '^  vxlan42:4790 (vxlan): ' '$TAP_TMP/st' &&
 	 grep -Eq '^  vxlan44 \(vxlan\): [1-9][0-9]* frames in' '$TAP_TMP/st' &&
 	 grep -Eq '^  vxlan45 \(vxlan\): [1-9][0-9]* frames in' '$TAP_TMP/st' &&
-	 ! grep -Eq '^  vxlan45 .*rx_bad' '$TAP_TMP/st'"
+	 ! grep -Eq '^  vxlan45 .*rx_bad' '$TAP_TMP/st' &&
+	 grep -Eq '^  vxlan46 \(vxlan\): [1-9][0-9]* frames in' '$TAP_TMP/st' &&
+	 ! grep -Eq '^  vxlan4[46] .*rx_bad' '$TAP_TMP/st'"
 check "and its JSON the counters" bash -c \
 	"'$PVNET' -d '$RUN' status --json | grep -q '\"rx_bad_header\": 0'"
 check "the adapters detach cleanly" tap_stop "$PG"
