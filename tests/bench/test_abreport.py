@@ -48,6 +48,9 @@ class Report(unittest.TestCase):
         self.assertIn("64, 1, map, split, zerocopy, queue", text)
         self.assertIn(" 1.100x  1.250 1.100 1.100", text)
         self.assertIn(" 1.000x  1.000 0.900 1.100", text)
+        # Each side's Gbit/s range over the pairs: 64 B old 2.048-4.096, new 2.2528-5.12.
+        self.assertIn("1.100 1.100; old 2.05-4.10, new 2.25-5.12", text)
+        self.assertIn("1.100; old 144.00-144.00, new 129.60-158.40", text)
 
     def test_pairs_end_at_the_first_missing_side(self):
         self.write(1, "old", [result(64, 1)])
@@ -80,6 +83,12 @@ class Report(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "pair 1: the new run of 64, .* failed: 2 corrupt"):
             abreport.ratios(abreport.load_pairs(self.out))
 
+    def test_a_failed_old_run_is_refused(self):
+        self.write(1, "old", [dict(result(64, 4), error="1 frames out of order")])
+        self.write(1, "new", [result(64, 5)])
+        with self.assertRaisesRegex(ValueError, "pair 1: the old run of 64, .* failed: 1 frames"):
+            abreport.ratios(abreport.load_pairs(self.out))
+
     def test_a_rate_that_could_not_be_known_is_an_error(self):
         self.write(1, "old", [result(64, 4)])
         self.write(1, "new", [dict(result(64, 4), mpps=None)])
@@ -102,6 +111,9 @@ class Report(unittest.TestCase):
     def test_migration_and_verification_are_part_of_the_point(self):
         self.write(1, "old", [dict(result(64, 4), migrate=False, verify="full")])
         self.write(1, "new", [dict(result(64, 4), migrate=True, verify="full")])
+        with self.assertRaisesRegex(ValueError, "different points"):
+            abreport.ratios(abreport.load_pairs(self.out))
+        self.write(1, "new", [dict(result(64, 4), migrate=False, verify="sampled")])
         with self.assertRaisesRegex(ValueError, "different points"):
             abreport.ratios(abreport.load_pairs(self.out))
 

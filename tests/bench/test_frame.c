@@ -163,6 +163,42 @@ static void test_corruption(void **state)
 
 	assert_int_equal(bench_frame_check(NULL, 0, 9000, t, 2, BENCH_VERIFY_SAMPLED, &flow, &seq),
 			 -EBADMSG);
+	/* An intact frame in fragments that hold a byte more, or a byte less, than a frame. */
+	struct iovec iov[64];
+
+	fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED);
+	assert_int_equal(bench_frame_check(iov, cut(9001, 4096, iov, 64), 9000, t, 2,
+					   BENCH_VERIFY_SAMPLED, &flow, &seq),
+			 -EBADMSG);
+	assert_int_equal(bench_frame_check(iov, cut(8999, 4096, iov, 64), 9000, t, 2,
+					   BENCH_VERIFY_SAMPLED, &flow, &seq),
+			 -EBADMSG);
+	assert_int_equal(bench_frame_check(iov, cut(9000, 4096, iov, 64), 9000, t, 2,
+					   BENCH_VERIFY_SAMPLED, &flow, &seq),
+			 0);
+}
+
+/* A sampled check reads BENCH_STAMP_LEN bytes either side of every 4 KiB slot boundary. */
+static void test_stamps_span_the_boundaries(void **state)
+{
+	struct bench_tmpl t[2];
+
+	tmpls(t, 2, 9000);
+	for (uint32_t m = BENCH_STAMP_SPAN; m < 9000; m += BENCH_STAMP_SPAN) {
+		const uint32_t in[] = {m - BENCH_STAMP_LEN, m - 1, m, m + BENCH_STAMP_LEN - 1};
+		const uint32_t out[] = {m - BENCH_STAMP_LEN - 1, m + BENCH_STAMP_LEN};
+
+		for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+			fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED); /* 7: no rover line */
+			frame[in[i]] ^= 0x04;
+			assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), -EBADMSG);
+		}
+		for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+			fill(9000, t, 1, 7, BENCH_VERIFY_SAMPLED);
+			frame[out[i]] ^= 0x04;
+			assert_int_equal(check(9000, t, 2, BENCH_VERIFY_SAMPLED), 0);
+		}
+	}
 }
 
 static void test_small_frames_every_byte_checked(void **state)
@@ -308,6 +344,7 @@ int main(void)
 	    cmocka_unit_test(test_headers),
 	    cmocka_unit_test(test_roundtrip),
 	    cmocka_unit_test(test_corruption),
+	    cmocka_unit_test(test_stamps_span_the_boundaries),
 	    cmocka_unit_test(test_rover_reaches_every_byte),
 	    cmocka_unit_test(test_small_frames_every_byte_checked),
 	    cmocka_unit_test(test_spans_are_what_fill_and_check_touch),

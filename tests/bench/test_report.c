@@ -120,6 +120,38 @@ static void test_point(void **state)
 	json_decref(o);
 }
 
+/* Every figure of a run reaches its own place in the point; no more runs than there is room for. */
+static void test_point_figures(void **state)
+{
+	struct bench_point p;
+	struct bench_result r;
+
+	bench_point_init(&p, 1000, 1, "map", BENCH_STEER_QUEUE, false);
+	run_of(&r, 1000, 8, 2); /* 1e9 bytes, 1e6 frames in 1 s */
+	r.a1.bytes = 2000000000;
+	r.b1.corrupt = 7;
+	r.b1.gaps = 9;
+	r.b1.front_rx_notify = 3000;
+	r.back1.reason[4] = 5; /* rx_queue_full */
+	bench_point_add(&p, &r, 0);
+	assert_near(bench_point_median(&p, BENCH_FIG_GBIT_S), 8, 1e-9);
+	assert_near(bench_point_median(&p, BENCH_FIG_MPPS), 1, 1e-9);
+	assert_near(bench_point_median(&p, BENCH_FIG_TX_KBYTE_S), 2e9 / 1024, 1e-6);
+	assert_near(bench_point_median(&p, BENCH_FIG_RX_KBYTE_S), 1e9 / 1024, 1e-6);
+	/* 0.5 + 0.5 + 0.25 s of CPU per 1e9 / 1024 KB. */
+	assert_near(bench_point_median(&p, BENCH_FIG_CPU_US_PER_KB), 1.25e6 / (1e9 / 1024), 1e-9);
+	assert_near(bench_point_median(&p, BENCH_FIG_NOTIFICATIONS_PER_1000), 3, 1e-9);
+	assert_near(bench_point_median(&p, BENCH_FIG_DROPPED), 5, 0);
+	assert_near(bench_point_median(&p, BENCH_FIG_OUT_OF_ORDER), 2, 0);
+
+	/* A 16th run has no room: it is left out, not written past the figures. */
+	for (unsigned int i = 1; i <= BENCH_MAX_REPEAT; i++)
+		bench_point_add(&p, &r, (int)i);
+	assert_int_equal(p.nruns, BENCH_MAX_REPEAT);
+	assert_int_equal(p.nresults, BENCH_MAX_REPEAT);
+	assert_near(bench_point_median(&p, BENCH_FIG_MPPS), 1, 1e-9);
+}
+
 /* A point whose runs had these Gbit/s (and out-of-order counts). */
 static void pt(struct bench_point *p, uint32_t size, unsigned int q, const char *mode, int steer,
 	       const double *gbit, const double *ooo, unsigned int n)
@@ -187,6 +219,22 @@ static void test_verdict_vcpus(void **state)
 	bench_section_verdict(&s);
 	assert_non_null(strstr(s.verdict, "no successful 1-queue run"));
 	free(s.pts);
+
+	/* Without a 4-queue point, the verdict leads with the most queues measured. */
+	sec(&s, BENCH_SEC_VCPUS, 3);
+	pt(&s.pts[0], 1514, 1, "map", BENCH_STEER_QUEUE, g1, NULL, 3);
+	pt(&s.pts[1], 1514, 2, "map", BENCH_STEER_QUEUE, g2, NULL, 3);
+	pt(&s.pts[2], 1514, 8, "map", BENCH_STEER_QUEUE, g8, NULL, 3);
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "8 vCPUs: 0.40x of 1 vCPU (2: 1.05x)"));
+	/* Exactly the target keeps it: every Q >= 0.95x. */
+	const double g95[] = {9.5};
+
+	pt(&s.pts[1], 1514, 2, "map", BENCH_STEER_QUEUE, g95, NULL, 1);
+	s.npts = 2;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "no collapse (every Q >= 0.95x)"));
+	free(s.pts);
 }
 
 static void test_verdict_tx_mode(void **state)
@@ -206,7 +254,7 @@ static void test_verdict_tx_mode(void **state)
 	assert_near(s.pts[4].ratio, 1.5, 1e-9);
 	assert_near(s.pts[0].ratio, 1.0, 1e-9);
 	/* Largest frame first, where the field report measured. */
-	assert_non_null(strstr(s.verdict, "65535 B: map 1.25x copy"));
+	assert_non_null(strstr(s.verdict, "65535 B: map 1.25x copy (us/KB 0.80x)"));
 	assert_non_null(strstr(s.verdict, "persistent 1.50x copy"));
 	assert_true(strstr(s.verdict, "65535 B") < strstr(s.verdict, "1514 B"));
 	assert_non_null(strstr(s.verdict, "field report: map 1.16x copy"));
@@ -250,6 +298,13 @@ static void test_verdict_steering(void **state)
 	pt(&s.pts[2], 1514, 2, "map", BENCH_STEER_XPS_SAFE, gs, bad, 1);
 	bench_section_verdict(&s);
 	assert_non_null(strstr(s.verdict, "REORDERED"));
+	/* One reordering run of three is one: the median is 0, the maximum is not. */
+	const double g3[] = {11, 11, 11}, once[] = {0, 3, 0};
+
+	pt(&s.pts[2], 1514, 2, "map", BENCH_STEER_XPS_SAFE, g3, once, 3);
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "xps-safe 0"));
+	assert_non_null(strstr(s.verdict, "REORDERED"));
 	free(s.pts);
 }
 
@@ -272,6 +327,11 @@ static void test_verdict_sizes(void **state)
 	assert_non_null(strstr(s.verdict, "1k..32k frames"));
 	assert_non_null(strstr(s.verdict, "92083..126248"));
 	assert_non_null(strstr(s.verdict, "64 KiB: 30.0 Gbit/s"));
+	/* The Rx range of the netio sizes, and the 64 B frame rate. */
+	assert_non_null(strstr(s.verdict, "Rx 122070..244141 KByte/s"));
+	s.pts[0].v[BENCH_FIG_MPPS][0] = 0.98;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "64 B: 0.98 Mpps"));
 	free(s.pts);
 }
 
@@ -320,12 +380,52 @@ static void test_tcp(void **state)
 	bench_section_verdict(&s);
 	assert_non_null(strstr(s.verdict, "(0.83x tapfwd, the cheapest TAP-to-TAP path, itself "
 					  "0.60x veth)"));
+	/* A line whose stream count is 0 is no case. */
+	assert_int_equal(bench_tcp_parse_line("veth-0\t8\t2\t50\t50\t0\t0", &c), -EINVAL);
+	/* With 4 streams through 4 queues: pvnet 4 over pvnet 1. */
+	bench_tcp_parse_line("pvnet-4q-4\t6.0\t4.0\t90\t80\t7\t2", &s.tcp[3]);
+	s.ntcp = 4;
+	bench_section_verdict(&s);
+	assert_non_null(strstr(s.verdict, "4 streams: pvnet 6.00 Gbit/s"));
+	assert_non_null(strstr(s.verdict, "pvnet 4 queues/4 streams vs 1: 1.50x"));
 	o = bench_section2json(&s);
 	runs = json_object_get(o, "runs");
-	assert_int_equal(json_array_size(runs), 3);
+	assert_int_equal(json_array_size(runs), 4);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 2), "path")),
 			    "tapfwd");
+	assert_near(json_real_value(json_object_get(json_array_get(runs, 3), "gbit_s")), 6.0,
+		    1e-12);
+	assert_near(
+	    json_real_value(json_object_get(json_array_get(runs, 3), "service_demand_us_per_kb")),
+	    4.0, 1e-12);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_array_get(runs, 3), "retransmits")), 7);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_array_get(runs, 3), "tcp_ofo_queue")), 2);
 	json_decref(o);
+	/* The table: case, streams, Gbit/s, SD, retransmits, TCPOFOQueue. */
+	{
+		char *buf = NULL, name[24];
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		unsigned int streams;
+		double g, sd;
+		long long re, ofo;
+
+		assert_non_null(f);
+		bench_section_print(&s, 1, f);
+		fclose(f);
+		assert_non_null(strstr(buf, "pvnet-4q-4"));
+		assert_int_equal(sscanf(strstr(buf, "pvnet-4q-4"), "%23s %u %lf %lf %lld %lld",
+					name, &streams, &g, &sd, &re, &ofo),
+				 6);
+		assert_int_equal(streams, 4);
+		assert_near(g, 6.0, 1e-9);
+		assert_near(sd, 4.0, 1e-9);
+		assert_int_equal(re, 7);
+		assert_int_equal(ofo, 2);
+		free(buf);
+	}
 }
 
 static void test_peers(void **state)
@@ -343,8 +443,15 @@ static void test_peers(void **state)
 	bench_section_verdict(&s);
 	assert_non_null(strstr(s.verdict, "pvnet/memif Gbit/s: 0.25x (64 B) .. 2.00x (9000 B)"));
 	assert_non_null(strstr(s.verdict, "pvnet/veth Gbit/s: 2.00x (64 B)"));
+	/* The median of the ratios: of 0.25 and 2 for memif, of the one ratio for veth. */
+	assert_non_null(strstr(s.verdict, "(9000 B), median 1.12x"));
+	assert_non_null(strstr(s.verdict, "2.00x (64 B) .. 2.00x (64 B), median 2.00x"));
+	s.pts[1].v[BENCH_FIG_MPPS][0] = 0.28;
 	o = bench_section2json(&s);
 	row = json_array_get(json_object_get(o, "runs"), 1);
+	assert_near(json_real_value(json_object_get(row, "pvnet_gbit_s")), 20, 1e-9);
+	assert_near(json_real_value(json_object_get(row, "pvnet_mpps")), 0.28, 1e-9);
+	assert_near(json_real_value(json_object_get(row, "memif_mpps")), 0.1, 1e-9);
 	assert_near(json_real_value(json_object_get(row, "pvnet_per_memif")), 2.0, 1e-9);
 	assert_true(json_is_null(json_object_get(row, "veth_gbit_s")));
 	assert_true(json_is_null(json_object_get(row, "pvnet_per_veth")));
@@ -540,6 +647,103 @@ static void test_host(void **state)
 	free(s.pts);
 }
 
+static void test_fmt_ratio(void **state)
+{
+	char b[16];
+
+	bench_fmt_ratio(b, sizeof(b), 0.5);
+	assert_string_equal(b, "0.50x");
+	bench_fmt_ratio(b, sizeof(b), 10);
+	assert_string_equal(b, "10x");
+	bench_fmt_ratio(b, sizeof(b), 21.4);
+	assert_string_equal(b, "21x");
+	bench_fmt_ratio(b, sizeof(b), NAN);
+	assert_string_equal(b, "-");
+}
+
+/* A point of one run with these figures (those not given unknown). */
+static void pt_figs(struct bench_point *p, uint32_t size, unsigned int q, int steer, double gbit,
+		    double mpps, double dropped, double ooo)
+{
+	pt(p, size, q, "map", steer, &gbit, NULL, 1);
+	p->v[BENCH_FIG_MPPS][0] = mpps;
+	p->v[BENCH_FIG_DROPPED][0] = dropped;
+	p->v[BENCH_FIG_OUT_OF_ORDER][0] = ooo;
+}
+
+/* The line of @buf whose first word is @first, from that word on (a pointer into @buf). */
+static const char *row_of(const char *buf, const char *first)
+{
+	for (const char *l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *t = l + strspn(l, " ");
+
+		if (!strncmp(t, first, strlen(first)) && t[strlen(first)] == ' ')
+			return t;
+	}
+	fail_msg("no row %s", first);
+	return NULL;
+}
+
+/* Each column of the sections' tables holds the figure its heading names. */
+static void test_section_tables(void **state)
+{
+	struct bench_section s;
+	double tx, rx, g, m, sd, gnt, dr, oo;
+	unsigned int q, size;
+	char name[16], *buf;
+
+	sec(&s, BENCH_SEC_SIZES, 1);
+	pt_figs(&s.pts[0], 1024, 1, BENCH_STEER_QUEUE, 2.0, 0.25, 4, 0);
+	s.pts[0].v[BENCH_FIG_TX_KBYTE_S][0] = 111;
+	s.pts[0].v[BENCH_FIG_RX_KBYTE_S][0] = 222;
+	s.pts[0].v[BENCH_FIG_GRANT_OPS_PER_1000][0] = 3;
+	bench_section_verdict(&s);
+	buf = printed(&s, 1);
+	/* frame, Tx KByte/s, Rx KByte/s, Gbit/s, Mpps, us/KB, gnt/1k, dropped */
+	assert_int_equal(sscanf(row_of(buf, "1024"), "%u %lf %lf %lf %lf %lf %lf %lf", &size, &tx,
+				&rx, &g, &m, &sd, &gnt, &dr),
+			 8);
+	assert_near(tx, 111, 0);
+	assert_near(rx, 222, 0);
+	assert_near(g, 2, 0);
+	assert_near(m, 0.25, 0);
+	assert_near(sd, 0.5, 0);
+	assert_near(gnt, 3, 0);
+	assert_near(dr, 4, 0);
+	free(buf);
+	free(s.pts);
+
+	sec(&s, BENCH_SEC_VCPUS, 2);
+	pt_figs(&s.pts[0], 1514, 1, BENCH_STEER_QUEUE, 10, 0.8, 7, 5);
+	pt_figs(&s.pts[1], 1514, 2, BENCH_STEER_QUEUE, 9, 0.7, 0, 0);
+	bench_section_verdict(&s);
+	buf = printed(&s, 3);
+	/* queues, frame, Gbit/s, Mpps, us/KB, dropped */
+	assert_int_equal(
+	    sscanf(row_of(buf, "1"), "%u %u %lf %lf %lf %lf", &q, &size, &g, &m, &sd, &dr), 6);
+	assert_int_equal(q, 1);
+	assert_near(g, 10, 0);
+	assert_near(m, 0.8, 0);
+	assert_near(dr, 7, 0);
+	/* With --repeat 3, a point of one successful run has no range. */
+	assert_null(strstr(buf, "10.00-10.00"));
+	free(buf);
+	free(s.pts);
+
+	sec(&s, BENCH_SEC_STEERING, 1);
+	pt_figs(&s.pts[0], 1514, 2, BENCH_STEER_HASH, 9, 0.7, 7, 5);
+	bench_section_verdict(&s);
+	buf = printed(&s, 1);
+	/* policy, queues, frame, Gbit/s, ooo, dropped */
+	assert_int_equal(
+	    sscanf(row_of(buf, "hash"), "%15s %u %u %lf %lf %lf", name, &q, &size, &g, &oo, &dr),
+	    6);
+	assert_near(oo, 5, 0);
+	assert_near(dr, 7, 0);
+	free(buf);
+	free(s.pts);
+}
+
 static void test_parse_sections(void **state)
 {
 	bool sel[BENCH_SEC_N + 1];
@@ -629,6 +833,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_stat),
 	    cmocka_unit_test(test_point),
+	    cmocka_unit_test(test_point_figures),
 	    cmocka_unit_test(test_verdict_vcpus),
 	    cmocka_unit_test(test_verdict_tx_mode),
 	    cmocka_unit_test(test_verdict_steering),
@@ -637,6 +842,8 @@ int main(void)
 	    cmocka_unit_test(test_peers),
 	    cmocka_unit_test(test_section_json),
 	    cmocka_unit_test(test_section_print),
+	    cmocka_unit_test(test_section_tables),
+	    cmocka_unit_test(test_fmt_ratio),
 	    cmocka_unit_test(test_host),
 	    cmocka_unit_test(test_parse_sections),
 	    cmocka_unit_test(test_grant_figures),

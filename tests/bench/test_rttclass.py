@@ -59,6 +59,23 @@ class FarThreshold(unittest.TestCase):
         self.assertEqual(rttclass.far_threshold(spread(40, 68, 800) + [300] * 9, FALLBACK)[0],
                          300)
 
+    def test_the_far_share_is_rounded_up(self):
+        # 808 samples: 1 % is 8.08, so the far side needs 9; 8 slow ones are not a state.
+        ns, how = rttclass.far_threshold(spread(40, 68, 800) + [300] * 8, FALLBACK)
+        self.assertEqual(ns, FALLBACK)
+        self.assertIn("one group", how)
+
+    def test_a_gap_of_exactly_the_ratio_counts(self):
+        # 100 and 140 ns are MIN_RATIO (1.4) apart: two states.
+        self.assertEqual(rttclass.far_threshold([100] * 10 + [140] * 10, FALLBACK)[0], 140)
+
+    def test_zero_samples_are_left_out(self):
+        # A sample of 0 is none measured: not a state of its own, nor a ratio to divide by.
+        ns, how = rttclass.far_threshold([0] * 10 + spread(40, 68, 100) + spread(110, 270, 100),
+                                         FALLBACK)
+        self.assertEqual(ns, 110)
+        self.assertIn("100 near, 100 far of 200", how)
+
     def test_order_does_not_matter(self):
         rtts = spread(110, 270, 300) + spread(40, 68, 40)
         rtts = rtts[::2] + rtts[1::2]

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test_stats.c - pvnet bench: sequence checker, figures, JSON shape, table, option lists, parsers */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -134,6 +135,8 @@ static void test_figures(void **state)
 	/* CPU: 0.5 s sender + 0.7 s receiver + 0.3 s pvnetd = 1.5e6 µs per 976562.5 KB. */
 	assert_near(f.cpu_us_per_kb, 1.5e6 / (1e9 / 1024.0), 1e-9);
 	assert_near(f.cpu_s_pvnetd, 0.3, 1e-9);
+	assert_near(f.cpu_s_tx, 0.5, 1e-9);
+	assert_near(f.cpu_s_rx, 0.7, 1e-9);
 	/* The machine was busy 1.7 s: 0.2 s of it was not ours. */
 	assert_near(f.cpu_s_others, 0.2, 1e-9);
 	assert_near(f.cpu_s_steal, 0.01, 1e-9);
@@ -162,6 +165,7 @@ static void test_figures(void **state)
 	assert_near(f.gbit_s, 4.0, 1e-9);
 	assert_near(f.cpu_s_pvnetd, 0.3 * 2.0 / 2.02, 1e-6);
 	assert_near(f.cpu_s_busy, 1.7 * 2.0 / 2.02, 1e-6); /* the machine's, likewise */
+	assert_near(f.cpu_s_steal, 0.01 * 2.0 / 2.02, 1e-9);
 	assert_near(f.cpu_us_per_kb, (1.2e6 + 0.3e6 * 2.0 / 2.02) / (1e9 / 1024.0), 1e-6);
 	r.pvnetd_cpu_t0_ns = r.pvnetd_cpu_t1_ns = 0;
 
@@ -175,6 +179,12 @@ static void test_figures(void **state)
 	assert_true(isnan(f.cpu_us_per_kb));
 	assert_true(isnan(f.cpu_s_others));
 	assert_near(f.cpu_s_busy, 1.7, 1e-9);
+	/* pvnetd known to have used no CPU (a short run, clock ticks): 0 s, not unknown. */
+	r.pvnetd_cpu_us = 0;
+	bench_figures(&r, &f);
+	assert_near(f.cpu_s_pvnetd, 0.0, 0);
+	assert_near(f.cpu_us_per_kb, 1.2e6 / (1e9 / 1024.0), 1e-9);
+	assert_near(f.cpu_s_others, 0.5, 1e-9);
 	r.pvnetd_cpu_us = 300000;
 
 	/* The receiver's own snapshot times, when there, set the window of the rates. */
@@ -192,12 +202,19 @@ static void test_figures(void **state)
 	r.back1.t_ns = 5500000000;
 	r.back0.grant_known = r.back1.grant_known = true;
 	r.back1.grant_copy_ops = 2000000;
+	r.back1.grant_map_ops = 500000;
+	r.back1.grant_unmap_ops = 250000;
+	r.back1.grant_batches = 100000;
 	bench_figures(&r, &f);
 	assert_near(f.notifications_per_1000, (25 + 800) / 1000.0, 1e-9);
-	assert_near(f.grant_ops_per_1000, 2000 * 0.8, 1e-9);
+	assert_near(f.grant_ops_per_1000, 2750 * 0.8, 1e-9);
+	assert_near(f.grant_map_per_1000, 500 * 0.8, 1e-9);
+	assert_near(f.grant_unmap_per_1000, 250 * 0.8, 1e-9);
+	assert_near(f.grant_batches_per_1000, 100 * 0.8, 1e-9);
 	assert_int_equal(f.notify_back, 1000); /* the count itself stays the count */
 	r.back0.t_ns = r.back1.t_ns = 0;
-	r.back1.grant_copy_ops = 0;
+	r.back1.grant_copy_ops = r.back1.grant_map_ops = r.back1.grant_unmap_ops = 0;
+	r.back1.grant_batches = 0;
 	r.back0.grant_known = r.back1.grant_known = false;
 	r.b0.t_ns = r.b1.t_ns = 0;
 
@@ -233,6 +250,45 @@ static void test_figures(void **state)
 	assert_true(isnan(f.notifications_per_1000));
 }
 
+/*
+ * Every count of the window is its end snapshot minus its start: what a
+ * counter held before the window is not the window's.  Both frontends count
+ * notifications on both of their rings, and every netback reason is a drop.
+ */
+static void test_figures_window_counts(void **state)
+{
+	struct bench_result r;
+	struct bench_figures f;
+
+	sample(&r);
+	r.b0.corrupt = 1;
+	r.b1.corrupt = 3;
+	r.b0.out_of_order = 4;
+	r.b1.out_of_order = 6;
+	r.back0.reason[4] = 5;
+	r.back1.reason[4] = 12; /* rx_queue_full: 7 in the window */
+	r.a0.front_rx_notify = 2;
+	r.a1.front_rx_notify = 6;
+	r.b0.front_tx_notify = 1;
+	r.b1.front_tx_notify = 8;
+	bench_figures(&r, &f);
+	assert_int_equal(f.corrupt, 2);
+	assert_int_equal(f.out_of_order, 2);
+	assert_int_equal(f.dropped, 7 + 3);
+	assert_int_equal(f.notify_front_tx, 20 + 7);
+	assert_int_equal(f.notify_front_rx, 4 + 5);
+	assert_int_equal(f.notifications, 27 + 9 + 1000);
+	assert_near(f.notifications_per_1000, 1.036, 1e-9);
+
+	/* The last of netback's reasons is a drop like the others, in the window and the total. */
+	r.back1.reason[BENCH_BACK_NREASONS - 1] = 4;
+	r.back_end.reason[BENCH_BACK_NREASONS - 1] = 4;
+	r.a_end.frames += 4;
+	bench_figures(&r, &f);
+	assert_int_equal(f.dropped, 7 + 3 + 4);
+	assert_int_equal(f.unaccounted, 0);
+}
+
 /* A run that delivered damaged frames, or lost frames no counter explains, fails. */
 static void test_run_check(void **state)
 {
@@ -247,6 +303,12 @@ static void test_run_check(void **state)
 	r.a_end.frames += 5;
 	assert_false(bench_run_check(&r));
 	assert_non_null(strstr(r.error, "5 frames unaccounted for"));
+	/* A single frame is one too many. */
+	sample(&r);
+	r.back_end.ok = true;
+	r.a_end.frames += 1;
+	assert_false(bench_run_check(&r));
+	assert_non_null(strstr(r.error, "1 frames unaccounted for"));
 	/*
 	 * More drops counted than frames missing: a double count on our own
 	 * pvnetd (fails), other guests' frames dropped at B on a shared one.
@@ -288,6 +350,10 @@ static void test_run_check(void **state)
 	r.steering = BENCH_STEER_QUEUE;
 	assert_false(bench_run_check(&r));
 	assert_non_null(strstr(r.error, "3 frames out of order where every flow has a queue"));
+	r.error[0] = '\0';
+	r.b_end.out_of_order = 1;
+	assert_false(bench_run_check(&r));
+	assert_non_null(strstr(r.error, "1 frames out of order"));
 	sample(&r);
 	r.back_end.ok = true;
 	r.steering = BENCH_STEER_QUEUE;
@@ -329,6 +395,25 @@ static void test_result_json(void **state)
 	    json_integer_value(json_object_get(json_object_get(o, "drops"), "netfront_tx_errors")),
 	    3);
 	assert_true(strstr(json_string_value(json_object_get(o, "cpu_method")), "rusage+procstat"));
+	/* The interface's figures, each from its own counter (test_figures has the sums). */
+	assert_int_equal(json_integer_value(json_object_get(o, "tx_frames")), 1000100);
+	assert_int_equal(json_integer_value(json_object_get(o, "bytes")), 1000000000);
+	assert_near(json_real_value(json_object_get(o, "mpps")), 0.5, 1e-9);
+	assert_near(json_real_value(json_object_get(o, "cpu_us_per_kb")), 1.5e6 / (1e9 / 1024.0),
+		    1e-9);
+	assert_near(json_real_value(json_object_get(o, "notifications_per_1000")), 1.025, 1e-9);
+	assert_int_equal(json_integer_value(json_object_get(o, "notifications")), 1025);
+	assert_int_equal(json_integer_value(json_object_get(o, "corrupt")), 2);
+	assert_int_equal(json_integer_value(json_object_get(o, "out_of_order")), 1);
+	assert_int_equal(json_integer_value(json_object_get(o, "gaps")), 7);
+	assert_near(json_real_value(json_object_get(json_object_get(o, "cpu_s"), "frontend_tx")),
+		    0.5, 1e-9);
+	assert_near(json_real_value(json_object_get(json_object_get(o, "cpu_s"), "frontend_rx")),
+		    0.7, 1e-9);
+	assert_near(json_real_value(json_object_get(json_object_get(o, "cpu_s"), "pvnetd")), 0.3,
+		    1e-9);
+	assert_near(json_real_value(json_object_get(json_object_get(o, "machine_cpu_s"), "others")),
+		    0.2, 1e-9);
 	assert_null(json_object_get(o, "error"));
 	assert_string_equal(json_string_value(json_object_get(o, "steering")), "queue");
 	assert_non_null(json_object_get(json_object_get(o, "run_totals"), "out_of_order"));
@@ -343,6 +428,28 @@ static void test_result_json(void **state)
 	assert_true(json_is_null(json_object_get(o, "cpu_us_per_kb")));
 	json_decref(o);
 	r.pvnetd_cpu_us = 300000;
+	/* Queues asked for and negotiated apart; the run's totals from the end snapshots. */
+	r.queues = 4;
+	r.queues_got = 2;
+	r.b_end.corrupt = 1;
+	r.b_end.out_of_order = 5;
+	o = bench_result2json(&r);
+	assert_int_equal(json_integer_value(json_object_get(o, "queues")), 4);
+	assert_int_equal(json_integer_value(json_object_get(o, "queues_negotiated")), 2);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "run_totals"), "tx_frames")),
+	    1000700);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "run_totals"), "rx_frames")),
+	    1000690);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "run_totals"), "corrupt")), 1);
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(o, "run_totals"), "out_of_order")),
+	    5);
+	json_decref(o);
+	r.queues = r.queues_got = 1;
+	r.b_end.corrupt = r.b_end.out_of_order = 0;
 	r.host_rtt_cpus[0] = 0;
 	r.host_rtt_cpus[1] = 1;
 	r.host_rtt_ns[0] = 120;
@@ -420,6 +527,24 @@ static void test_table(void **state)
 	assert_non_null(strstr(line, " queue "));
 	assert_non_null(strstr(line, " no"));
 	assert_non_null(strstr(line, " -/-"));
+	/* Each column its own figure: tx_frames rx_frames Gbit/s Mpps ... dropped corrupt ooo. */
+	{
+		uint64_t tx, rx, dropped, corrupt, ooo;
+		double gbit, mpps;
+
+		assert_int_equal(sscanf(line,
+					"%*u %*u %*s %*s %" SCNu64 " %" SCNu64
+					" %lf %lf %*s %*s %*s %" SCNu64 " %" SCNu64 " %" SCNu64,
+					&tx, &rx, &gbit, &mpps, &dropped, &corrupt, &ooo),
+				 7);
+		assert_int_equal(tx, 1000100);
+		assert_int_equal(rx, 1000000);
+		assert_near(gbit, 4.0, 1e-9);
+		assert_near(mpps, 0.5, 1e-9);
+		assert_int_equal(dropped, 10);
+		assert_int_equal(corrupt, 2);
+		assert_int_equal(ooo, 1);
+	}
 	r.host_rtt_ns[0] = 120;
 	r.host_rtt_ns[1] = 410;
 	bench_table_row(&r, line, sizeof(line));
@@ -577,6 +702,13 @@ static void test_back_from_status(void **state)
 	assert_int_equal(b.reason[4], 0);
 	assert_int_equal(b.reason[2], 0); /* tx_runt */
 	json_decref(other);
+	/* Both vifs, but no queue to read grant counters from: unknown, not zero. */
+	other = json_pack("{s:[{s:i, s:[]}, {s:i, s:[]}]}", "vifs", "domid", 1, "queues", "domid",
+			  2, "queues");
+	bench_back_from_status(other, 1, 2, &b);
+	assert_true(b.ok);
+	assert_false(b.grant_known);
+	json_decref(other);
 }
 
 int main(void)
@@ -587,6 +719,7 @@ int main(void)
 	    cmocka_unit_test(test_seq_first_frame_late),
 	    cmocka_unit_test(test_rates),
 	    cmocka_unit_test(test_figures),
+	    cmocka_unit_test(test_figures_window_counts),
 	    cmocka_unit_test(test_run_check),
 	    cmocka_unit_test(test_result_json),
 	    cmocka_unit_test(test_table),
