@@ -103,6 +103,35 @@ assert seen == {(64, "copy"), (9000, "copy"), (64, "map"), (9000, "map")}, seen
 print("ok: %d runs, JSON shape valid, placement %s" % (len(res), res[0]["placement"]))
 ' "$TMP/out.json" "$t0" "$t1" || exit 1
 
+# The receiver's checks, end to end: a sender told to damage every 200th frame
+# (PVNET_BENCH_FAULT, for tests) gets each run failed, the damage counted: corrupt frames,
+# at most one in 200 sent, or frames out of order.  Anything else in the variable fails.
+for fault in corrupt reorder bogus; do
+	[ "$fault" = bogus ] && arg=bogus:1 || arg=$fault:200
+	PVNET_BENCH_FAULT=$arg TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream \
+		--duration 0.3 --frame-size 1514 --queues 1 --tx-mode copy,map --json "$TMP/f.json" \
+		--pvnetd "$PVNETD" >"$TMP/f.txt" 2>&1
+	rc=$?
+	python3 -c '
+import json, sys
+fault, rc = sys.argv[2], int(sys.argv[3])
+res = json.load(open(sys.argv[1]))["results"]
+assert rc == 1, "exit status %d" % rc
+assert len(res) == 2, res
+for r in res:
+    t = r.get("run_totals") or {}
+    if fault == "corrupt":
+        assert "corrupt frames" in r["error"], r["error"]
+        assert 1 <= t["corrupt"] <= t["tx_frames"] // 200 + 1, t
+    elif fault == "reorder":
+        assert "out of order" in r["error"], r["error"]
+        assert t["out_of_order"] >= 1 and t["corrupt"] == 0, t
+    else:
+        assert "is not corrupt:N or reorder:N" in r["error"], r["error"]
+print("ok: PVNET_BENCH_FAULT=%s: runs failed as they should" % fault)
+' "$TMP/f.json" "$fault" "$rc" || { cat "$TMP/f.txt"; exit 1; }
+done
+
 # A placement the bench does not know is refused before anything starts; on one CPU,
 # split has nothing to split and says so.
 out=$("$PVNET" bench --section stream --placement one 2>&1)

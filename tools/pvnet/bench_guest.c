@@ -362,6 +362,34 @@ static int guest_up(struct guest *g, struct bench_reply *r)
 	return 0;
 }
 
+/*
+ * PVNET_BENCH_FAULT=corrupt:N or reorder:N, for tests of the receiver's
+ * checks (docs/benchmarks.md): the sender damages every Nth frame
+ * (bench_guest_data.c, fill()).  Anything else in it is refused.
+ */
+static int fault_setup(struct guest *g, struct bench_reply *r)
+{
+	const char *v = getenv("PVNET_BENCH_FAULT");
+	unsigned long n;
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	g->fault_reorder = !strncmp(v, "reorder:", 8);
+	if (!g->fault_reorder && strncmp(v, "corrupt:", 8))
+		goto bad;
+	errno = 0;
+	n = strtoul(v + 8, &end, 10);
+	if (errno || *end || end == v + 8 || n == 0 || n > UINT32_MAX || v[8] == '-')
+		goto bad;
+	g->fault_every = (unsigned int)n;
+	return 0;
+bad:
+	snprintf(r->error, sizeof(r->error),
+		 "PVNET_BENCH_FAULT: '%s' is not corrupt:N or reorder:N (N >= 1)", v);
+	return -EINVAL;
+}
+
 /**
  * bench_guest_main() - be one frontend domain of a benchmark run until told to exit
  * @cfg: what to be; @cfg->ctl_fd is the socket to the parent
@@ -380,7 +408,9 @@ int bench_guest_main(const struct bench_guest_cfg *cfg)
 		return 1;
 	g->cfg = cfg;
 	g->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	rc = g->wake_fd < 0 ? -errno : guest_up(g, &r);
+	rc = g->wake_fd < 0 ? -errno : fault_setup(g, &r);
+	if (rc == 0)
+		rc = guest_up(g, &r);
 	r.status = rc;
 	if (reply(cfg->ctl_fd, &r) < 0 || rc < 0) {
 		status = 1;

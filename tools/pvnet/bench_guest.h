@@ -86,6 +86,9 @@ struct guest {
 	unsigned int ncpus;
 	int cpus[CPU_SETSIZE];
 	struct bench_tmpl tmpl[BENCH_MAX_FLOWS];
+	/* PVNET_BENCH_FAULT (tests): every fault_every-th frame sent damaged, or reordered. */
+	unsigned int fault_every;
+	bool fault_reorder;
 	int wake_fd;
 	_Atomic bool stop;
 	_Atomic unsigned int snap_gen;

@@ -174,6 +174,25 @@ static unsigned int chain_iov(struct pvnet_buf *h, uint32_t frame, struct iovec 
  * arms it.  Return 1 if it went, 0 if the queue is stopped (wait on its
  * fd), or -errno.
  */
+/*
+ * Fill frame @seq of @w's flow into @iov (@n pieces).  With
+ * PVNET_BENCH_FAULT set (tests only: docs/benchmarks.md), every
+ * fault_every-th frame goes damaged, its first payload byte flipped, or
+ * written as the frame two before it, so that a test sees the receiver
+ * count what its checks are there to find.
+ */
+static void fill(struct worker *w, const struct iovec *iov, unsigned int n, uint64_t seq)
+{
+	struct guest *g = w->g;
+	bool fault = g->fault_every && seq % g->fault_every == g->fault_every - 1;
+
+	bench_frame_fill(iov, n, &g->tmpl[w->q], (uint16_t)w->q,
+			 fault && g->fault_reorder && seq >= 2 ? seq - 2 : seq, g->cfg->frame_size,
+			 g->cfg->verify);
+	if (fault && !g->fault_reorder && iov[0].iov_len > BENCH_HDR_LEN)
+		((uint8_t *)iov[0].iov_base)[BENCH_HDR_LEN] ^= 1;
+}
+
 static int send_one_copy(struct worker *w, uint8_t *frame)
 {
 	struct guest *g = w->g;
@@ -182,7 +201,7 @@ static int send_one_copy(struct worker *w, uint8_t *frame)
 	struct pvnet_pkt pkt = {.data = frame, .len = len};
 	int rc;
 
-	bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq, len, g->cfg->verify);
+	fill(w, &iov, 1, w->seq);
 	rc = pvnet_send(g->vif, w->q, &pkt, 1);
 	if (rc == 1) {
 		w->seq++;
@@ -239,8 +258,7 @@ void *bench_guest_sender_zerocopy(void *arg)
 				struct pvnet_buf **p = pages + f * per;
 				unsigned int n = chain_iov(p[0], len, iov);
 
-				bench_frame_fill(iov, n, &g->tmpl[w->q], (uint16_t)w->q, w->seq++,
-						 len, g->cfg->verify);
+				fill(w, iov, n, w->seq++);
 				held[nheld++] = p[0];
 			}
 		}
@@ -309,8 +327,7 @@ void *bench_guest_sender_copy(void *arg)
 			uint8_t *f = frames + (size_t)((w->seq) % burst) * len;
 			struct iovec iov = {.iov_base = f, .iov_len = len};
 
-			bench_frame_fill(&iov, 1, &g->tmpl[w->q], (uint16_t)w->q, w->seq++, len,
-					 g->cfg->verify);
+			fill(w, &iov, 1, w->seq++);
 			pkts[nheld] = (struct pvnet_pkt){.data = f, .len = len};
 		}
 		rc = g->steered ? pvnet_send_flow(g->vif, pkts, nheld)
