@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,10 +32,25 @@
 #define CAP_STOP_DRAIN_MAX 4096
 
 static volatile sig_atomic_t stop_signal;
+/* Written by the handler, polled beside the sockets: a signal between check and poll waits not. */
+static int stop_fd = -1;
 
+/*
+ * SIGINT or SIGTERM stops the capture: the loop sees it.  While frames
+ * are written the handler has SA_RESTART, so that a write blocked on a
+ * reader that does not read goes on after it and no record is cut short;
+ * once stopping, not, so that another signal ends such a wait (the file
+ * then fails, exit 1).
+ */
 static void on_signal(int sig)
 {
+	int saved = errno;
+
 	stop_signal = sig;
+	if (stop_fd >= 0 && write(stop_fd, &(uint64_t){1}, sizeof(uint64_t)) < 0) {
+		/* full: already woken */
+	}
+	errno = saved;
 }
 
 static void usage(FILE *f)
@@ -438,16 +454,30 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		cap_stop(&c, port, bufs, false);
 		goto out;
 	}
-	/* Without SA_RESTART: a signal ends poll() at once.  EPIPE, not SIGPIPE, for a reader gone. */
+	/*
+	 * Opening a FIFO waits for its reader: without SA_RESTART, a signal
+	 * ends that wait (nothing was written: exit 0).  EPIPE, not SIGPIPE,
+	 * for a reader gone.
+	 */
+	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	c.dumper = pcap_dump_open(pd, out);
 	if (!c.dumper) {
-		fprintf(stderr, "pvnet capture: %s\n", pcap_geterr(pd));
-		cap_stop(&c, port, bufs, false);
+		if (stop_signal) {
+			fprintf(stderr, "pvnet capture: stopped before %s was open\n", out);
+			rc = cap_stop(&c, port, bufs, false) < 0 ? 1 : 0;
+		} else {
+			fprintf(stderr, "pvnet capture: %s\n", pcap_geterr(pd));
+			cap_stop(&c, port, bufs, false);
+		}
 		goto out;
 	}
+	/* From here a signal lets a blocked write finish (whole records), and wakes the poll. */
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fprintf(stderr, "pvnet capture: capturing %s (%s, snap length %u)\n", port, dir, c.snaplen);
@@ -460,9 +490,10 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		 * so a capture of an idle port ends as soon as its reader does.  A
 		 * regular file reports nothing.
 		 */
-		struct pollfd pf[2] = {
+		struct pollfd pf[3] = {
 		    {.fd = c.fd, .events = POLLIN},
 		    {.fd = fileno(pcap_dump_file(c.dumper)), .events = 0},
+		    {.fd = stop_fd, .events = POLLIN},
 		};
 		int wait_ms = 1000;
 
@@ -478,7 +509,7 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		}
 		if (stop_signal)
 			break;
-		if (poll(pf, 2, wait_ms) < 0 && errno != EINTR) {
+		if (poll(pf, 3, wait_ms) < 0 && errno != EINTR) {
 			perror("pvnet capture: poll");
 			end = CAP_FAILED;
 			break;
@@ -490,9 +521,18 @@ int capture_main(int argc, char **argv, const char *run_dir)
 			end = cap_drain(&c, bufs);
 		}
 	}
+	sa.sa_flags = 0;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	cap_say_end(port, end);
 	rc = cap_stop(&c, port, bufs, end == CAP_EOF) < 0 || end == CAP_FAILED ? 1 : 0;
 out:
+	if (stop_fd >= 0) {
+		int fd = stop_fd;
+
+		stop_fd = -1;
+		close(fd);
+	}
 	if (c.fd >= 0)
 		close(c.fd);
 	if (c.ctl >= 0)

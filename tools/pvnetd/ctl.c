@@ -55,7 +55,8 @@ static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT;
 /*
  * Send buffer of a capture socket: about 60 full-size frames, or 2700
  * small ones, queued for a reader that falls behind (more are dropped and
- * counted).  Root may go past net.core.wmem_max (SO_SNDBUFFORCE).
+ * counted).  Root may go past net.core.wmem_max (SO_SNDBUFFORCE).  The
+ * kernel doubles the figure for its bookkeeping (ss -xm shows 8 MiB).
  */
 #define CTL_CAPTURE_SNDBUF (4 << 20)
 
