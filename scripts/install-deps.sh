@@ -22,6 +22,7 @@ pkgs=(
 	iperf3              # TCP through pvnet in the TAP tests and the benchmark
 	jq                  # the benchmark's tcp section reads iperf3's JSON with it
 	ethtool             # the TAP devices' offloads, checked in the TAP tests
+	strace              # holds a system call of pvnet attach in a TAP test (a race made wide)
 	gnuplot-nox         # pvnet bench --plot: PNG charts of the sweeps
 )
 

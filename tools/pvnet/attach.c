@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -256,6 +257,22 @@ static void follow_mtu(struct attach *a)
 	fprintf(stderr, "pvnet attach: MTU now %u\n", mtu);
 }
 
+/*
+ * Whether our namespace's name still names it: after the watch on
+ * /run/netns is in place, so that a deletion while we set up (before the
+ * watch) is seen too.  Not known (no inode taken): yes.
+ */
+static bool netns_still_there(const struct attach *a)
+{
+	char path[sizeof("/run/netns/") + UPLINK_NETNS_MAX];
+	struct stat st;
+
+	if (!a->ns_ino)
+		return true;
+	snprintf(path, sizeof(path), "/run/netns/%s", a->netns);
+	return stat(path, &st) == 0 && st.st_dev == a->ns_dev && st.st_ino == a->ns_ino;
+}
+
 /* Whether the inotify events on /run/netns say our namespace was deleted. */
 static bool netns_deleted(struct attach *a)
 {
@@ -448,11 +465,16 @@ static int parse_opts(int argc, char **argv, struct attach_opts *o)
 static int tap_setup(struct attach *a, const struct attach_opts *o, const uint8_t mac[6])
 {
 	int fds[PVNET_MAX_QUEUES], saved, rc;
+	struct stat st;
 
 	rc = uplink_netns_enter(o->netns, &a->ns_created, &saved);
 	if (rc < 0) {
 		fprintf(stderr, "pvnet attach: namespace %s: %s\n", o->netns, strerror(-rc));
 		return rc;
+	}
+	if (stat("/proc/thread-self/ns/net", &st) == 0) {
+		a->ns_dev = st.st_dev;
+		a->ns_ino = st.st_ino;
 	}
 	/* Exclusive: never share another adapter's TAP, or take over a device of the namespace. */
 	rc = uplink_tap_open(o->ifname, a->nq, true, fds);
@@ -638,6 +660,14 @@ int attach_main(int argc, char **argv, const char *run_dir)
 			"pvnet attach: cannot watch /run/netns (%s): deleting namespace %s "
 			"will not detach us\n",
 			strerror(errno), o.netns);
+	if (!netns_still_there(a)) {
+		/* As a deletion seen later: detached, exit 0. */
+		fprintf(stderr, "pvnet attach: namespace %s was deleted while we attached\n",
+			o.netns);
+		a->ns_created = false; /* gone already */
+		status = 0;
+		goto out_threads;
+	}
 	if (threads_start(a) < 0) {
 		fprintf(stderr, "pvnet attach: cannot start the queue threads\n");
 		goto out_threads;

@@ -189,6 +189,9 @@ struct attach {
 	const char *netns;
 	int ns_fd;
 	bool ns_created;
+	/* The namespace entered (its nsfs inode), to tell it from one of the same name later. */
+	dev_t ns_dev;
+	ino_t ns_ino;
 	uint32_t offloads;
 	bool carrier; /* the TAP's carrier, as the backend last said (netif.h's link state) */
 	atomic_bool stop;
