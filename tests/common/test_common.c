@@ -208,6 +208,134 @@ static void test_ctlmsg_call_reads_a_refusal(void **state)
 	json_decref(req);
 }
 
+/*
+ * The limits are inclusive: CTLMSG_MAX_FDS descriptors and a message of
+ * exactly CTLMSG_MAX bytes go through; and a receiver that takes no
+ * descriptors (fds NULL) gets the message, the ones attached closed.
+ */
+static void test_ctlmsg_limits_inclusive(void **state)
+{
+	int sv[2], p[2], many[CTLMSG_MAX_FDS], fds[CTLMSG_MAX_FDS], before, sz = 4 * CTLMSG_MAX;
+	unsigned int nfds;
+	json_t *msg, *got;
+	char *pad;
+
+	(void)state;
+	seqpair(sv);
+	assert_int_equal(pipe(p), 0);
+	before = count_fds();
+	for (int i = 0; i < CTLMSG_MAX_FDS; i++)
+		many[i] = p[1];
+	msg = json_pack("{s:s}", "op", "x");
+	assert_int_equal(ctlmsg_send(sv[0], msg, many, CTLMSG_MAX_FDS), 0);
+	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), 0);
+	assert_int_equal(nfds, CTLMSG_MAX_FDS);
+	while (nfds)
+		close(fds[--nfds]);
+	json_decref(got);
+	assert_int_equal(count_fds(), before);
+
+	/* Without room for descriptors: the message still, the descriptor closed. */
+	assert_int_equal(ctlmsg_send(sv[0], msg, &p[1], 1), 0);
+	assert_int_equal(ctlmsg_recv(sv[1], &got, NULL, &nfds), 0);
+	assert_int_equal(nfds, 0);
+	assert_true(json_equal(msg, got));
+	json_decref(got);
+	assert_int_equal(count_fds(), before);
+	json_decref(msg);
+
+	/* {"a":"xx...x"}: 8 bytes around the string, CTLMSG_MAX in all. */
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	pad = malloc(CTLMSG_MAX - 8 + 2);
+	assert_non_null(pad);
+	memset(pad, 'x', CTLMSG_MAX - 8);
+	pad[CTLMSG_MAX - 8] = '\0';
+	msg = json_pack("{s:s}", "a", pad);
+	assert_int_equal(ctlmsg_send(sv[0], msg, NULL, 0), 0);
+	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), 0);
+	assert_true(json_equal(msg, got));
+	json_decref(got);
+	json_decref(msg);
+	/* One byte more is refused by the sender. */
+	strcat(pad, "x");
+	msg = json_pack("{s:s}", "a", pad);
+	free(pad);
+	assert_int_equal(ctlmsg_send(sv[0], msg, NULL, 0), -EMSGSIZE);
+	json_decref(msg);
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* A run directory whose socket path would not fit sun_path (107 bytes and a NUL). */
+static void test_ctlmsg_connect_path_too_long(void **state)
+{
+	struct sockaddr_un sa;
+	char dir[sizeof(sa.sun_path)];
+	size_t fit = sizeof(sa.sun_path) - 1 - strlen("/" CTLMSG_SOCK_NAME);
+
+	(void)state;
+	memset(dir, 'd', sizeof(dir));
+	dir[0] = '/';
+	dir[fit + 1] = '\0'; /* one byte too many: the path would have no room for its NUL */
+	assert_int_equal(ctlmsg_connect(dir), -ENAMETOOLONG);
+	dir[fit] = '\0'; /* fits: no such socket */
+	assert_int_equal(ctlmsg_connect(dir), -ENOENT);
+}
+
+/*
+ * ctlmsg_set_timeout() bounds both directions (1.5 s: whole ticks at any
+ * HZ), and a call that runs into the bound is -ETIMEDOUT, whether the
+ * request could not be sent (the peer's queue full) or no reply came.  An
+ * error reply without a usable errno is -EIO, never success.
+ */
+static void test_ctlmsg_call_timeouts_and_errnos(void **state)
+{
+	json_t *req = json_pack("{s:s}", "op", "x"), *reply = NULL, *err;
+	struct timeval tv;
+	socklen_t len = sizeof(tv);
+	int sv[2];
+
+	(void)state;
+	seqpair(sv);
+	assert_int_equal(ctlmsg_set_timeout(sv[0], 1500), 0);
+	assert_int_equal(getsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
+	assert_int_equal(tv.tv_sec, 1);
+	assert_int_equal(tv.tv_usec, 500000);
+	assert_int_equal(getsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, &len), 0);
+	assert_int_equal(tv.tv_sec, 1);
+	assert_int_equal(tv.tv_usec, 500000);
+
+	assert_int_equal(ctlmsg_set_timeout(sv[0], 20), 0);
+	/* Nobody answers. */
+	assert_int_equal(ctlmsg_call(sv[0], req, NULL, 0, &reply, NULL, NULL), -ETIMEDOUT);
+	assert_null(reply);
+	/* Nobody reads: the peer's queue fills up. */
+	while (send(sv[0], "{}", 2, MSG_DONTWAIT) == 2)
+		;
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(ctlmsg_call(sv[0], req, NULL, 0, &reply, NULL, NULL), -ETIMEDOUT);
+	close(sv[0]);
+	close(sv[1]);
+
+	seqpair(sv);
+	err = json_pack("{s:s, s:i}", "error", "no errno", "errno", 0);
+	assert_int_equal(ctlmsg_send(sv[1], err, NULL, 0), 0);
+	assert_int_equal(ctlmsg_call(sv[0], req, NULL, 0, &reply, NULL, NULL), -EIO);
+	json_decref(reply);
+	json_decref(err);
+	err = json_pack("{s:s}", "error", "none at all");
+	assert_int_equal(ctlmsg_send(sv[1], err, NULL, 0), 0);
+	assert_int_equal(ctlmsg_call(sv[0], req, NULL, 0, &reply, NULL, NULL), -EIO);
+	json_decref(reply);
+	json_decref(err);
+	json_decref(req);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 struct loop_fixture {
 	struct loop *l;
 	struct loop_watch a, b;
@@ -238,16 +366,22 @@ static void on_b(struct loop_watch *w, uint32_t ev)
 	loop_stop(f->l);
 }
 
+/* A loop and two pipes, watch a on the first's read end, b on the second's (not added). */
+static void loop_fixture_open(struct loop_fixture *f)
+{
+	f->l = loop_create();
+	assert_non_null(f->l);
+	assert_int_equal(pipe(f->pa), 0);
+	assert_int_equal(pipe(f->pb), 0);
+	f->a = (struct loop_watch){.fd = f->pa[0], .cb = on_a, .data = f};
+	f->b = (struct loop_watch){.fd = f->pb[0], .cb = on_b, .data = f};
+}
+
 static void test_loop_delete_during_dispatch(void **state)
 {
 	struct loop_fixture f = {0};
 
-	f.l = loop_create();
-	assert_non_null(f.l);
-	assert_int_equal(pipe(f.pa), 0);
-	assert_int_equal(pipe(f.pb), 0);
-	f.a = (struct loop_watch){.fd = f.pa[0], .cb = on_a, .data = &f};
-	f.b = (struct loop_watch){.fd = f.pb[0], .cb = on_b, .data = &f};
+	loop_fixture_open(&f);
 	assert_int_equal(loop_add(f.l, &f.a, EPOLLIN), 0);
 	assert_int_equal(loop_add(f.l, &f.b, EPOLLIN), 0);
 	assert_int_equal(loop_add(f.l, &f.b, EPOLLIN), -EEXIST);
@@ -284,6 +418,27 @@ static void test_loop_timeout_and_mod(void **state)
 	close(f.pa[1]);
 }
 
+/* A loop stopped once runs again: loop_run() starts afresh each time. */
+static void test_loop_runs_again(void **state)
+{
+	struct loop_fixture f = {0};
+
+	(void)state;
+	loop_fixture_open(&f);
+	assert_int_equal(loop_add(f.l, &f.a, EPOLLIN), 0);
+	assert_int_equal(write(f.pa[1], "x", 1), 1);
+	assert_int_equal(loop_run(f.l), 0); /* on_a stops it */
+	assert_int_equal(f.fired_a, 1);
+	assert_int_equal(write(f.pa[1], "x", 1), 1);
+	assert_int_equal(loop_run(f.l), 0);
+	assert_int_equal(f.fired_a, 2);
+	loop_destroy(f.l);
+	for (int i = 0; i < 2; i++) {
+		close(f.pa[i]);
+		close(f.pb[i]);
+	}
+}
+
 /* Exactly six pairs of hex digits with colons between: nothing sscanf would also take. */
 static void test_mac_parse(void **state)
 {
@@ -307,6 +462,11 @@ static void test_mac_parse(void **state)
 	assert_int_equal(mac_parse("00:16:3E:aB:Cd:ff", mac), 0);
 	assert_memory_equal(mac, "\x00\x16\x3e\xab\xcd\xff", 6);
 	assert_true(mac_is_unicast(mac));
+	/* Every digit, both cases. */
+	assert_int_equal(mac_parse("98:76:54:32:10:AF", mac), 0);
+	assert_memory_equal(mac, "\x98\x76\x54\x32\x10\xaf", 6);
+	assert_int_equal(mac_parse("ab:cd:ef:AB:CD:EF", mac), 0);
+	assert_memory_equal(mac, "\xab\xcd\xef\xab\xcd\xef", 6);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		uint8_t m[6] = {7, 7, 7, 7, 7, 7};
 
@@ -414,7 +574,7 @@ static void test_loop_accept_out_of_fds(void **state)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	char dir[] = "/tmp/pvnet-accept-XXXXXX";
-	int lfd, cfd, fill[64], nfill = 0, fd;
+	int lfd, cfd, cfd2, fill[64], nfill = 0, fd;
 	struct rlimit old, low;
 	char c;
 
@@ -427,6 +587,8 @@ static void test_loop_accept_out_of_fds(void **state)
 	assert_int_equal(listen(lfd, 4), 0);
 	cfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_true(cfd >= 0);
+	cfd2 = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(cfd2 >= 0);
 	/* Nothing waiting: -EAGAIN (and the spare is made). */
 	assert_int_equal(loop_accept(lfd, SOCK_CLOEXEC), -EAGAIN);
 
@@ -446,11 +608,17 @@ static void test_loop_accept_out_of_fds(void **state)
 	assert_int_equal(loop_accept(lfd, SOCK_CLOEXEC), -EMFILE);
 	assert_int_equal(poll(&(struct pollfd){.fd = lfd, .events = POLLIN}, 1, 0), 0);
 	assert_true(recv(cfd, &c, 1, 0) <= 0); /* shed: end of file or reset */
+	/* Still out of descriptors: the next one is shed too (the spare was made again). */
+	assert_int_equal(connect(cfd2, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(loop_accept(lfd, SOCK_CLOEXEC), -EMFILE);
+	assert_int_equal(poll(&(struct pollfd){.fd = lfd, .events = POLLIN}, 1, 0), 0);
+	assert_true(recv(cfd2, &c, 1, 0) <= 0);
 
 	while (nfill)
 		close(fill[--nfill]);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 	close(cfd);
+	close(cfd2);
 	close(lfd);
 	unlink(a.sun_path);
 	rmdir(dir);
@@ -607,8 +775,12 @@ int main(void)
 	    cmocka_unit_test(test_ctlmsg_rejects_bad_messages_without_leaking_fds),
 	    cmocka_unit_test(test_ctlmsg_call_maps_error_reply),
 	    cmocka_unit_test(test_ctlmsg_call_reads_a_refusal),
+	    cmocka_unit_test(test_ctlmsg_limits_inclusive),
+	    cmocka_unit_test(test_ctlmsg_connect_path_too_long),
+	    cmocka_unit_test(test_ctlmsg_call_timeouts_and_errnos),
 	    cmocka_unit_test(test_loop_delete_during_dispatch),
 	    cmocka_unit_test(test_loop_timeout_and_mod),
+	    cmocka_unit_test(test_loop_runs_again),
 	    cmocka_unit_test(test_mac_parse),
 	    cmocka_unit_test(test_ratelimit_burst),
 	    cmocka_unit_test(test_ratelimit_names_suppressed),

@@ -429,6 +429,8 @@ static void test_domain_name(void **state)
 	assert_int_equal(pvnet_domain_create(H.run_dir, 64, &a), 0);
 	assert_int_equal(pvnet_domain_create(H.run_dir, 64, &b), 0);
 	assert_int_equal(pvnet_domain_set_name(a, "ns-a:eth0"), 0);
+	/* Its own name again: no clash with itself. */
+	assert_int_equal(pvnet_domain_set_name(a, "ns-a:eth0"), 0);
 	v = h_read(&H, "/local/domain/%u/name", pvnet_domain_id(a));
 	assert_non_null(v);
 	assert_string_equal(v, "ns-a:eth0");

@@ -27,6 +27,7 @@ export XENSTORED_PATH="$run/xenstore.sock"
 T="timeout 10"
 
 check "dom0 store socket is mode 0600" [ "$(stat -c %a "$run/xenstore.sock")" = 600 ]
+check "control socket is mode 0600" [ "$(stat -c %a "$run/pvnetd.sock")" = 600 ]
 check "xenstore-write two keys" $T xenstore-write /test/a hello /test/b/c world
 check "xenstore-read returns the value" [ "$($T xenstore-read /test/a)" = hello ]
 check "parents are created implicitly" [ "$($T xenstore-read /test/b/c)" = world ]
@@ -122,9 +123,10 @@ check "... and stops cleanly" [ $? -eq 0 ]
 
 # Options pvnetd cannot take: exit status 2 (usage), the reason first on stderr, and
 # nothing started.
-for bad in "--tx-mode foo" "--max-queues 0" "--poll-us 1001" "--mac-ageing 0" \
-	"--rx-stall-timeout x" "--rx-queue-kib 127" "--rx-queue-kib 65537" "--log-level loud" \
-	"--uplink bogus" "--run-dir" "extra"; do
+for bad in "--tx-mode foo" "--max-queues 0" "--max-queues 17" "--poll-us 1001" \
+	"--mac-ageing 0" "--mac-ageing 1000001" "--rx-stall-timeout x" \
+	"--rx-stall-timeout 3600001" "--rx-queue-kib 127" "--rx-queue-kib 65537" \
+	"--log-level loud" "--uplink bogus" "--run-dir" "extra"; do
 	# shellcheck disable=SC2086 # the option and its value as words
 	$T "$PVNETD" --run-dir "$tmp/bad" $bad 2>"$tmp/bad.err"
 	rc=$?
@@ -132,14 +134,36 @@ for bad in "--tx-mode foo" "--max-queues 0" "--poll-us 1001" "--mac-ageing 0" \
 	check "... saying why" grep -q -- "pvnetd: .*${bad%% *}" <(grep . "$tmp/bad.err" | head -n 1)
 	check "... nothing started" test ! -e "$tmp/bad"
 done
+$T "$PVNETD" --run-dir "" 2>"$tmp/bad.err"
+rc=$?
+check "pvnetd --run-dir '': exit status 2" [ $rc -eq 2 ]
+check "... saying why" grep -q -- "pvnetd: --run-dir: path is empty" "$tmp/bad.err"
+"$PVNETD" -V >"$tmp/v.out"
+rc=$?
+check "pvnetd -V: exit status 0" [ $rc -eq 0 ]
+check "... naming itself" grep -qx "pvnetd [0-9.]*" "$tmp/v.out"
+"$PVNETD" --help >"$tmp/v.out"
+rc=$?
+check "pvnetd --help: exit status 0" [ $rc -eq 0 ]
+check "... the usage on stdout" grep -q "^Usage: pvnetd" "$tmp/v.out"
+# --log-level err: the info lines (the start, the stop) are not logged.
+if start_pvnetd "$tmp/quiet" --log-level err; then
+	stop_pvnetd
+	check "pvnetd --log-level err: stops cleanly" [ $? -eq 0 ]
+	check "... having logged no info line" test ! -s "$tmp/quiet.log"
+else
+	not_ok "pvnetd starts with --log-level err"
+fi
 # What a guest that takes no frames can make pvnetd hold, in its log: the default, and as set.
 check "pvnetd logs the RX bound per guest" grep -q \
 	"guest RX: up to 8192 KiB waiting per queue, 8 queues per vif, 16 vifs per guest: up to 1024 MiB of frames held per guest" \
 	"$run.log"
-if start_pvnetd "$tmp/rq" --rx-queue-kib 256 --max-queues 2; then
+if start_pvnetd "$tmp/rq" --rx-queue-kib 256 --max-queues 2 --tx-mode copy; then
 	check "... with --rx-queue-kib 256 --max-queues 2" grep -q \
 		"up to 256 KiB waiting per queue, 2 queues per vif, 16 vifs per guest: up to 8 MiB of frames held per guest" \
 		"$tmp/rq.log"
+	check "... and --tx-mode copy, which pvnet status says" grep -q '"tx_mode": *"copy"' \
+		<($T "$PVNET" -d "$tmp/rq" status --json)
 	stop_pvnetd
 else
 	not_ok "pvnetd starts with --rx-queue-kib 256"
@@ -179,6 +203,10 @@ refused_uplink() { # WHY ARGS...: exit 2, the message names WHY, no run director
 	rm -rf "$tmp/bad"
 }
 refused_uplink "how a guest's vif is named" --uplink "tap:vif1.0@$nons"
+refused_uplink "'tap:up0@$nons' is given twice" --uplink "tap:up0@$nons" --uplink "tap:up0@$nons"
+nine=()
+for i in 1 2 3 4 5 6 7 8 9; do nine+=(--uplink "tap:up$i@$nons"); done
+refused_uplink "at most 8 uplinks" "${nine[@]}"
 refused_uplink "how a guest's vif is named" --uplink "tap:vif32751.15@$nons"
 refused_uplink "would be switch port up0" --uplink "tap:up0@$nons-a" --uplink "tap:up0@$nons-b"
 refused_uplink "would be switch port vxlan42" --uplink "tap:vxlan42@$nons" \

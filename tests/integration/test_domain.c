@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* test_domain.c - frontend domains against a real pvnetd: create, store access, death, bad requests */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -83,6 +85,7 @@ static void test_create_and_store_access(void **state)
 	struct xs_handle *guest, *dom0;
 	char path[64], dom0sock[PATH_MAX + 16];
 	unsigned int len;
+	long long destroyed;
 	char *v;
 
 	assert_int_equal(pvnet_domain_create(run_dir, 64, &dom), 0);
@@ -117,7 +120,14 @@ static void test_create_and_store_access(void **state)
 	xs_close(guest);
 	xs_close(dom0);
 	assert_int_equal(stat_get("hv", "domains") >= 1, 1);
+	/* The domain's store socket goes with it: nobody connects as a dead domain. */
+	snprintf(dom0sock, sizeof(dom0sock), "%s", pvnet_domain_store_path(dom));
+	assert_int_equal(access(dom0sock, F_OK), 0);
+	destroyed = stat_get("destroyed", "domains");
 	pvnet_domain_destroy(dom);
+	wait_destroyed(destroyed + 1);
+	assert_int_equal(access(dom0sock, F_OK), -1);
+	assert_int_equal(errno, ENOENT);
 }
 
 static void test_grants_and_evtchn(void **state)
@@ -147,6 +157,7 @@ static void test_killed_frontend_is_released(void **state)
 {
 	long long before = stat_get("destroyed", "domains");
 	long long ev_before = stat_get("destroyed", "evtchns_open");
+	long long gr_before = stat_get("destroyed", "grants_active");
 	int pipefd[2], st;
 	pid_t pid;
 	char c;
@@ -174,6 +185,7 @@ static void test_killed_frontend_is_released(void **state)
 	wait_destroyed(before + 1);
 	/* What the dead domain still held is reported, then released. */
 	assert_true(stat_get("destroyed", "evtchns_open") >= ev_before + 1);
+	assert_true(stat_get("destroyed", "grants_active") >= gr_before + 1);
 	assert_int_equal(stat_get("hv", "maps_in_use"), 0);
 
 	/* pvnetd carries on: a new domain attaches. */
@@ -287,6 +299,19 @@ static void test_bad_control_requests(void **state)
 	json_decref(req);
 	json_decref(reply);
 	close(fd);
+
+	/* A client that stops sending (shutdown, no close) is done: closed, not told "empty". */
+	{
+		unsigned int nfds;
+
+		fd = ctl_open();
+		assert_int_equal(ctlmsg_set_timeout(fd, 5000), 0);
+		assert_int_equal(shutdown(fd, SHUT_WR), 0);
+		reply = NULL;
+		assert_int_equal(ctlmsg_recv(fd, &reply, NULL, &nfds), -ECONNRESET);
+		assert_null(reply);
+		close(fd);
+	}
 }
 
 /*
@@ -366,6 +391,96 @@ static int raw_domain_create(int fd, unsigned int pages)
 	return rc;
 }
 
+/* @req (consumed) on @fd: the reply, the caller's to json_decref(); ctlmsg_call()'s result in *@rc. */
+static json_t *raw_call(int fd, json_t *req, int *rc)
+{
+	json_t *reply = NULL;
+
+	*rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	json_decref(req);
+	return reply;
+}
+
+/*
+ * What a domain's connection asks is checked: one domain per connection,
+ * made of exactly one memfd; its store socket is its own (mode 0600).
+ * vif-create takes devids 0..65535, each once, and a "mac" that is a
+ * string of a unicast address; it answers with the MAC in lower case, and
+ * makes one up as xl does (Xen's OUI, then a byte below 0x80); a domain
+ * has at most 16 vifs; vif-destroy takes a vif once.
+ */
+static void test_domain_requests_checked(void **state)
+{
+	int fd = ctl_open(), rc;
+	unsigned int domid = 0, d;
+	long long destroyed;
+	char path[PATH_MAX];
+	struct stat st;
+	const char *mac;
+	json_t *reply;
+
+	(void)state;
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), NULL, 0,
+			  EINVAL, "pass exactly one memfd (got 0 fds)");
+	assert_int_equal(raw_domain_create(fd, 4), 0);
+	assert_int_equal(raw_domain_create(fd, 4), -EEXIST);
+
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "vif-create", "devid", 65536), NULL, 0,
+			  EINVAL, "\"devid\" must be 0..65535");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "vif-create", "mac", 5), NULL, 0,
+			  EINVAL, "\"mac\" must be");
+	expect_error_says(fd,
+			  json_pack("{s:s, s:s}", "op", "vif-create", "mac", "01:00:5e:00:00:01"),
+			  NULL, 0, EINVAL, "\"mac\" must be");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "status", "vif", 5), NULL, 0, EINVAL,
+			  "\"vif\" must be a name");
+
+	/* devid 65535, then 0..13: MACs made up; 14 with its own, in upper case. */
+	for (d = 0; d < 15; d++) {
+		unsigned int dev = d ? d - 1 : 65535, got;
+
+		reply =
+		    raw_call(fd, json_pack("{s:s, s:i}", "op", "vif-create", "devid", dev), &rc);
+		assert_int_equal(rc, 0);
+		assert_int_equal(sscanf(json_string_value(json_object_get(reply, "name")),
+					"vif%u.%u", &domid, &got),
+				 2);
+		assert_int_equal(got, dev);
+		mac = json_string_value(json_object_get(reply, "mac"));
+		assert_non_null(mac);
+		assert_int_equal(strlen(mac), 17);
+		assert_memory_equal(mac, "00:16:3e:", 9);
+		if (strtoul(mac + 9, NULL, 16) >= 0x80)
+			fail_msg("vif-create made up MAC %s: its fourth byte is 0x80 or more", mac);
+		json_decref(reply);
+	}
+	reply = raw_call(fd,
+			 json_pack("{s:s, s:i, s:s}", "op", "vif-create", "devid", 14, "mac",
+				   "0A:16:3E:AB:CD:EF"),
+			 &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "mac")), "0a:16:3e:ab:cd:ef");
+	json_decref(reply);
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "vif-create", "devid", 65535), NULL, 0,
+			  EEXIST, "exists");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "vif-create", "devid", 15), NULL, 0,
+			  ENOSPC, "has 16 vifs already");
+	reply = raw_call(fd, json_pack("{s:s, s:i}", "op", "vif-destroy", "devid", 65535), &rc);
+	assert_int_equal(rc, 0);
+	json_decref(reply);
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "vif-destroy", "devid", 65535), NULL, 0,
+			  ENOENT, "no vif");
+
+	snprintf(path, sizeof(path), "%s/xenstore-dom%u.sock", run_dir, domid);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	/* The domain goes with the connection, before the next test counts vifs. */
+	destroyed = stat_get("destroyed", "domains");
+	close(fd);
+	wait_destroyed(destroyed + 1);
+}
+
 /*
  * What the control socket says when it refuses: a port that is not open is
  * named; a domain not named has no "name" key in the status (documented as
@@ -440,6 +555,127 @@ static void test_refusals_said(void **state)
 }
 
 /*
+ * A client that sends requests without reading the replies: once its
+ * socket takes no more, pvnetd keeps the next reply, with its
+ * descriptors, and reads no request until it is sent; so every reply
+ * arrives, in order, a port with its three descriptors.  The requests
+ * alternate between allocating port @p and closing it, so that the ports
+ * never run out; the replies are of one size, and which of them finds the
+ * socket full is the same each time: the second round starts with one
+ * request more (its reply an error of the same size), so that one round
+ * has a port's reply kept.  A client that goes away meanwhile is
+ * forgotten, and pvnetd carries on.
+ */
+static void test_unread_replies_kept(void **state)
+{
+	int rfds[CTLMSG_MAX_FDS], fd, rc;
+	json_t *alloc = json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 0);
+	json_t *req, *reply, *close_req;
+	long long destroyed, p;
+	unsigned int nr;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		int sent = 0;
+
+		fd = ctl_open();
+		assert_int_equal(raw_domain_create(fd, 16), 0);
+		reply = NULL;
+		assert_int_equal(ctlmsg_call(fd, alloc, NULL, 0, &reply, rfds, &nr), 0);
+		p = json_integer_value(json_object_get(reply, "port"));
+		json_decref(reply);
+		while (nr)
+			close(rfds[--nr]);
+		close_req = json_pack("{s:s, s:I}", "op", "evtchn-close", "port", (json_int_t)p);
+		json_decref(raw_call(fd, json_incref(close_req), &rc));
+		assert_int_equal(rc, 0);
+		/* Blocking sends, each bounded: they stop once pvnetd reads no more. */
+		assert_int_equal(ctlmsg_set_timeout(fd, 200), 0);
+		if (round == 1 && ctlmsg_send(fd, close_req, NULL, 0) == 0)
+			sent++;
+		while (sent < 4000 &&
+		       ctlmsg_send(fd, sent % 2 == round ? alloc : close_req, NULL, 0) == 0)
+			sent++;
+		assert_in_range(sent, 2, 3999);
+		for (int i = 0; i < sent; i++) {
+			reply = NULL;
+			assert_int_equal(ctlmsg_recv(fd, &reply, rfds, &nr), 0);
+			if (i == 0 && round == 1) {
+				assert_int_equal(
+				    json_integer_value(json_object_get(reply, "errno")), EINVAL);
+			} else if (i % 2 == round) {
+				if (json_integer_value(json_object_get(reply, "port")) != p ||
+				    nr != 3)
+					fail_msg("round %d, reply %d of %d: port %lld with %u fds",
+						 round, i, sent,
+						 json_integer_value(json_object_get(reply, "port")),
+						 nr);
+			} else {
+				assert_null(json_object_get(reply, "error"));
+				assert_int_equal(nr, 0);
+			}
+			while (nr)
+				close(rfds[--nr]);
+			json_decref(reply);
+		}
+		json_decref(close_req);
+		destroyed = stat_get("destroyed", "domains");
+		close(fd);
+		wait_destroyed(destroyed + 1);
+	}
+	json_decref(alloc);
+
+	/* A tool asks for status again and again, reads nothing, and goes. */
+	fd = ctl_open();
+	assert_int_equal(ctlmsg_set_timeout(fd, 200), 0);
+	req = json_pack("{s:s, s:b}", "op", "status", "vifs", 0);
+	for (int sent = 0; sent < 4000 && ctlmsg_send(fd, req, NULL, 0) == 0; sent++)
+		assert_true(sent < 3999);
+	close(fd);
+	fd = ctl_open();
+	reply = NULL;
+	assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL), 0);
+	json_decref(reply);
+	json_decref(req);
+	close(fd);
+	assert_int_equal(kill(T.pid, 0), 0);
+}
+
+/*
+ * pvnetd runs 63 guests at most (64 domains, dom0 one of them): the next
+ * domain-create is refused with ENOSPC, saying so.
+ */
+static void test_domain_slots_run_out(void **state)
+{
+	int fds[70], n, rc = 0;
+	long long destroyed = stat_get("destroyed", "domains"), made = 0;
+
+	(void)state;
+	for (n = 0; n < 70; n++) {
+		fds[n] = ctl_open();
+		rc = raw_domain_create(fds[n], 1);
+		if (rc < 0)
+			break;
+		made++;
+	}
+	assert_int_equal(rc, -ENOSPC);
+	assert_true(made >= 1 && made <= 63);
+	{
+		int mfd = memfd_create("one-more", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+		assert_int_equal(ftruncate(mfd, 4096), 0);
+		assert_int_equal(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+		expect_error_says(fds[n],
+				  json_pack("{s:s, s:i}", "op", "domain-create", "pages", 1), &mfd,
+				  1, ENOSPC, "every domain slot of pvnetd is in use");
+		close(mfd);
+	}
+	for (n++; n > 0; n--)
+		close(fds[n - 1]);
+	wait_destroyed(destroyed + made);
+}
+
+/*
  * A client that sends many requests before reading any reply: no reply is
  * lost (pvnetd holds one the socket cannot take and reads no more requests
  * until it is sent), so every port allocated is one the client learns of.
@@ -491,6 +727,23 @@ static void test_pipelined_requests(void **state)
 	close(fd); /* the domain goes, with its ports */
 }
 
+/* The descriptors pvnetd has open. */
+static int pvnetd_fds(void)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)T.pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n;
+}
+
 /* capture-start on @fd; returns the reply (its error checked by the caller) and the socket. */
 static int capture_start(int fd, json_t *req, int *sock)
 {
@@ -519,7 +772,7 @@ static void test_capture_requests(void **state)
 	struct pvnet_vif_config cfg;
 	struct pvnet_domain *dom;
 	struct pvnet_vif *vif;
-	int fd, guest, sock;
+	int fd, guest, sock, nfds;
 	json_t *req, *reply = NULL;
 	char name[32];
 
@@ -541,6 +794,9 @@ static void test_capture_requests(void **state)
 	fd = ctl_open();
 	assert_int_equal(capture_start(fd, json_pack("{s:s}", "op", "capture-start"), &sock),
 			 -EINVAL);
+	assert_int_equal(
+	    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", ""), &sock),
+	    -EINVAL);
 	assert_int_equal(capture_start(fd,
 				       json_pack("{s:s, s:s, s:s}", "op", "capture-start", "port",
 						 name, "direction", "sideways"),
@@ -556,16 +812,24 @@ static void test_capture_requests(void **state)
 						 name, "snaplen", 262145),
 				       &sock),
 			 -EINVAL);
-	assert_int_equal(
-	    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", "vif999.0"),
-			  &sock),
-	    -ENOENT);
+	/* A refused capture-start leaves pvnetd nothing open (the socket pair it made goes). */
+	nfds = pvnetd_fds();
+	for (int k = 0; k < 8; k++)
+		assert_int_equal(capture_start(fd,
+					       json_pack("{s:s, s:s}", "op", "capture-start",
+							 "port", "vif999.0"),
+					       &sock),
+				 -ENOENT);
+	assert_int_equal(pvnetd_fds(), nfds);
 	assert_int_equal(capture_start(fd,
 				       json_pack("{s:s, s:s, s:s, s:i}", "op", "capture-start",
 						 "port", name, "direction", "in", "snaplen", 128),
 				       &sock),
 			 0);
 	assert_true(sock >= 0);
+	/* The reader's end only reads: pvnetd's end takes nothing. */
+	assert_int_equal(send(sock, "x", 1, MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EPIPE);
 	close(sock);
 	assert_int_equal(
 	    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name), &sock),
@@ -650,6 +914,42 @@ static void test_capture_requests(void **state)
 	close(fd);
 }
 
+/* A connection runs 8 captures at most: the ninth is refused (EMFILE), saying so. */
+static void test_capture_limit(void **state)
+{
+	struct pvnet_vif_config cfg;
+	struct pvnet_domain *dom;
+	struct pvnet_vif *vif[9];
+	int fd, socks[9];
+	char name[32];
+
+	(void)state;
+	assert_int_equal(pvnet_domain_create(run_dir, 2048, &dom), 0);
+	for (unsigned int d = 0; d < 9; d++) {
+		pvnet_vif_config_default(&cfg);
+		cfg.devid = d;
+		cfg.tx_buffers = cfg.rx_buffers = 32;
+		assert_int_equal(pvnet_vif_create(dom, &cfg, &vif[d]), 0);
+	}
+	fd = ctl_open();
+	for (unsigned int d = 0; d < 8; d++) {
+		snprintf(name, sizeof(name), "vif%u.%u", pvnet_domain_id(dom), d);
+		assert_int_equal(
+		    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name),
+				  &socks[d]),
+		    0);
+	}
+	snprintf(name, sizeof(name), "vif%u.8", pvnet_domain_id(dom));
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name), NULL, 0,
+			  EMFILE, "runs 8 captures already");
+	close(fd);
+	for (unsigned int d = 0; d < 8; d++)
+		close(socks[d]);
+	for (unsigned int d = 0; d < 9; d++)
+		pvnet_vif_destroy(vif[d]);
+	pvnet_domain_destroy(dom);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,9 +958,13 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_killed_frontend_is_released),
 	    cmocka_unit_test(test_bad_control_requests),
 	    cmocka_unit_test(test_refusals_said),
+	    cmocka_unit_test(test_domain_requests_checked),
 	    cmocka_unit_test(test_status_too_big),
 	    cmocka_unit_test(test_pipelined_requests),
+	    cmocka_unit_test(test_unread_replies_kept),
+	    cmocka_unit_test(test_domain_slots_run_out),
 	    cmocka_unit_test(test_capture_requests),
+	    cmocka_unit_test(test_capture_limit),
 	};
 
 	if (argc != 2) {
