@@ -241,11 +241,8 @@ static int shared_socket(const struct uplink_vxlan_spec *sp, struct uplink_vxlan
 		g->dstport = sp->dstport;
 	}
 	fd = udp_socket(sp, &sp->local, true);
-	if (fd < 0) {
-		if (!g->n)
-			group_free(g);
-		goto out;
-	}
+	if (fd < 0)
+		goto out; /* a group without a socket is free */
 	g->fd[g->n] = fd;
 	g->vni[g->n] = sp->vni;
 	g->live[g->n++] = true;

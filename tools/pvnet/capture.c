@@ -32,7 +32,10 @@
 #define CAP_STOP_DRAIN_MAX 4096
 
 static volatile sig_atomic_t stop_signal;
-/* Written by the handler, polled beside the sockets: a signal between check and poll waits not. */
+/*
+ * Written by the handler, polled beside the sockets: a signal that comes
+ * between the loop's check and its poll does not wait out the poll.
+ */
 static int stop_fd = -1;
 
 /*
