@@ -236,12 +236,35 @@ static void test_stdout_full(void **state)
 	}
 }
 
+/* -d after the command: refused (exit 2), saying where it goes, before pvnetd is asked. */
+static void test_run_dir_after_command(void **state)
+{
+	static const char *const forms[][4] = {
+	    {"status", "-d", "/nonexistent", NULL},
+	    {"show", "--run-dir=/nonexistent", NULL, NULL},
+	    {"capture", "vif1.0", "-d", "/nonexistent"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		int rc = run_pvnet("/dev/null", forms[i][0], forms[i][1], forms[i][2], forms[i][3],
+				   NULL);
+
+		if (rc != 2 || !file_has(err_path, "-d DIR goes before the command: pvnet -d DIR"))
+			fail_msg("pvnet %s %s ...: exit %d", forms[i][0], forms[i][1], rc);
+	}
+	/* Anything else is still an unknown argument. */
+	assert_int_equal(run_pvnet("/dev/null", "status", "--bogus", NULL), 2);
+	assert_true(file_has(err_path, "pvnet status: unknown argument '--bogus'"));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_status_json_many_vifs),
 	    cmocka_unit_test(test_text_many_vifs),
 	    cmocka_unit_test(test_stdout_full),
+	    cmocka_unit_test(test_run_dir_after_command),
 	};
 
 	if (argc != 3) {

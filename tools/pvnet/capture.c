@@ -342,13 +342,10 @@ static int cap_stop(struct cap *c, const char *port, uint8_t (*bufs)[CAP_DGRAM],
 int capture_main(int argc, char **argv, const char *run_dir)
 {
 	static const struct option opts[] = {
-	    {"write", required_argument, NULL, 'w'},
-	    {"count", required_argument, NULL, 'c'},
-	    {"snaplen", required_argument, NULL, 's'},
-	    {"direction", required_argument, NULL, 'Q'},
-	    {"duration", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
+	    {"write", required_argument, NULL, 'w'},	{"count", required_argument, NULL, 'c'},
+	    {"snaplen", required_argument, NULL, 's'},	{"direction", required_argument, NULL, 'Q'},
+	    {"duration", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+	    {"run-dir", required_argument, NULL, 'd'},	{0},
 	};
 	const char *out = "-", *dir = "inout", *port;
 	unsigned long snaplen = SW_CAPTURE_SNAPMAX, secs = 0, count = 0;
@@ -361,7 +358,7 @@ int capture_main(int argc, char **argv, const char *run_dir)
 	int o, err, rc = 1;
 
 	optind = 0; /* GNU getopt: start afresh (main parsed with "+") */
-	while ((o = getopt_long(argc, argv, "w:c:s:Q:t:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "w:c:s:Q:t:hd:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'w':
 			out = optarg;
@@ -402,6 +399,10 @@ int capture_main(int argc, char **argv, const char *run_dir)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'd': /* pvnet's own option, given after the command */
+			fprintf(stderr, "pvnet capture: -d DIR goes before the command: pvnet -d "
+					"DIR capture PORT ...\n");
+			return 2;
 		default:
 			usage(stderr);
 			return 2;

@@ -206,6 +206,17 @@ static void print_features(const json_t *f)
 	putchar('\n');
 }
 
+/* An unknown argument of @cmd; -d (--run-dir) is pvnet's, before the command: say so. */
+static int bad_argument(const char *cmd, const char *arg)
+{
+	if (!strcmp(arg, "-d") || !strncmp(arg, "--run-dir", 9))
+		fprintf(stderr, "pvnet %s: -d DIR goes before the command: pvnet -d DIR %s\n", cmd,
+			cmd);
+	else
+		fprintf(stderr, "pvnet %s: unknown argument '%s'\n", cmd, arg);
+	return 2;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	const char *only = NULL;
@@ -218,10 +229,8 @@ static int cmd_show(int argc, char **argv)
 			as_json = true;
 		else if (!only && argv[a][0] != '-')
 			only = argv[a];
-		else {
-			fprintf(stderr, "pvnet show: unknown argument '%s'\n", argv[a]);
-			return 2;
-		}
+		else
+			return bad_argument("show", argv[a]);
 	}
 	reply = fetch_status("show", only);
 	if (!reply)
@@ -299,8 +308,7 @@ static int cmd_status(int argc, char **argv)
 	for (int a = 1; a < argc; a++) {
 		if (a == 1 && as_json)
 			continue;
-		fprintf(stderr, "pvnet status: unknown argument '%s'\n", argv[a]);
-		return 2;
+		return bad_argument("status", argv[a]);
 	}
 	/* The text needs no vif counters (pvnet show has them): the list alone. */
 	reply = fetch_status("status", as_json ? NULL : "");
