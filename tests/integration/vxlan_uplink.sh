@@ -150,8 +150,11 @@ check "pvnet status lists the tunnels, the first with its drops, the sharing one
 	 ! grep -Eq '^  vxlan45 .*rx_bad' '$TAP_TMP/st' &&
 	 grep -Eq '^  vxlan46 \(vxlan\): [1-9][0-9]* frames in' '$TAP_TMP/st' &&
 	 ! grep -Eq '^  vxlan4[46] .*rx_bad' '$TAP_TMP/st'"
-check "and its JSON the counters" bash -c \
-	"'$PVNET' -d '$RUN' status --json | grep -q '\"rx_bad_header\": 0'"
+check "and its JSON the counters, and each uplink's --uplink argument" bash -c \
+	"'$PVNET' -d '$RUN' status --json >'$TAP_TMP/st.json' &&
+	 grep -q '\"rx_bad_header\": 0' '$TAP_TMP/st.json' &&
+	 grep -qF '\"spec\": \"vxlan:id=45,remote=192.168.82.1,local=192.168.79.2,netns=$P\"' \
+		'$TAP_TMP/st.json'"
 check "the adapters detach cleanly" tap_stop "$PG"
 check "both of them" tap_stop "$PH"
 check "the second pvnetd stops cleanly" tap_stop "$P2"

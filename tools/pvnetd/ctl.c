@@ -495,10 +495,10 @@ static json_t *uplinks2json(struct pvnetd *d)
 
 		for (unsigned int k = 0; k < n; k++)
 			json_object_set_new(own, names[k], json_integer((json_int_t)vals[k]));
-		json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:s*, s:o, s:o}", "name",
-						   u->port->name, "type", u->type, "running",
-						   !stopped, "stopped", stopped, "switch",
-						   port2json(u->port), "counters", own));
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s*, s:b, s:s*, s:o, s:o}", "name",
+						   u->port->name, "type", u->type, "spec", u->spec,
+						   "running", !stopped, "stopped", stopped,
+						   "switch", port2json(u->port), "counters", own));
 	}
 	return a;
 }

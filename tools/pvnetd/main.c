@@ -418,6 +418,7 @@ int main(int argc, char **argv)
 	struct uplink_tap_port *uplink[PVNETD_MAX_UPLINKS] = {0};
 	struct uplink_vxlan_port *vxlan[PVNETD_MAX_UPLINKS] = {0};
 	struct uplink_vxlan_spec vx[PVNETD_MAX_UPLINKS];
+	const char *up_spec[PVNETD_MAX_UPLINKS], *vx_spec[PVNETD_MAX_UPLINKS];
 	char up_name[PVNETD_MAX_UPLINKS][16 /* IFNAMSIZ */],
 	    up_ns[PVNETD_MAX_UPLINKS][UPLINK_NETNS_MAX + 1], why[128];
 	unsigned int nup = 0, nvx = 0;
@@ -516,7 +517,7 @@ int main(int argc, char **argv)
 					bad_option("--uplink: '%s': '%s' is not a namespace name",
 						   optarg, vx[nvx].netns);
 				uplink_name_add(&un, vx[nvx].name, optarg);
-				nvx++;
+				vx_spec[nvx++] = optarg;
 				break;
 			}
 			if (uplink_tap_spec_parse(optarg, up_name[nup], up_ns[nup]) < 0)
@@ -535,7 +536,7 @@ int main(int argc, char **argv)
 					   "otherwise",
 					   optarg, up_name[nup]);
 			uplink_name_add(&un, up_name[nup], optarg);
-			nup++;
+			up_spec[nup++] = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -629,8 +630,13 @@ int main(int argc, char **argv)
 		rc = uplink_tap_port_create(d.sw, up_name[i], up_ns[i], &uplink[i]);
 		if (rc < 0)
 			die("uplink tap:%s: %s", up_name[i], strerror(-rc));
-		d.uplinks[d.nuplinks++] = (struct pvnetd_uplink){
-		    "tap", uplink_tap_port_sw(uplink[i]), tap_counters, uplink[i], tap_stopped};
+		d.uplinks[d.nuplinks++] =
+		    (struct pvnetd_uplink){.type = "tap",
+					   .spec = up_spec[i],
+					   .port = uplink_tap_port_sw(uplink[i]),
+					   .counters = tap_counters,
+					   .up = uplink[i],
+					   .stopped = tap_stopped};
 	}
 	for (unsigned int i = 0; i < nvx; i++) {
 		rc = uplink_vxlan_port_create(d.sw, &vx[i], &vxlan[i]);
@@ -638,8 +644,12 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			die("uplink %s: %s", vx[i].name,
 			    rc == -ELOOP ? "not started" : strerror(-rc));
-		d.uplinks[d.nuplinks++] = (struct pvnetd_uplink){
-		    "vxlan", uplink_vxlan_port_sw(vxlan[i]), vxlan_counters, vxlan[i], NULL};
+		d.uplinks[d.nuplinks++] =
+		    (struct pvnetd_uplink){.type = "vxlan",
+					   .spec = vx_spec[i],
+					   .port = uplink_vxlan_port_sw(vxlan[i]),
+					   .counters = vxlan_counters,
+					   .up = vxlan[i]};
 	}
 	bcfg.loop = d.loop;
 	d.tx_mode = back_tx_mode_name(bcfg.tx_mode);

@@ -31,6 +31,7 @@ struct sw_port;
  */
 struct pvnetd_uplink {
 	const char *type;
+	const char *spec; /* the --uplink argument it came from, for pvnet status */
 	struct sw_port *port;
 	unsigned int (*counters)(void *up, const char **names, uint64_t *vals, unsigned int max);
 	void *up;
