@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* bench_guest.c - pvnet bench: one frontend domain (sender A or receiver B) in its own process */
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -379,8 +380,8 @@ static int fault_setup(struct guest *g, struct bench_reply *r)
 	if (!g->fault_reorder && strncmp(v, "corrupt:", 8))
 		goto bad;
 	errno = 0;
-	n = strtoul(v + 8, &end, 10);
-	if (errno || *end || end == v + 8 || n == 0 || n > UINT32_MAX || v[8] == '-')
+	n = strtoul(v + 8, &end, 10); /* digits only: no sign or space for strtoul to take */
+	if (!isdigit((unsigned char)v[8]) || errno || *end || n == 0 || n > UINT32_MAX)
 		goto bad;
 	g->fault_every = (unsigned int)n;
 	return 0;
