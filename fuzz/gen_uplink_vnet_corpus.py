@@ -100,10 +100,12 @@ seeds["tso_v6_as_v4"] = seed(NEEDS_CSUM, GSO_TCPV4, 1428, cs, co, hl, pad_pages=
 f, cs, co, hl = frame(6, TCP, 1420, exthdr=True, pad=4096)
 seeds["tso_v6_hopopts"] = seed(NEEDS_CSUM, GSO_TCPV6, 1420, cs, co, hl, mtu=9000, pad_pages=1, body=f)
 # Transport headers past the 128 bytes every receiver copies: computed here, or (TSO) dropped.
-f, cs, co, hl = frame(6, TCP, 300, dstopts=80)
-seeds["csum_v6_tcp_dstopts_past_copy"] = seed(NEEDS_CSUM, csum_start=cs, csum_off=co, hdr_len=hl, body=f)
-f, cs, co, hl = frame(6, TCP, 1300, dstopts=80, pad=4096)
-seeds["tso_v6_dstopts_past_copy"] = seed(NEEDS_CSUM, GSO_TCPV6, 1300, cs, co, hl, mtu=9000, pad_pages=1, body=f)
+# TCP ending past the first 128 bytes but within SW_PKT_OFFLOAD_HDR_MAX (270), then past that.
+for name, opts in (("in_copy", 80), ("past_copy", 208)):
+    f, cs, co, hl = frame(6, TCP, 300, dstopts=opts)
+    seeds["csum_v6_tcp_dstopts_" + name] = seed(NEEDS_CSUM, csum_start=cs, csum_off=co, hdr_len=hl, body=f)
+    f, cs, co, hl = frame(6, TCP, 1300, dstopts=opts, pad=4096)
+    seeds["tso_v6_dstopts_" + name] = seed(NEEDS_CSUM, GSO_TCPV6, 1300, cs, co, hl, mtu=9000, pad_pages=1, body=f)
 # A service (802.1ad) tag allows one tag past the MTU, as an 802.1Q one does.
 seeds["stag_1518_at_mtu_1500"] = seed(body=frame(4, UDP, 1472, vlan=True, tpid=0x88A8)[0], mtu=1500)
 f, cs, co, hl = frame(4, UDP, 1000, pad=4096)

@@ -35,14 +35,14 @@ _Static_assert(BACK_TX_RING_SIZE == 256 && BACK_RX_RING_SIZE == 256, "netif ring
 #define BACK_BATCH 64
 
 /*
- * Header bytes grant-copied into private memory: Linux's
+ * Header bytes grant-copied into private memory from every frame: Linux's
  * XEN_NETBACK_TX_COPY_LEN.  Enough for Ethernet + VLAN + IPv6 + TCP with
- * options, i.e. everything the switch (and a later checksum or GSO stage)
- * parses.
+ * options, what the switch parses.  An offloaded frame whose transport
+ * header ends later has more taken into the copy, up to
+ * SW_PKT_OFFLOAD_HDR_MAX (tx.c), as Linux's netback pulls more for it.
  */
 #define BACK_TX_HDR_LEN 128
-_Static_assert(BACK_TX_HDR_LEN >= SW_PKT_OFFLOAD_HDR_MAX,
-	       "an offloaded frame's headers fit netback's copy");
+_Static_assert(BACK_TX_HDR_LEN <= SW_PKT_OFFLOAD_HDR_MAX, "the header copy holds the first bytes");
 
 /*
  * Grant-copy ops of one TX poll: a packet needs at most one header op and
@@ -177,7 +177,7 @@ struct back_tx_pending {
 	uint64_t addrs[BACK_TX_MAX_DATA];
 	uint16_t pages[BACK_TX_MAX_DATA];
 	uint16_t ids[BACK_TX_MAX_DATA];
-	uint8_t hdr[BACK_TX_HDR_LEN];
+	uint8_t hdr[SW_PKT_OFFLOAD_HDR_MAX];
 };
 
 /**

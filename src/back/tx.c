@@ -29,6 +29,9 @@
  *      reach the hypervisor only for pages seen the first time); each op's
  *      status is checked, and a packet with any failed op is dropped with
  *      an error response (its successful maps are undone), never a crash;
+ *      then its offload flags are checked against its headers, an
+ *      offloaded frame whose transport header ends past the header copy
+ *      first taking more into it, up to SW_PKT_OFFLOAD_HDR_MAX bytes;
  *   6. sw_forward() of the batch, then the responses pushed with
  *      RING_PUSH_RESPONSES_AND_CHECK_NOTIFY semantics.  In that order: a
  *      copy-mode frame is answered only once it sits in its receivers' RX
@@ -462,6 +465,36 @@ static bool tx_offload_ok(const struct sw_pkt *pkt)
 	       (uint32_t)l4.l4_off + l4.l4_len < pkt->len;
 }
 
+/*
+ * An offloaded frame whose transport header ends past the first
+ * BACK_TX_HDR_LEN bytes (IPv6 extension headers, IP and TCP options):
+ * take the following bytes, up to SW_PKT_OFFLOAD_HDR_MAX, into the header
+ * copy, read once from the payload pieces, which then start that much
+ * later (a piece left empty goes), as Linux's netback pulls them into its
+ * linear area.  The pieces hold the frame's bytes after the header copy,
+ * in order (tx_plan_pkt()).
+ */
+static void tx_pull_hdr(struct back_tx_pending *p)
+{
+	struct sw_pkt *pkt = &p->pkt;
+	uint32_t want = pkt->len < SW_PKT_OFFLOAD_HDR_MAX ? pkt->len : SW_PKT_OFFLOAD_HDR_MAX;
+	unsigned int gone = 0;
+
+	while (pkt->hdr_len < want && gone < pkt->nfrags) {
+		struct sw_pkt_frag *fr = &pkt->frag[gone];
+		uint32_t take = want - pkt->hdr_len < fr->len ? want - pkt->hdr_len : fr->len;
+
+		memcpy(p->hdr + pkt->hdr_len, fr->base, take);
+		pkt->hdr_len = (uint16_t)(pkt->hdr_len + take);
+		fr->base = (const uint8_t *)fr->base + take;
+		fr->len -= take;
+		if (fr->len == 0)
+			gone++;
+	}
+	pkt->nfrags = (uint8_t)(pkt->nfrags - gone);
+	memmove(pkt->frag, pkt->frag + gone, pkt->nfrags * sizeof(pkt->frag[0]));
+}
+
 /* Step 5 for one packet: check its ops, then its offload flags; 0 to forward, -EIO dropped. */
 static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *nunmap)
 {
@@ -490,6 +523,10 @@ static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *
 			       pl->hdr_take[i]);
 	}
 	offload_ok = !ok || tx_offload_ok(&p->pkt);
+	if (!offload_ok && p->pkt.hdr_len < p->pkt.len && p->pkt.hdr_len < SW_PKT_OFFLOAD_HDR_MAX) {
+		tx_pull_hdr(p);
+		offload_ok = tx_offload_ok(&p->pkt);
+	}
 	if (ok && offload_ok)
 		return 0;
 	for (unsigned int i = 0; i < p->nmaps; i++)

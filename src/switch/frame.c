@@ -7,6 +7,9 @@
 #include "switch/frame.h"
 #include "switch/pkt.h"
 
+_Static_assert(SW_TSO_MAX_HDRS >= SW_PKT_OFFLOAD_HDR_MAX,
+	       "an offloaded frame's headers can be cut into segments");
+
 /* EtherTypes and IPv6 extension headers we walk. */
 #define ETH_P_8021Q_  0x8100u
 #define ETH_P_8021AD_ 0x88a8u

@@ -100,8 +100,12 @@ uint16_t sw_csum_fold(const uint8_t *p, uint32_t len, uint32_t sum);
  */
 void sw_csum_complete(uint8_t *frame, uint32_t len, uint32_t start, uint32_t field);
 
-/* Longest headers sw_tso_segment() copies into each segment (Ethernet to TCP options). */
-#define SW_TSO_MAX_HDRS 256u
+/*
+ * Longest headers sw_tso_segment() copies into each segment (Ethernet to TCP
+ * options): at least SW_PKT_OFFLOAD_HDR_MAX (switch/pkt.h), the most any
+ * offloaded frame has.
+ */
+#define SW_TSO_MAX_HDRS 272u
 
 /**
  * struct sw_seg - one segment made by sw_tso_segment()

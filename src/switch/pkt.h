@@ -44,21 +44,26 @@
  */
 #define SW_PKT_MAX_FRAGS 19
 
+/* Ethernet header: destination MAC, source MAC, EtherType (no VLAN tag). */
+#define SW_ETH_ALEN 6
+#define SW_ETH_HLEN 14
+
 /*
  * Where an offloaded frame's headers can be found: consumers that act on a
  * blank checksum or GSO (the TAP uplink, the adapter, netback segmenting or
  * checksumming for a guest without the offload) look for the transport
- * header in a copy of the first SW_PKT_OFFLOAD_HDR_MAX bytes (netback's TX
- * header copy, as Linux's), and drop, counted, a frame whose header ends
- * later.  A producer that can complete the checksum itself (the TAP
- * uplink) does so for such a frame instead; netback passes a guest's
- * frames on as the guest flagged them.
+ * header, options included, in the producer's private copy of the first
+ * @hdr_len bytes, and drop, counted, a frame whose header ends past
+ * SW_PKT_OFFLOAD_HDR_MAX: the Ethernet header and 256 bytes more, as far as
+ * Linux's netback and netfront look into an IPv6 header chain for the
+ * transport header of a blank checksum (skb_checksum_setup(),
+ * MAX_IPV6_HDR_LEN; IPv4 with options always fits).  netback copies 128
+ * bytes of every frame, and more, up to this bound, only for an offloaded
+ * frame whose header ends later.  A producer that can complete the checksum
+ * itself (the TAP uplink) does so for a frame past the bound instead;
+ * netback passes a guest's frames on as the guest flagged them.
  */
-#define SW_PKT_OFFLOAD_HDR_MAX 128u
-
-/* Ethernet header: destination MAC, source MAC, EtherType (no VLAN tag). */
-#define SW_ETH_ALEN 6
-#define SW_ETH_HLEN 14
+#define SW_PKT_OFFLOAD_HDR_MAX (SW_ETH_HLEN + 256u)
 
 /* Offload flags (XEN_NETTXF_csum_blank / XEN_NETTXF_data_validated). */
 #define SW_PKT_CSUM_BLANK     (1U << 0)

@@ -51,3 +51,19 @@ void fb_build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload, 
 		f->b[o + l4len + i] = (uint8_t)(i * 7 + seed);
 	f->len = o + l4len + payload;
 }
+
+void fb_add_dstopts(struct fb *f, uint32_t opt)
+{
+	uint8_t next = f->b[20];
+
+	memmove(f->b + 54 + opt, f->b + 54, f->len - 54);
+	memset(f->b + 54, 0, opt);
+	f->b[54] = next;		   /* next header: what followed IPv6 */
+	f->b[55] = (uint8_t)(opt / 8 - 1); /* length in 8-byte units, less one */
+	f->b[56] = 1;			   /* PadN ... */
+	f->b[57] = (uint8_t)(opt - 4);	   /* ... over the rest */
+	f->b[20] = 60;			   /* IPv6 next header: destination options */
+	fb_put16(f->b + 18, (uint16_t)(f->len - 54 + opt));
+	f->len += opt;
+	f->l4 += opt;
+}

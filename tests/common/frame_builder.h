@@ -29,6 +29,15 @@ struct fb {
  */
 void fb_build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload, uint8_t seed);
 
+/**
+ * fb_add_dstopts() - put an IPv6 destination-options header before the L4 one
+ * @f: an IPv6 frame without a VLAN tag, as fb_build() made it
+ * @opt: its length, a multiple of 8 from 8 to 256 (one PadN option over it)
+ *
+ * The L4 header and payload move @opt bytes on; the payload length grows.
+ */
+void fb_add_dstopts(struct fb *f, uint32_t opt);
+
 /* Store @v big-endian at @p. */
 void fb_put16(uint8_t *p, uint16_t v);
 

@@ -228,39 +228,26 @@ static void test_vnet2meta_sw_csum(void **state)
 }
 
 /*
- * @f, IPv6 + TCP, with a destination-options header of @opt bytes (a
- * multiple of 8) between them: the TCP header moves to 54 + @opt.
- */
-static void add_dstopts(struct fb *f, uint32_t opt)
-{
-	memmove(f->b + 54 + opt, f->b + 54, f->len - 54);
-	memset(f->b + 54, 0, opt);
-	f->b[54] = IPPROTO_TCP;		   /* next header */
-	f->b[55] = (uint8_t)(opt / 8 - 1); /* length in 8-byte units, less one */
-	f->b[56] = 1;			   /* PadN ... */
-	f->b[57] = (uint8_t)(opt - 4);	   /* ... over the rest */
-	f->b[20] = 60;			   /* IPv6 next header: destination options */
-	fb_put16(f->b + 18, (uint16_t)(f->len - 54 + opt));
-	f->len += opt;
-	f->l4 += opt;
-}
-
-/*
  * A TCP header that ends past the first SW_PKT_OFFLOAD_HDR_MAX bytes (IPv6
  * options) is where no receiver's copy of the headers reaches: its checksum
  * is computed here rather than left blank (and verifies), and such a TSO
- * frame is dropped; 16 bytes of options still fit and stay offloaded.
+ * frame is dropped; 16 and 80 bytes of options (past netback's 128-byte
+ * copy of every frame) and 192 still fit and stay offloaded.
  */
 static void test_vnet2meta_headers_past_copy(void **state)
 {
+	static const uint32_t opts[] = {16, 80, 192, 200};
 	struct virtio_net_hdr vh;
 	struct uplink_meta m;
+	unsigned int past = 0;
 	uint32_t pseudo;
 	struct fb f;
 
-	for (uint32_t opt = 16; opt <= 80; opt += 64) {
+	for (unsigned int i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		uint32_t opt = opts[i];
+
 		fb_build(&f, 6, IPPROTO_TCP, false, 500, 3);
-		add_dstopts(&f, opt);
+		fb_add_dstopts(&f, opt);
 		pseudo = sw_csum_fold(f.b + 22, 32, 0) + IPPROTO_TCP + (f.len - f.l4);
 		fb_put16(f.b + f.l4 + 16, sw_csum_fold(NULL, 0, pseudo));
 		vh = csum_hdr(&f, IPPROTO_TCP);
@@ -269,18 +256,20 @@ static void test_vnet2meta_headers_past_copy(void **state)
 			assert_int_equal(m.flags, UPLINK_F_CSUM_BLANK);
 			continue;
 		}
-		assert_int_equal(f.l4, 134);
+		assert_int_equal(f.l4, 254); /* the last only: 254 + 20 > 14 + 256 */
+		past++;
 		assert_int_equal(m.flags, 0);
 		assert_int_equal(sw_csum_fold(f.b + f.l4, f.len - f.l4, pseudo), 0xffff);
 		/* As a TSO frame: dropped, not passed on to be dropped later. */
 		fb_build(&f, 6, IPPROTO_TCP, false, 3000, 3);
-		add_dstopts(&f, opt);
+		fb_add_dstopts(&f, opt);
 		vh = csum_hdr(&f, IPPROTO_TCP);
 		vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
 		vh.gso_size = 1000;
 		assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 				 uplink_drop_reason(UPLINK_DROP_GSO));
 	}
+	assert_int_equal(past, 1);
 }
 
 static void test_vnet2meta_gso(void **state)

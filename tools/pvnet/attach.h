@@ -78,9 +78,6 @@
 #define ATTACH_READ_PAGES ((UPLINK_MAX_FRAME + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE)
 _Static_assert(ATTACH_READ_PAGES <= PVNET_MAX_FRAGS, "a frame must fit libpvnet's chain");
 
-/* Bytes of a received frame copied aside to find its transport header (as netback's header copy). */
-#define ATTACH_HDR_COPY 128u
-
 /**
  * struct attach_stats - one queue's counters (written by its thread only)
  * @tap_rx_packets: frames read from the TAP and sent to the vif

@@ -11,9 +11,6 @@
 #include "switch/frame.h"
 #include "switch/pkt.h"
 
-_Static_assert(ATTACH_HDR_COPY >= SW_PKT_OFFLOAD_HDR_MAX,
-	       "an offloaded frame's headers fit the adapter's copy of them");
-
 _Static_assert(PVNET_PKT_CSUM_BLANK == UPLINK_F_CSUM_BLANK, "flag bits differ");
 _Static_assert(PVNET_PKT_DATA_VALIDATED == UPLINK_F_DATA_VALIDATED, "flag bits differ");
 _Static_assert(PVNET_GSO_TCPV4 == UPLINK_GSO_TCPV4 && PVNET_GSO_TCPV6 == UPLINK_GSO_TCPV6,
@@ -29,19 +26,21 @@ _Static_assert(PVNET_GSO_TCPV4 == UPLINK_GSO_TCPV4 && PVNET_GSO_TCPV6 == UPLINK_
 static void vif2tap_one(struct attach_queue *q, struct pvnet_buf *b)
 {
 	struct iovec iov[WRITE_IOV];
-	uint8_t hdr[ATTACH_HDR_COPY];
+	uint8_t hdr[SW_PKT_OFFLOAD_HDR_MAX];
 	struct virtio_net_hdr vh;
 	struct uplink_meta m = {
 	    .flags = (uint8_t)(b->flags & (PVNET_PKT_CSUM_BLANK | PVNET_PKT_DATA_VALIDATED)),
 	    .gso_type = b->gso_type,
 	    .gso_size = b->gso_size};
-	uint32_t hl = 0, n = 1;
+	uint32_t want = 0, hl = 0, n = 1;
 	struct pvnet_buf *f;
 	ssize_t w;
 
-	/* Private copy of the first bytes: the parse below is not raced by anyone. */
+	/* Only an offloaded frame's headers are parsed, in a private copy of them. */
+	if ((m.flags & UPLINK_F_CSUM_BLANK) || m.gso_type != UPLINK_GSO_NONE)
+		want = sizeof(hdr);
 	for (f = b; f; f = f->next) {
-		uint32_t take = f->len < sizeof(hdr) - hl ? f->len : (uint32_t)sizeof(hdr) - hl;
+		uint32_t take = f->len < want - hl ? f->len : want - hl;
 
 		if (n == WRITE_IOV) { /* longer than libpvnet's chain bound: never written cut */
 			q->st.tap_tx_bad_offload++;
