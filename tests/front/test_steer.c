@@ -73,6 +73,61 @@ static void test_flow_hash(void **state)
 	assert_int_equal(front_steer_flow_hash(a, 10), 0);
 }
 
+/* @f: frame(@port) with a VLAN tag, IP id @id (and so a checksum) of its own. */
+static void vlan_frame(uint8_t *f, uint16_t port, uint16_t id)
+{
+	memset(f, 0, 68);
+	memcpy(f, "\x00\x16\x3e\x00\x00\x01\x00\x16\x3e\x00\x00\x02\x81\x00\x00\x05\x08\x00", 18);
+	f[18] = 0x45;
+	f[18 + 4] = (uint8_t)(id >> 8);
+	f[18 + 5] = (uint8_t)id;
+	f[18 + 9] = 17;
+	f[18 + 10] = (uint8_t)(id * 7);
+	memcpy(f + 30, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+	f[38] = (uint8_t)(port >> 8);
+	f[39] = (uint8_t)port;
+}
+
+/*
+ * The flow hash finds the ports behind a VLAN tag and IP options, and
+ * keeps the fragments of a datagram together: what makes "hash" keep a
+ * flow on one queue.
+ */
+static void test_flow_hash_headers(void **state)
+{
+	uint8_t a[68], b[68];
+
+	(void)state;
+	/* VLAN: one flow whatever the packet's IP id; its ports count. */
+	vlan_frame(a, 1000, 1);
+	vlan_frame(b, 1000, 2);
+	assert_int_equal(front_steer_flow_hash(a, 68), front_steer_flow_hash(b, 68));
+	vlan_frame(b, 1001, 1);
+	assert_int_not_equal(front_steer_flow_hash(a, 68), front_steer_flow_hash(b, 68));
+	/* IP options (IHL 6): the ports are after them. */
+	frame(a, 0);
+	frame(b, 0);
+	a[14] = b[14] = 0x46;
+	memset(a + 34, 1, 4); /* four NOPs */
+	memset(b + 34, 1, 4);
+	a[38] = b[38] = 0x03;
+	a[39] = 0xe8;
+	b[39] = 0xe9;
+	assert_int_not_equal(front_steer_flow_hash(a, 64), front_steer_flow_hash(b, 64));
+	/* A datagram's first fragment (MF) and a later one (offset, no ports) hash alike. */
+	frame(a, 1000);
+	frame(b, 1000);
+	a[20] = 0x20;
+	b[20] = 0x00;
+	b[21] = 0xb9;
+	memset(b + 34, 0xaa, 30); /* payload where the ports would be */
+	assert_int_equal(front_steer_flow_hash(a, 64), front_steer_flow_hash(b, 64));
+	/* A frame that ends with its ports still has them hashed. */
+	frame(a, 1000);
+	frame(b, 1001);
+	assert_int_not_equal(front_steer_flow_hash(a, 38), front_steer_flow_hash(b, 38));
+}
+
 /* hash: a flow never moves, wherever the sender runs. */
 static void test_hash_never_moves(void **state)
 {
@@ -247,12 +302,67 @@ static void test_release_after_policy_change(void **state)
 	free(st);
 }
 
+/*
+ * The same with the entry's queue bits set and its count at 0 when the
+ * frame picked before the change is answered, and for an entry in the
+ * upper half of the table: the change forgets every entry.
+ */
+static void test_policy_change_whole_table(void **state)
+{
+	struct front_steer *st = new_steer(PVNET_STEER_XPS_SAFE, 4);
+	uint16_t old, old_hi, h2;
+
+	(void)state;
+	atomic_store(&fake_cpu, 3);
+	assert_int_equal(front_steer_pick(st, 1234, &old), 3);
+	assert_int_equal(front_steer_pick(st, PVNET_STEER_FLOWS - 100, &old_hi), 3);
+	front_steer_init(st, PVNET_STEER_HASH, 4, cpu_fn, NULL);
+	front_steer_init(st, PVNET_STEER_XPS_SAFE, 4, cpu_fn, NULL);
+	assert_int_equal(front_steer_inflight(st, PVNET_STEER_FLOWS - 100), 0);
+	atomic_store(&fake_cpu, 1);
+	assert_int_equal(front_steer_pick(st, PVNET_STEER_FLOWS - 100, &h2), 1);
+	front_steer_release(st, h2);
+	front_steer_release(st, old_hi);
+	atomic_store(&fake_cpu, 3);
+	assert_int_equal(front_steer_pick(st, 1234, &h2), 3);
+	front_steer_release(st, h2); /* queue 3, none in flight */
+	front_steer_release(st, old);
+	assert_int_equal(front_steer_inflight(st, 1234), 0);
+	atomic_store(&fake_cpu, 1);
+	assert_int_equal(front_steer_pick(st, 1234, &h2), 1);
+	front_steer_release(st, h2);
+	free(st);
+}
+
+/* The last entry of the table is counted out like any other. */
+static void test_last_entry(void **state)
+{
+	struct front_steer *st = new_steer(PVNET_STEER_XPS_SAFE, 4);
+	uint32_t last = PVNET_STEER_FLOWS - 1;
+	uint16_t held;
+
+	(void)state;
+	atomic_store(&fake_cpu, 2);
+	assert_int_equal(front_steer_pick(st, last, &held), 2);
+	assert_int_equal(held, PVNET_STEER_FLOWS);
+	assert_int_equal(front_steer_inflight(st, last), 1);
+	front_steer_release(st, held);
+	assert_int_equal(front_steer_inflight(st, last), 0);
+	atomic_store(&fake_cpu, 1);
+	assert_int_equal(front_steer_pick(st, last, &held), 1);
+	front_steer_release(st, held);
+	free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_release_after_policy_change),
 	    cmocka_unit_test(test_flow_hash),
+	    cmocka_unit_test(test_flow_hash_headers),
+	    cmocka_unit_test(test_policy_change_whole_table),
+	    cmocka_unit_test(test_last_entry),
 	    cmocka_unit_test(test_hash_never_moves),
 	    cmocka_unit_test(test_xps_moves_with_cpu),
 	    cmocka_unit_test(test_xps_safe_waits_for_inflight),

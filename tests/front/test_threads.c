@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <netinet/in.h>
 
+#include "../common/frame_builder.h"
 #include "fakering.h"
 #include "front/front.h"
 #include "harness.h"
@@ -141,6 +143,123 @@ static void test_broken_under_load(void **state)
 	run(true);
 }
 
+/* The CPU pvnet_send_flow()'s sender runs on, as the test says. */
+static _Atomic int flow_cpu;
+
+static int flow_cpu_fn(void *arg)
+{
+	(void)arg;
+	return atomic_load(&flow_cpu);
+}
+
+/* An IPv4/UDP frame of 60 bytes, flow @port (its source port). */
+static void flow_frame(struct fb *f, uint16_t port)
+{
+	fb_build(f, 4, IPPROTO_UDP, false, 18, 0);
+	fb_put16(f->b + 34, port);
+}
+
+/* The fake backend answers every frame queued on @q; the next call on it counts them out. */
+static unsigned int answer(struct pvnet_vif *vif, struct be *b, unsigned int q)
+{
+	static struct be_frame f;
+	unsigned int n = 0;
+
+	while (be_tx_frame(&b[q], &f, NETIF_RSP_OKAY))
+		n++;
+	be_tx_push(&b[q]);
+	assert_int_equal(pvnet_send(vif, q, NULL, 0), 0);
+	return n;
+}
+
+/*
+ * pvnet_send_flow() on one thread with the backend played here: xps-safe
+ * keeps a flow on its queue while a frame of it is in flight, through a
+ * policy set again too, and lets it follow the CPU once all are answered,
+ * also after a run cut short by another queue's frame or by a full ring;
+ * frames sent before a refused one are counted; a bad queue, an unshared
+ * vif and a broken one are refused.
+ */
+static void test_send_flow(void **state)
+{
+	struct fake_be_opts opts = {.max_queues = NQUEUES, .split = true};
+	static struct fb fa, fb2, fc;
+	static uint8_t bad[60], rxbuf[4 * 2048];
+	struct pvnet_pkt a = {.data = fa.b, .len = 60}, b = {.data = fb2.b, .len = 60}, pk[20];
+	struct pvnet_vif_config cfg;
+	struct pvnet_domain *dom;
+	struct pvnet_vif *vif;
+	struct be be[NQUEUES];
+	struct fake_be fb;
+	uint16_t port;
+	int n;
+
+	(void)state;
+	assert_int_equal(pvnet_domain_create(H.run_dir, 4096, &dom), 0);
+	fb_toolstack(&fb, &H, pvnet_domain_id(dom), 2, &opts);
+	fb_start(&fb);
+	pvnet_vif_config_default(&cfg);
+	cfg.devid = 2;
+	cfg.prepared = true;
+	cfg.queues = NQUEUES;
+	cfg.tx_buffers = PVNET_MAX_FRAGS;
+	cfg.rx_buffers = 64;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), 0);
+	for (unsigned int q = 0; q < NQUEUES; q++)
+		be_attach_rings(&be[q], dom,
+				(uint32_t)h_read_int(&H, "%s/queue-%u/tx-ring-ref", fb.fe, q),
+				(uint32_t)h_read_int(&H, "%s/queue-%u/rx-ring-ref", fb.fe, q));
+	flow_frame(&fa, 1000);
+	flow_frame(&fb2, 2000);
+	flow_frame(&fc, 3000);
+
+	assert_int_equal(pvnet_send_flow(vif, &a, 1), -EINVAL); /* not shared yet */
+	pvnet_vif_set_cpu_source(vif, flow_cpu_fn, NULL);
+	assert_int_equal(pvnet_vif_set_steering(vif, PVNET_STEER_XPS_SAFE), 0);
+	atomic_store(&flow_cpu, 1);
+	assert_int_equal(pvnet_send_flow(vif, &a, 1), 1);
+	atomic_store(&flow_cpu, 2);
+	assert_int_equal(pvnet_vif_pick_queue(vif, fa.b, 60), 1);
+	assert_int_equal(pvnet_vif_set_steering(vif, PVNET_STEER_XPS_SAFE), 0);
+	assert_int_equal(pvnet_vif_pick_queue(vif, fa.b, 60), 1);
+	/* a stays on queue 1, b takes CPU 2's: two runs */
+	pk[0] = a;
+	pk[1] = b;
+	assert_int_equal(pvnet_send_flow(vif, pk, 2), 2);
+	assert_int_equal(answer(vif, be, 1), 2);
+	assert_int_equal(answer(vif, be, 2), 1);
+	assert_int_equal(answer(vif, be, 0) + answer(vif, be, 3), 0);
+	atomic_store(&flow_cpu, 3);
+	assert_int_equal(pvnet_vif_pick_queue(vif, fa.b, 60), 3);
+	assert_int_equal(pvnet_vif_pick_queue(vif, fb2.b, 60), 3);
+
+	/* More frames than CPU 3's queue has buffers: some sent, the rest counted out. */
+	for (unsigned int i = 0; i < 20; i++)
+		pk[i] = (struct pvnet_pkt){.data = fc.b, .len = 60};
+	n = pvnet_send_flow(vif, pk, 20);
+	assert_true(n > 0 && n < 20);
+	assert_int_equal(answer(vif, be, 3), n);
+	atomic_store(&flow_cpu, 0);
+	assert_int_equal(pvnet_vif_pick_queue(vif, fc.b, 60), 0);
+
+	/* hash: a frame refused in a later run; the one sent before it is counted. */
+	assert_int_equal(pvnet_vif_set_steering(vif, PVNET_STEER_HASH), 0);
+	for (port = 1; front_steer_flow_hash(fa.b, 60) % NQUEUES == 0; port++)
+		flow_frame(&fa, port);
+	pk[0] = a;
+	pk[1] = (struct pvnet_pkt){.data = bad, .len = 10}; /* a runt: queue 0 */
+	assert_int_equal(pvnet_send_flow(vif, pk, 2), 1);
+	assert_int_equal(pvnet_send(vif, NQUEUES, &a, 1), -EINVAL);
+
+	/* A broken vif: the pick says why. */
+	__atomic_store_n(&be[0].rx.sring->rsp_prod, be[0].rx.rsp_prod_pvt + 1000, __ATOMIC_SEQ_CST);
+	assert_int_equal(pvnet_recv(vif, 0, pk, 1, rxbuf, sizeof(rxbuf)), -EIO);
+	assert_int_equal(pvnet_vif_pick_queue(vif, fb2.b, 60), -EIO);
+	pvnet_vif_destroy(vif);
+	fb_stop(&fb);
+	pvnet_domain_destroy(dom);
+}
+
 static int group_setup(void **state)
 {
 	return h_start(&H, pvnetd_exe);
@@ -156,6 +275,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_queues_in_parallel),
 	    cmocka_unit_test(test_broken_under_load),
+	    cmocka_unit_test(test_send_flow),
 	};
 
 	if (argc < 2) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test_vif.c - netfront's xenbus side against a real pvnetd: keys, states, close, reconnect */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -557,6 +558,71 @@ static void test_grant_in_use_is_abandoned(void **state)
 	ctx_fini(&c);
 }
 
+/* Descriptors open in this process. */
+static unsigned int open_fds(void)
+{
+	unsigned int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/*
+ * The domain's resources: the largest memory there is, grant references
+ * that come back when ended, event channels that leave no descriptor, and
+ * pages that are zero whenever they are granted and not lost when a grant
+ * fails.
+ */
+static void test_domain_resources(void **state)
+{
+	struct pvnet_domain *dom;
+	struct pvnet_evtchn ch;
+	uint32_t ref, last = 0, frame, f2;
+	grant_ref_t gref, g2;
+	unsigned int fds;
+	uint8_t *page;
+	int rc;
+
+	assert_int_equal(pvnet_domain_create(H.run_dir, 1u << 18, &dom), 0); /* 1 GiB */
+	pvnet_domain_destroy(dom);
+	assert_int_equal(pvnet_domain_create(H.run_dir, (1u << 18) + 1, &dom), -EINVAL);
+
+	assert_int_equal(pvnet_domain_create(H.run_dir, 16, &dom), 0);
+	/* Many more grants than the table holds, one at a time. */
+	for (unsigned int i = 0; i < 40000; i++) {
+		assert_int_equal(pvnet_grant_access(dom, 0, 1, true, &ref), 0);
+		assert_int_equal(pvnet_grant_end(dom, ref), 0);
+	}
+	fds = open_fds();
+	assert_int_equal(pvnet_evtchn_alloc(dom, 0, &ch), 0);
+	assert_int_equal(pvnet_evtchn_close(dom, &ch), 0);
+	assert_int_equal(open_fds(), fds);
+
+	/* A page granted again after use is zero again. */
+	assert_int_equal(front_domain_grant_page(dom, 0, false, &frame, &gref), 0);
+	assert_int_equal(frame, 15); /* from the top */
+	page = pvnet_domain_page(dom, frame);
+	memset(page, 0xab, PVNET_PAGE_SIZE);
+	front_domain_ungrant_page(dom, frame, gref);
+	assert_int_equal(front_domain_grant_page(dom, 0, false, &f2, &gref), 0);
+	assert_int_equal(f2, frame);
+	for (unsigned int i = 0; i < PVNET_PAGE_SIZE; i++)
+		assert_int_equal(page[i], 0);
+	front_domain_ungrant_page(dom, frame, gref);
+
+	/* No grant reference left: the page is given back, not lost. */
+	while ((rc = pvnet_grant_access(dom, 0, 1, true, &ref)) == 0)
+		last = ref;
+	assert_int_equal(rc, -ENOSPC);
+	assert_int_equal(front_domain_grant_page(dom, 0, false, &f2, &g2), -ENOSPC);
+	assert_int_equal(pvnet_grant_end(dom, last), 0);
+	assert_int_equal(front_domain_grant_page(dom, 0, false, &f2, &g2), 0);
+	assert_int_equal(f2, 15);
+	assert_int_equal(pvnet_domain_abandoned_pages(dom), 0);
+	pvnet_domain_destroy(dom);
+}
+
 /* The store client against pvnetd's real store, as the guest. */
 static void test_store_client(void **state)
 {
@@ -648,6 +714,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_domain_name),
 	    cmocka_unit_test(test_pvnetd_not_answering),
 	    cmocka_unit_test(test_grant_in_use_is_abandoned),
+	    cmocka_unit_test(test_domain_resources),
 	};
 
 	if (argc < 2) {

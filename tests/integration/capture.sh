@@ -291,6 +291,95 @@ check "... saying why" grep -q \
 check "... and pvnetd is asked to stop" grep -qx capture-stop "$FAKE/ops"
 wait "$PK" 2>/dev/null
 
+# A fake pvnetd whose capture socket already holds two malformed datagrams (one without a
+# direction, one larger than any record, cut short by the read) and two of three records
+# each when the capture starts, for three captures in turn: one it gives a snap length other
+# than asked (refused), one it stops (-c counts records, not datagrams: -c 2 skips the
+# malformed ones, counting them, and writes exactly 2, with their timestamps), and one it
+# goes away from instead of stopping it (an error: pvnetd could not say what it dropped,
+# and the capture had not ended by itself).  A fourth capture gets its frames only when it
+# stops (-t 1), into a file on a full tmpfs: the error is the stop's, exit 1.
+FAKE2=$TAP_TMP/fake2
+mkdir -p "$FAKE2"
+timeout 40 python3 - "$FAKE2/pvnetd.sock" <<'PY' &
+import array, json, socket, struct, sys
+
+
+def record(ts, byte):
+    # struct sw_capture_hdr: ts_ns, len, dir (1: in), flags, gso_type, 0, gso_size, port,
+    # caplen; then the frame, padded to 8 bytes (24 + 60 -> 88)
+    return struct.pack("=QIBBBBHHI", ts, 60, 1, 0, 0, 0, 0, 1, 60) + bytes([byte]) * 60 + bytes(4)
+
+
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+srv.bind(sys.argv[1])
+srv.listen(1)
+for mode in ("snaplen", "stop", "gone", "late"):
+    c, _ = srv.accept()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+    if mode != "late":
+        ours.send(struct.pack("=QIBBBBHHI", 1, 60, 0, 0, 0, 0, 0, 1, 60) + bytes(64))
+        ours.send(record(1, 0xEE) + bytes(300000))
+        for d in range(2):
+            ours.send(b"".join(record(10**18 + 123456789 + d * 3 + r, d * 3 + r) for r in range(3)))
+    while True:
+        data = c.recv(65536)
+        if not data:
+            break
+        req = json.loads(data)
+        anc = []
+        if req["op"] == "capture-start":
+            anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [theirs.fileno()]))]
+            snap = req["snaplen"] - (mode == "snaplen")
+            rep = {"port": req["port"], "direction": req["direction"], "snaplen": snap}
+        elif mode == "gone":
+            break
+        else:
+            rep = {"port": req["port"], "captured": 6, "dropped": 0}
+            if mode == "late":
+                for d in range(2):
+                    ours.send(b"".join(record(10**18, 7) for r in range(30)))
+        c.sendmsg([json.dumps(rep).encode()], anc)
+        if req["op"] == "capture-stop":
+            ours.close()
+    c.close()
+    ours.close()
+    theirs.close()
+PY
+PK=$!
+TAP_PIDS+=("$PK")
+wait_for_file "$FAKE2/pvnetd.sock" 10
+timeout 10 "$PVNET" -d "$FAKE2" capture vif1.0 -s 100 -c 2 -w "$TAP_TMP/c2.pcap" \
+	2>"$TAP_TMP/c2.err"
+check "pvnetd taking another snap length than asked: exit 1" test $? = 1
+check "... saying so" grep -q "pvnetd took snap length 99 for 100" "$TAP_TMP/c2.err"
+timeout 10 "$PVNET" -d "$FAKE2" capture vif1.0 -c 2 -w "$TAP_TMP/c2.pcap" 2>"$TAP_TMP/c2.err"
+check "-c 2 with 6 frames waiting in 2 datagrams: exit 0" test $? = 0
+check "... saying 2 frames written" grep -qx "2 frames written" "$TAP_TMP/c2.err"
+check "... and the malformed datagrams counted" \
+	grep -qx "2 malformed capture datagrams skipped" "$TAP_TMP/c2.err"
+check "... and 2 in the file, the first two, with their timestamps" python3 -c "
+import struct
+d = open('$TAP_TMP/c2.pcap', 'rb').read()
+off, first = 24, []
+while off + 16 <= len(d):
+    s, ns, cap, orig = struct.unpack('<IIII', d[off:off + 16])
+    first.append((d[off + 16], s, ns, cap, orig))
+    off += 16 + cap
+assert first == [(0, 10**9, 123456789, 60, 60), (1, 10**9, 123456790, 60, 60)], first
+"
+timeout 10 "$PVNET" -d "$FAKE2" capture vif1.0 -c 2 -w "$TAP_TMP/c3.pcap" 2>"$TAP_TMP/c3.err"
+check "pvnetd gone at the stop of a capture that did not end by itself: exit 1" test $? = 1
+check "... saying so" grep -q "frames written; stopping: " "$TAP_TMP/c3.err"
+mkdir -p "$FULL" && mount -t tmpfs -o size=4k pvnet-capture-test "$FULL"
+timeout 10 "$PVNET" -d "$FAKE2" capture vif1.0 -t 1 -w "$FULL/c4.pcap" 2>"$TAP_TMP/c4.err"
+check "a file that fills up with what the stop drains: exit 1" test $? = 1
+check "... saying why" grep -q '^pvnet capture: writing the pcap file: No space left on device' \
+	"$TAP_TMP/c4.err"
+umount "$FULL"
+wait "$PK" 2>/dev/null
+
 # Refusals: each with a reason, pvnetd unharmed.
 check_fails "an unknown port is refused" "$PVNET" -d "$RUN" capture vif99.0 -w "$TAP_TMP/x"
 check "... saying so" bash -c \
@@ -306,7 +395,8 @@ check "... before pvnetd starts a capture" bash -c \
 import json, sys
 assert json.load(sys.stdin)[\"captures\"] == []
 '"
-cap_start PC "$TAP_TMP/busy.pcap" "$VIF" || exit 1
+# -s 0 is "all of it", as tcpdump's: the largest snap length (the status below shows it).
+cap_start PC "$TAP_TMP/busy.pcap" "$VIF" -s 0 || exit 1
 check "pvnet status lists the capture running" bash -c \
 	"'$PVNET' -d '$RUN' status | grep -Eq '^  $VIF \\(inout, snap length 262144\\): [0-9]+ frames captured, 0 dropped'"
 check "... and so does its JSON" bash -c \
@@ -318,12 +408,43 @@ assert [(x[\"port\"], x[\"direction\"], x[\"snaplen\"]) for x in c] == [(\"$VIF\
 check "a port being captured is refused a second capture" bash -c \
 	"! '$PVNET' -d '$RUN' capture '$VIF' -w '$TAP_TMP/x' 2>'$TAP_TMP/busy.err' &&
 	 grep -q 'being captured already' '$TAP_TMP/busy.err'"
-for bad in "-Q sideways" "-s 262145" "-c 0" "-t x"; do
+for bad in "-Q sideways" "-s 262145" "-c 0" "-t x" "-t 0" "extra"; do
 	check "bad option $bad: usage error (exit 2)" bash -c \
 		"'$PVNET' -d '$RUN' capture '$VIF' $bad -w '$TAP_TMP/x' 2>/dev/null; test \$? = 2"
 done
 check "no port: usage error (exit 2)" bash -c \
 	"'$PVNET' -d '$RUN' capture -w '$TAP_TMP/x' 2>/dev/null; test \$? = 2"
+check "stdout a terminal: usage error (exit 2), saying so" python3 -c "
+import os, subprocess
+m, s = os.openpty()
+p = subprocess.run(['$PVNET', '-d', '$RUN', 'capture', '$VIF'], stdout=s, stderr=subprocess.PIPE,
+                   timeout=10)
+assert p.returncode == 2 and b'stdout is a terminal' in p.stderr, (p.returncode, p.stderr)
+"
+# -t: whole seconds.
+t0=$(date +%s%N)
+timeout 10 "$PVNET" -d "$RUN" capture up0 -t 1 -w "$TAP_TMP/t1.pcap" 2>/dev/null
+check "-t 1: exit 0" test $? = 0
+t1_ms=$(ms_since "$t0")
+check "... after a second (${t1_ms} ms)" test "$t1_ms" -ge 1000 -a "$t1_ms" -lt 4000
+# A socket for the output whose reader goes away (POLLHUP, not POLLERR as for a pipe), the
+# port idle: noticed within a poll period.
+check "a socket reader that goes away from an idle port's capture: it ends, exit 0" python3 -c "
+import socket, subprocess, time
+a, b = socket.socketpair()
+p = subprocess.Popen(['$PVNET', '-d', '$RUN', 'capture', 'up0'], stdout=a, stderr=subprocess.PIPE)
+a.close()
+time.sleep(1)
+assert len(b.recv(4096)) == 24  # the pcap header: nothing unread to make it an error (POLLERR)
+b.close()
+t = time.monotonic()
+try:
+    err = p.communicate(timeout=8)[1]
+finally:
+    p.kill()
+assert p.returncode == 0 and time.monotonic() - t < 3, (p.returncode, err)
+assert b'the reader of its output went away' in err, err
+"
 
 # The port goes away under its capture: the capture ends and says so.
 # ends_by_itself PID WHAT: the capture PID ends within 5 s, exit 0 (else it is killed).

@@ -322,6 +322,51 @@ static void test_packing(void **state)
 }
 
 /*
+ * Frames of many fragments: a datagram takes at most IOV_MAX iovecs (64
+ * records of 21 pieces would be 1344), so the batch is split, not lost.
+ * The offload fields are in each record's header.
+ */
+static void test_many_fragments_and_offloads(void **state)
+{
+	struct env *e = *state;
+	struct sw_pkt *p[SW_BATCH_MAX];
+	struct sw_capture_stats st;
+	struct sw_capture_hdr h;
+	struct sw_capture *cap;
+	uint8_t a[6], buf[256];
+
+	fake_mac(a, 1);
+	cap = start(e, 0, SW_CAPTURE_IN, SW_CAPTURE_SNAPMAX);
+	for (unsigned int i = 0; i < SW_BATCH_MAX; i++) {
+		p[i] = fake_frame(i, bcast, a, 14 + (SW_PKT_MAX_FRAGS - 1) * 4);
+		p[i]->nfrags = SW_PKT_MAX_FRAGS - 1;
+		for (unsigned int f = 0; f < SW_PKT_MAX_FRAGS - 1; f++)
+			p[i]->frag[f] =
+			    (struct sw_pkt_frag){.base = e->payload[f % 4] + f, .len = 4};
+	}
+	p[0]->flags = SW_PKT_CSUM_BLANK;
+	p[0]->gso_type = SW_GSO_TCPV4;
+	p[0]->gso_size = 1448;
+	sw_forward(e->sw, e->fp[0].port, p, SW_BATCH_MAX);
+	sw_capture_stats_get(cap, &st);
+	assert_int_equal(st.captured, SW_BATCH_MAX);
+	assert_int_equal(st.dropped, 0);
+	for (unsigned int i = 0; i < SW_BATCH_MAX; i++) {
+		assert_int_equal(read_one(e, &h, buf, sizeof(buf)),
+				 14 + (SW_PKT_MAX_FRAGS - 1) * 4);
+		assert_memory_equal(buf, fake_pkts[i].hdr, 14);
+		for (unsigned int f = 0; f < SW_PKT_MAX_FRAGS - 1; f++)
+			assert_memory_equal(buf + 14 + f * 4, e->payload[f % 4] + f, 4);
+		assert_int_equal(h.flags, i ? 0 : SW_PKT_CSUM_BLANK);
+		assert_int_equal(h.gso_type, i ? SW_GSO_NONE : SW_GSO_TCPV4);
+		assert_int_equal(h.gso_size, i ? 0 : 1448);
+	}
+	assert_int_equal(e->ndgrams, 2);
+	assert_int_equal(read_one(e, &h, buf, sizeof(buf)), -EAGAIN);
+	sw_capture_stop(e->sw, cap, NULL);
+}
+
+/*
  * A reader that falls behind loses frames, counted per frame (a datagram
  * holds several); the switch never waits for it.
  */
@@ -408,6 +453,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_in_sees_drops_not_others, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_snaplen_and_whole_frags, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_packing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_many_fragments_and_offloads, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_full_socket_drops, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_and_port_gone, setup, teardown),
 	};
