@@ -111,7 +111,7 @@ fi
 
 # Life cycle: the MTU the namespace sets later, the namespace deleted under the adapter,
 # options refused before pvnetd is asked, a namespace made for a failed attach, a stuck
-# pvnetd.  B's adapter is gone by now: a new one.
+# pvnetd (while detaching, and while setting up).  B's adapter is gone by now: a new one.
 gone() { # gone PID SECS: the process has exited within SECS
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
@@ -199,8 +199,23 @@ check "pvnetd stopped: a second SIGTERM ends the adapter at once" gone "$PA" 3
 out=$(timeout 15 "$PVNET" -d "$RUN" status 2>&1)
 check "and pvnet status says pvnetd does not answer, rather than hang" \
 	grep -q "did not answer within 5 s" <<<"$out"
+# ... and an adapter setting up, waiting for pvnetd's answer: SIGINT ends it at once (it
+# had made neither TAP nor namespace; pvnetd releases the domain when the connection
+# closes), where it used to wait for libpvnet's 20 s timeout.
+D=pvkd$$
+"$PVNET" -d "$RUN" attach --netns "$D" --ifname eth0 >"$TAP_TMP/attach-$D.log" 2>&1 &
+PD=$!
+TAP_PIDS+=("$PD")
+sleep 1
+kill -INT "$PD"
+check "pvnetd stopped: SIGINT ends an adapter still setting up at once" gone "$PD" 3
+wait "$PD"
+check "... as the signal's (exit status 130)" test $? = 130
+check_fails "... with no namespace made" bash -c "ip netns list | grep -qw '$D'"
 kill -CONT "$PVNETD_PID"
 wait "$PA" 2>/dev/null
 check "pvnetd carries on" "$PVNET" -d "$RUN" status
+check "and keeps no domain of the interrupted adapter" timeout 10 bash -c \
+	"while '$PVNET' -d '$RUN' status | grep -q '$D:eth0'; do sleep 0.1; done"
 check "pvnetd stops cleanly" stop_pvnetd
 finish

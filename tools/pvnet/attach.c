@@ -60,7 +60,8 @@ static void attach_usage(FILE *f)
 	    "               without them: pvnetd then fills in checksums and segments for us\n"
 	    "\n"
 	    "Exit status: 0 detached on a signal or because NS was deleted, 1 pvnetd could\n"
-	    "not be reached or refused, the backend disconnected or a queue failed, 2 usage.\n");
+	    "not be reached or refused, the backend disconnected or a queue failed, 2 usage;\n"
+	    "a signal before the TAP exists ends it at once, as the signal's.\n");
 }
 
 /*
@@ -596,11 +597,20 @@ int attach_main(int argc, char **argv, const char *run_dir)
 
 	/* Our counters to a closed pipe (| head) must not kill us before we detach. */
 	signal(SIGPIPE, SIG_IGN);
-	/* Signals go to the signalfd only: blocked before any thread starts. */
+	/*
+	 * SIGINT and SIGTERM go to the signalfd once blocked, before the TAP
+	 * and any thread exist (below).  Until then they end us at once, as
+	 * any command: there is nothing to detach yet (pvnetd releases the
+	 * domain when our connection closes), and a pvnetd that does not
+	 * answer must not make an interrupt wait for libpvnet's timeout.
+	 * Ignored by whoever started us (a script's background job ignores
+	 * SIGINT) or not: they are ours to act on, as the signalfd's later.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sig_fd < 0)
 		goto out_free;
@@ -651,6 +661,7 @@ int attach_main(int argc, char **argv, const char *run_dir)
 		if (!a->q[i].lin)
 			goto out_vif;
 	}
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (tap_setup(a, &o, mac) < 0)
 		goto out_vif;
 	a->ns_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
