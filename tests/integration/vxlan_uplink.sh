@@ -54,7 +54,7 @@ tap_ns "$T" && ip link add vxt netns "$T" type veth peer name vxu netns "$P" &&
 	ip -n "$T" route add 192.168.79.0/24 via 192.168.82.2 &&
 	ip -n "$T" link add vx45 type vxlan id 45 local 192.168.82.1 remote 192.168.79.2 \
 		dstport 4789 && ip netns exec "$T" ethtool -K vx45 tx off >/dev/null &&
-	ip -n "$T" addr add 10.79.7.6/24 dev vx45 && ip -n "$T" link set vx45 up || exit 1
+	ip -n "$T" addr add 10.79.7.6/24 dev vx45 || exit 1
 # And over IPv6: VNI 46 from fd79:a::1, to the address and port VNI 44's uplink has.
 tap_ns "$U" && ip link add vxv netns "$U" type veth peer name vxw netns "$P" &&
 	ip -n "$U" -6 addr add fd79:a::1/64 dev vxv nodad &&
@@ -62,7 +62,7 @@ tap_ns "$U" && ip link add vxv netns "$U" type veth peer name vxw netns "$P" &&
 	ip -n "$P" link set vxw up && ip -n "$U" -6 route add fd79:8::/64 via fd79:a::2 &&
 	ip -n "$U" link add vx46 type vxlan id 46 local fd79:a::1 remote fd79:8::2 dstport 4789 &&
 	ip netns exec "$U" ethtool -K vx46 tx off >/dev/null &&
-	ip -n "$U" addr add 10.79.7.8/24 dev vx46 && ip -n "$U" link set vx46 up || exit 1
+	ip -n "$U" addr add 10.79.7.8/24 dev vx46 || exit 1
 
 check_fails "pvnetd refuses the same tunnel twice" timeout 10 "$PVNETD" --run-dir "$TAP_TMP/y" \
 	--uplink "vxlan:id=42,remote=192.168.79.1,netns=$P" \
@@ -74,6 +74,10 @@ start_pvnetd "$RUN" --uplink "vxlan:id=42,remote=192.168.79.1,local=192.168.79.2
 	--uplink "vxlan:id=44,remote=fd79:8::1,local=fd79:8::2,netns=$P" \
 	--uplink "vxlan:id=45,remote=192.168.82.1,local=192.168.79.2,netns=$P" \
 	--uplink "vxlan:id=46,remote=fd79:a::1,local=fd79:8::2,netns=$P" || exit 1
+# VNIs 45 and 46 come up only now: what their devices send on coming up (IPv6 neighbour
+# and MLD messages, repeated) would otherwise reach the port before their uplinks join it,
+# and VNI 44's uplink, the first on its port, would count it (rx_bad_source).
+ip -n "$T" link set vx45 up && ip -n "$U" link set vx46 up || exit 1
 check "pvnetd's tunnel sockets are bound in their namespace, two on each shared port" \
 	bash -c "ip netns exec '$P' ss -ulnH >'$TAP_TMP/ss' &&
 	 [ \$(grep -c '192.168.79.2:4789 ' '$TAP_TMP/ss') -eq 2 ] &&

@@ -26,6 +26,7 @@
 #include "uplink/tap.h"
 #include "uplink/vxlan.h"
 #include "uplink/vxlan_port.h"
+#include "uplink/vxlan_sock.h"
 
 /* ---- the specification ---- */
 
@@ -104,6 +105,23 @@ static void test_spec_everything(void **state)
 	    0);
 	assert_int_equal(s.srcport_min, 1);
 	assert_int_equal(s.srcport_max, 1);
+	/* A namespace name of UPLINK_NETNS_MAX bytes, the longest. */
+	assert_int_equal(uplink_vxlan_spec_parse(
+			     "vxlan:id=1,remote=10.0.0.1,netns="
+			     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+			     &s, err, sizeof(err)),
+			 0);
+	assert_int_equal(strlen(s.netns), UPLINK_NETNS_MAX);
+	/* The wildcard given as local, either family, as if not given. */
+	assert_int_equal(uplink_vxlan_spec_parse("vxlan:id=1,remote=10.0.0.1,local=0.0.0.0", &s,
+						 err, sizeof(err)),
+			 0);
+	assert_true(uplink_vxlan_addr_any(&s.local));
+	assert_int_equal(
+	    uplink_vxlan_spec_parse("vxlan:id=1,remote=2001:db8::1,local=::", &s, err, sizeof(err)),
+	    0);
+	assert_true(uplink_vxlan_addr_any(&s.local));
+	assert_int_equal(s.local.ss_family, AF_INET6);
 }
 
 /* Several remotes: in the order given, each on dstport; eight at most, each once, one family. */
@@ -180,6 +198,8 @@ static void test_spec_bad(void **state)
 	    "vxlan:id=1,remote=2001:db8::1,local=::ffff:10.0.0.2",
 	    "vxlan:id=1,remote=2001:db8::1,local=fe80::2",
 	    "vxlan:id=4294967338,remote=10.0.0.1",
+	    "vxlan:id=18446744073709551658,remote=10.0.0.1", /* 2^64 + 42 */
+	    "vxlan:id=00000000042,remote=10.0.0.1",
 	    "vxlan:id=1,remote=10.0.0.1,local=::1",
 	    "vxlan:id=1,remote=2001:db8::1,local=10.0.0.2",
 	    "vxlan:id=1,remote=10.0.0.1,local=nowhere",
@@ -262,6 +282,10 @@ static void test_spec_clash(void **state)
 	    {"vxlan:id=2,remote=10.0.0.2,dstport=47891",
 	     "vxlan:id=1,remote=10.0.0.1,dstport=47890,srcport=47891-47898", true,
 	     "the srcport range of vxlan1:47890 holds UDP port 47891"},
+	    /* ... at the range's last port too. */
+	    {"vxlan:id=1,remote=10.0.0.1,dstport=47890,srcport=47891-47898",
+	     "vxlan:id=2,remote=10.0.0.2,dstport=47898", true,
+	     "the srcport range of vxlan1:47890 holds UDP port 47898"},
 	    /* Apart: other ports, other local addresses, families or namespaces. */
 	    {"vxlan:id=1,remote=10.0.0.1", "vxlan:id=2,remote=10.0.0.2,dstport=4790", false, NULL},
 	    {"vxlan:id=1,remote=10.0.0.1,local=10.0.0.5",
@@ -880,6 +904,25 @@ static void test_port_tx(void **state)
 	assert_int_equal(t[1].done, 1);
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_sw_csum"), 1);
 
+	/* A blank UDP checksum, the field the frame's last two bytes (no payload): filled in. */
+	{
+		struct tpkt u;
+		struct sw_l4 l4;
+
+		fb_build(&f, 4, IPPROTO_UDP, false, 0, 25);
+		assert_int_equal(f.len, f.l4 + 8);
+		fb_put16(f.b + f.l4 + SW_FRAME_UDP_CSUM_OFF,
+			 sw_csum_fold(NULL, 0, pseudo_sum(f.b, f.len, &l4)));
+		assert_false(l4_csum_ok(f.b, f.len));
+		pp = tpkt_init(&u, f.b, f.len, (uint16_t)f.len, false, SW_PKT_CSUM_BLANK);
+		sw_forward(w->sw, w->cap.port, &pp, 1);
+		n = remote_recv(w, buf, sizeof(buf));
+		assert_int_equal(n, 8 + (int)f.len);
+		assert_true(l4_csum_ok(buf + 8, f.len));
+		assert_int_equal(u.done, 1);
+		assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_sw_csum"), 2);
+	}
+
 	/* GSO: 10000 payload bytes in segments of 1448: 7 datagrams. */
 	fb_build(&f, 4, IPPROTO_TCP, false, 10000, 23);
 	seq0 = 1000;
@@ -912,6 +955,24 @@ static void test_port_tx(void **state)
 	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
 	assert_int_equal(t[3].done, 1);
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_oversize"), 1);
+
+	/* Over the MTU with a blank checksum, and GSO segments over it: dropped, counted. */
+	fb_build(&f, 4, IPPROTO_TCP, false, 1500 - 40 + 1, 26);
+	csum_blank(f.b, f.len);
+	pp = tpkt_init(&t[3], f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
+	assert_int_equal(t[3].done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_oversize"), 2);
+	fb_build(&f, 4, IPPROTO_TCP, false, 3000, 27);
+	csum_blank(f.b, f.len);
+	pp = tpkt_init(&t[3], f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
+	pp->gso_type = SW_GSO_TCPV4;
+	pp->gso_size = 1500 - 40 + 1;
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	assert_int_equal(remote_recv(w, buf, sizeof(buf)), -1);
+	assert_int_equal(t[3].done, 1);
+	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_oversize"), 3);
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_bad_offload"), 0);
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "tx_errors"), 0);
 }
@@ -1217,6 +1278,74 @@ static void test_port_srcport_range(void **state)
 		assert_true(src[i] >= lo && src[i] < lo + 64);
 }
 
+/*
+ * srcport=L-(L+7): eight sockets, one port each.  With the last port
+ * taken, its share has no free port: the port is refused (not bound past
+ * the range's end), and the taken port is named in the reason.
+ */
+static void test_port_srcport_busy(void **state)
+{
+	struct sw *sw;
+	struct sw_config cfg;
+	struct uplink_vxlan_spec spec;
+	struct uplink_vxlan_port *vx = NULL;
+	char text[192], err[128];
+	struct log_capture lc;
+	char *log;
+	uint16_t lo = 0, dst = 0;
+	int blocker = -1, rc;
+
+	(void)state;
+	sw_config_init(&cfg);
+	assert_int_equal(sw_create(&cfg, &sw), 0);
+	/* Nine free ports in a row on 127.0.0.1 (tried a few times), and a dstport apart. */
+	for (int tries = 0; tries < 50 && blocker < 0; tries++) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+		int probe = udp_bound("127.0.0.1", 0), fds[9];
+		unsigned int n = 0;
+		bool all;
+
+		assert_true(probe >= 0);
+		assert_int_equal(getsockname(probe, (struct sockaddr *)&a, &len), 0);
+		close(probe);
+		lo = ntohs(a.sin_port);
+		if (lo > 65535 - 9)
+			continue;
+		while (n < 9 && (fds[n] = udp_bound("127.0.0.1", (uint16_t)(lo + n))) >= 0)
+			n++;
+		all = n == 9;
+		while (n > 0)
+			close(fds[--n]);
+		if (!all)
+			continue;
+		probe = udp_bound("127.0.0.1", 0);
+		assert_true(probe >= 0);
+		len = sizeof(a);
+		assert_int_equal(getsockname(probe, (struct sockaddr *)&a, &len), 0);
+		close(probe);
+		dst = ntohs(a.sin_port);
+		if (dst >= lo && dst <= lo + 8)
+			continue;
+		blocker = udp_bound("127.0.0.1", (uint16_t)(lo + 7));
+	}
+	assert_true(blocker >= 0);
+	snprintf(text, sizeof(text),
+		 "vxlan:id=1,remote=127.0.0.2,local=127.0.0.1,dstport=%u,srcport=%u-%u", dst, lo,
+		 lo + 7);
+	assert_int_equal(uplink_vxlan_spec_parse(text, &spec, err, sizeof(err)), 0);
+	log_capture_start(&lc);
+	rc = uplink_vxlan_port_create(sw, &spec, &vx);
+	log = log_capture_end(&lc);
+	assert_int_equal(rc, -EADDRINUSE);
+	snprintf(text, sizeof(text), "source ports %u-%u: every one is in use", lo + 7, lo + 7);
+	assert_int_equal(log_count(log, text), 1);
+	free(log);
+	assert_null(vx);
+	close(blocker);
+	sw_destroy(sw);
+}
+
 /* Set the ECN field of @f's IP header (no tag), its IPv4 header checksum made right. */
 static void set_ecn(struct fb *f, int l3, uint8_t ecn)
 {
@@ -1299,6 +1428,14 @@ static void test_port_ecn(void **state)
 		assert_int_equal(tos, out[i].ecn);
 		assert_memory_equal(buf + 8, f.b, f.len);
 	}
+	/* A frame whose blank checksum the port fills in: its field too. */
+	fb_build(&f, 4, IPPROTO_TCP, false, 100, 44);
+	set_ecn(&f, 4, UPLINK_ECN_ECT0);
+	csum_blank(f.b, f.len);
+	pp = tpkt_init(&t, f.b, f.len, 128, false, SW_PKT_CSUM_BLANK);
+	sw_forward(w->sw, w->cap.port, &pp, 1);
+	assert_int_equal(recv_tos(w->remote, buf, sizeof(buf), &tos), 8 + (int)f.len);
+	assert_int_equal(tos, UPLINK_ECN_ECT0);
 	/* A GSO frame's segments: each the frame's field (10000 bytes in 7). */
 	fb_build(&f, 4, IPPROTO_TCP, false, 10000, 45);
 	set_ecn(&f, 4, UPLINK_ECN_ECT0);
@@ -1347,6 +1484,103 @@ static void test_port_ecn(void **state)
 	assert_int_equal(uplink_vxlan_port_stat(w->vx, "rx_ce_not_ect"), 1);
 }
 
+/* uplink_vxlan_ecn_decap() on an exact-size heap copy of @len bytes of @f; the copy in @out. */
+static int decap(const uint8_t *f, uint32_t len, uint8_t outer, uint8_t *out)
+{
+	uint8_t *c = malloc(len);
+	int rc;
+
+	assert_non_null(c);
+	memcpy(c, f, len);
+	rc = uplink_vxlan_ecn_decap(c, len, outer);
+	memcpy(out, c, len);
+	free(c);
+	return rc;
+}
+
+/* @f's IPv4 header (at 14) made to sum to 0xffff without its checksum, which is then @csum. */
+static void ipv4_sum_ffff(struct fb *f, uint16_t csum)
+{
+	f->b[18] = f->b[19] = f->b[24] = f->b[25] = 0; /* the ID and the checksum */
+	fb_put16(f->b + 18, (uint16_t)(0xffff - sw_csum_fold(f->b + 14, 20, 0)));
+	fb_put16(f->b + 24, csum);
+	assert_int_equal(sw_csum_fold(f->b + 14, 20, 0), 0xffff);
+}
+
+/*
+ * ECN at the edges of what is IP: a frame whose type says IPv4 or IPv6
+ * but whose version does not, or whose header is cut short, is not IP (no
+ * mark read, none carried, none dropped for), nor are bytes past a frame's
+ * end; the IPv4 checksum is right after the carry of the update wraps, and
+ * untouched when the field is already the one it should be; an IPv6
+ * ECT(0) under ECT(1) becomes ECT(1), its flow label kept.
+ */
+static void test_ecn_edges(void **state)
+{
+	static struct fb f, g;
+	static uint8_t out[2048];
+
+	(void)state;
+	/* One byte of an IP header, the next (past the frame) ECN-marked. */
+	memset(&f, 0, sizeof(f));
+	f.b[12] = 0x08, f.b[13] = 0x00, f.b[14] = 0x45, f.b[15] = UPLINK_ECN_CE;
+	assert_int_equal(uplink_vxlan_ecn_inner(f.b, 15), 0);
+	f.b[12] = 0x86, f.b[13] = 0xdd, f.b[14] = 0x60, f.b[15] = UPLINK_ECN_CE << 4;
+	assert_int_equal(uplink_vxlan_ecn_inner(f.b, 15), 0);
+
+	/* Type IPv4, version 5: not IP, so CE over its Not-ECT field passes as it is. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 70);
+	set_ecn(&f, 4, 0);
+	f.b[14] = 0x55;
+	assert_int_equal(decap(f.b, f.len, UPLINK_ECN_CE, out), 0);
+	assert_memory_equal(out, f.b, f.len);
+	set_ecn(&f, 4, UPLINK_ECN_ECT0);
+	assert_int_equal(uplink_vxlan_ecn_inner(f.b, f.len), 0);
+	/* Type IPv6, version 4: likewise. */
+	fb_build(&f, 6, IPPROTO_UDP, false, 100, 71);
+	set_ecn(&f, 6, 0);
+	f.b[14] = (uint8_t)(0x40 | (f.b[14] & 0x0f));
+	assert_int_equal(decap(f.b, f.len, UPLINK_ECN_CE, out), 0);
+	assert_memory_equal(out, f.b, f.len);
+	set_ecn(&f, 6, UPLINK_ECN_ECT0);
+	assert_int_equal(uplink_vxlan_ecn_inner(f.b, f.len), 0);
+
+	/* A header one byte short (IPv4 19, IPv6 39): no mark carried. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 72);
+	set_ecn(&f, 4, UPLINK_ECN_ECT0);
+	assert_int_equal(decap(f.b, 14 + 19, UPLINK_ECN_CE, out), 0);
+	assert_memory_equal(out, f.b, 14 + 19);
+	assert_int_equal(decap(f.b, 14 + 20, UPLINK_ECN_CE, out), 0);
+	assert_int_equal(out[15] & 3, UPLINK_ECN_CE);
+	fb_build(&f, 6, IPPROTO_UDP, false, 100, 73);
+	set_ecn(&f, 6, UPLINK_ECN_ECT0);
+	assert_int_equal(decap(f.b, 14 + 39, UPLINK_ECN_CE, out), 0);
+	assert_memory_equal(out, f.b, 14 + 39);
+	assert_int_equal(decap(f.b, 14 + 40, UPLINK_ECN_CE, out), 0);
+	assert_int_equal((out[15] >> 4) & 3, UPLINK_ECN_CE);
+
+	/* IPv4 ECT(0) to CE where the checksum was 0: the update's sum carries twice. */
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 74);
+	set_ecn(&f, 4, UPLINK_ECN_ECT0);
+	ipv4_sum_ffff(&f, 0x0000);
+	assert_int_equal(decap(f.b, f.len, UPLINK_ECN_CE, out), 0);
+	assert_int_equal(out[15] & 3, UPLINK_ECN_CE);
+	assert_int_equal(sw_csum_fold(out + 14, 20, 0), 0xffff);
+	/* CE under CE: nothing to change, not even a checksum written as 0xffff. */
+	set_ecn(&f, 4, UPLINK_ECN_CE);
+	ipv4_sum_ffff(&f, 0xffff);
+	assert_int_equal(decap(f.b, f.len, UPLINK_ECN_CE, out), 0);
+	assert_memory_equal(out, f.b, f.len);
+
+	/* IPv6 ECT(0) under ECT(1): ECT(1), the traffic class's other bits and the flow label kept. */
+	fb_build(&f, 6, IPPROTO_UDP, false, 100, 75);
+	f.b[14] = 0x6a, f.b[15] = 0xaf, f.b[16] = 0x12, f.b[17] = 0x34; /* ECN ECT(0) */
+	g = f;
+	g.b[15] = 0x9f; /* ECN ECT(1) */
+	assert_int_equal(decap(f.b, f.len, UPLINK_ECN_ECT1, out), 0);
+	assert_memory_equal(out, g.b, f.len);
+}
+
 /* ---- uplinks sharing one port, each its VNI ---- */
 
 /* One uplink of a shared port, on a switch of its own, its frames captured there. */
@@ -1357,13 +1591,12 @@ struct member {
 	uint32_t vni;
 };
 
-/* Taking @vni on @local, port @port (in namespace @netns, "" for ours), its remote 127.0.0.2. */
-static int member_create_at(struct member *m, uint32_t vni, const char *local, uint16_t port,
-			    const char *netns)
+/* Taking @vni as @text says, its port shared if @share, on a switch of its own. */
+static int member_create_spec(struct member *m, uint32_t vni, const char *text, bool share)
 {
 	struct uplink_vxlan_spec spec;
 	struct sw_config cfg;
-	char text[160], err[128];
+	char err[128];
 
 	memset(m, 0, sizeof(*m));
 	m->vni = vni;
@@ -1371,12 +1604,26 @@ static int member_create_at(struct member *m, uint32_t vni, const char *local, u
 	assert_int_equal(sw_create(&cfg, &m->sw), 0);
 	pthread_mutex_init(&m->cap.lock, NULL);
 	assert_int_equal(sw_port_add(m->sw, "cap", &cap_ops, &m->cap, &m->cap.port), 0);
-	snprintf(text, sizeof(text), "vxlan:id=%u,remote=127.0.0.2,local=%s,dstport=%u%s%s", vni,
-		 local, port, *netns ? ",netns=" : "", netns);
 	assert_int_equal(uplink_vxlan_spec_parse(text, &spec, err, sizeof(err)), 0);
 	assert_false(spec.share); /* the parser cannot know the others */
-	spec.share = true;
+	spec.share = share;
 	return uplink_vxlan_port_create(m->sw, &spec, &m->vx);
+}
+
+static int member_create_text(struct member *m, uint32_t vni, const char *text)
+{
+	return member_create_spec(m, vni, text, true);
+}
+
+/* Taking @vni on @local, port @port (in namespace @netns, "" for ours), its remote 127.0.0.2. */
+static int member_create_at(struct member *m, uint32_t vni, const char *local, uint16_t port,
+			    const char *netns)
+{
+	char text[160];
+
+	snprintf(text, sizeof(text), "vxlan:id=%u,remote=127.0.0.2,local=%s,dstport=%u%s%s", vni,
+		 local, port, *netns ? ",netns=" : "", netns);
+	return member_create_text(m, vni, text);
 }
 
 static int member_create(struct member *m, uint32_t vni, uint16_t port)
@@ -1526,6 +1773,24 @@ static void test_port_shared(void **state)
 	assert_int_equal(uplink_vxlan_port_stat(m[2].vx, "rx_bad_vni"), 0);
 	assert_int_equal(uplink_vxlan_port_stat(m[3].vx, "rx_bad_vni"), 0);
 
+	/*
+	 * The VNI of the uplink that left is another VNI now: to the first
+	 * running uplink, not to its parked socket.  So is a runt of 7 bytes
+	 * (too short for bytes 4-7); one of 8, a whole header, goes to its VNI's.
+	 */
+	send_vni(remote, port, 10, 12);
+	assert_true(WAIT_FOR(m, uplink_vxlan_port_stat(m[1].vx, "rx_bad_vni") == 2));
+	assert_int_equal(
+	    sendto(remote, "\x08\0\0\0\0\0\x1e", 7, 0, (struct sockaddr *)&a, sizeof(a)), 7);
+	assert_true(WAIT_FOR(m, uplink_vxlan_port_stat(m[1].vx, "rx_runt") == 2));
+	assert_int_equal(
+	    sendto(remote, "\x08\0\0\0\0\0\x1e\0", 8, 0, (struct sockaddr *)&a, sizeof(a)), 8);
+	assert_true(WAIT_FOR(m, uplink_vxlan_port_stat(m[2].vx, "rx_runt") == 1));
+	usleep(20000);
+	assert_int_equal(uplink_vxlan_port_stat(m[1].vx, "rx_runt"), 2);
+	assert_int_equal(uplink_vxlan_port_stat(m[3].vx, "rx_runt"), 0);
+	assert_int_equal(cap_count(&m[1].cap), 4);
+
 	member_destroy(&m[1]);
 	member_destroy(&m[2]);
 	member_destroy(&m[3]);
@@ -1534,6 +1799,146 @@ static void test_port_shared(void **state)
 	assert_true(late >= 0);
 	close(late);
 	close(remote);
+}
+
+/* A UDP port free on 127.0.0.1 and 127.0.0.2 when asked (another may take it later). */
+static uint16_t free_port(void)
+{
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	int fd = udp_bound("127.0.0.2", 0), other;
+	uint16_t port;
+
+	assert_true(fd >= 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	other = udp_bound("127.0.0.1", port);
+	assert_true(other >= 0);
+	close(other);
+	return port;
+}
+
+/*
+ * Two ports of one address shared at once, VNIs 10 and 20 on each: each
+ * datagram reaches the uplink of its port and VNI (the groups are told
+ * apart by port too).
+ */
+static void test_port_shared_ports(void **state)
+{
+	struct member m[2][2];
+	uint16_t port[2];
+	int remote = udp_bound("127.0.0.2", 0);
+
+	(void)state;
+	assert_true(remote >= 0);
+	port[0] = free_port();
+	do
+		port[1] = free_port();
+	while (port[1] == port[0]);
+	for (unsigned int g = 0; g < 2; g++)
+		for (unsigned int v = 0; v < 2; v++)
+			assert_int_equal(member_create(&m[g][v], 10 * (v + 1), port[g]), 0);
+	for (unsigned int k = 0; k < 3; k++) {
+		for (unsigned int g = 0; g < 2; g++)
+			for (unsigned int v = 0; v < 2; v++)
+				send_vni(remote, port[g], 10 * (v + 1),
+					 (uint8_t)(40 * g + 10 * v + k + 1));
+		for (unsigned int g = 0; g < 2; g++)
+			for (unsigned int v = 0; v < 2; v++)
+				member_got(&m[g][v], k + 1, (uint8_t)(40 * g + 10 * v + k + 1));
+	}
+	for (unsigned int g = 0; g < 2; g++)
+		for (unsigned int v = 0; v < 2; v++) {
+			assert_int_equal(uplink_vxlan_port_stat(m[g][v].vx, "rx_bad_vni"), 0);
+			member_destroy(&m[g][v]);
+		}
+	close(remote);
+}
+
+/*
+ * A group takes UPLINK_VXLAN_SHARE_MAX uplinks over its life, the ones
+ * that left included (their sockets parked), and refuses the next; once
+ * its last uplink leaves, the port makes a new group.
+ */
+static void test_port_shared_lifetime(void **state)
+{
+	struct member first, m;
+	uint16_t port = free_port();
+
+	(void)state;
+	assert_int_equal(member_create(&first, 1, port), 0);
+	for (unsigned int i = 1; i < UPLINK_VXLAN_SHARE_MAX; i++) {
+		assert_int_equal(member_create(&m, 1 + i, port), 0);
+		member_destroy(&m);
+	}
+	assert_int_equal(member_create(&m, 100, port), -ENOSPC);
+	member_destroy(&m);
+	member_destroy(&first);
+	assert_int_equal(member_create(&m, 100, port), 0);
+	member_destroy(&m);
+}
+
+/*
+ * The first of three uplinks sharing a port sends from it too
+ * (srcport=P-P, P its dstport): when it leaves, that socket is parked all
+ * the same, not closed, so the others keep their places in the group and
+ * each VNI's datagrams, from whatever source port, reach its uplink.
+ */
+static void test_port_shared_srcport(void **state)
+{
+	struct member m[3];
+	int remote[16];
+	uint16_t port = free_port();
+	char text[160];
+
+	(void)state;
+	snprintf(text, sizeof(text),
+		 "vxlan:id=10,remote=127.0.0.2,local=127.0.0.1,dstport=%u,srcport=%u-%u", port,
+		 port, port);
+	assert_int_equal(member_create_text(&m[0], 10, text), 0);
+	assert_int_equal(member_create(&m[1], 20, port), 0);
+	assert_int_equal(member_create(&m[2], 30, port), 0);
+	member_destroy(&m[0]);
+	for (unsigned int i = 0; i < 16; i++) {
+		remote[i] = udp_bound("127.0.0.2", 0);
+		assert_true(remote[i] >= 0);
+		send_vni(remote[i], port, 30, (uint8_t)i);
+		send_vni(remote[i], port, 20, (uint8_t)(100 + i));
+	}
+	member_got(&m[2], 16, 15);
+	member_got(&m[1], 16, 115);
+	usleep(20000);
+	assert_int_equal(uplink_vxlan_port_stat(m[1].vx, "rx_bad_vni"), 0);
+	assert_int_equal(uplink_vxlan_port_stat(m[2].vx, "rx_bad_vni"), 0);
+	member_destroy(&m[1]);
+	member_destroy(&m[2]);
+	for (unsigned int i = 0; i < 16; i++)
+		close(remote[i]);
+}
+
+/*
+ * An IPv4 uplink and an IPv6 one on one port, the IPv6 one on the
+ * wildcard: apart (its socket is IPv6-only), both start.
+ */
+static void test_port_families(void **state)
+{
+	struct member v4, v6;
+	uint16_t port = free_port();
+	char text[160];
+	int probe = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	(void)state;
+	if (probe < 0)
+		skip(); /* no IPv6 here */
+	close(probe);
+	snprintf(text, sizeof(text), "vxlan:id=10,remote=127.0.0.2,local=127.0.0.1,dstport=%u",
+		 port);
+	assert_int_equal(member_create_text(&v4, 10, text), 0);
+	snprintf(text, sizeof(text), "vxlan:id=20,remote=2001:db8::1,dstport=%u", port);
+	assert_int_equal(member_create_text(&v6, 20, text), 0);
+	member_destroy(&v6);
+	member_destroy(&v4);
 }
 
 /* Bring up loopback in the calling thread's namespace. */
@@ -1558,12 +1963,18 @@ static void lo_up(void)
  */
 static char groups_ns[32]; /* the namespace made, "" before: gone again after a failure too */
 
+/* Delete the namespace a test made, named in @ns ("" if none), and forget it. */
+static void ns_forget(char *ns)
+{
+	if (*ns)
+		(void)uplink_netns_delete(ns);
+	*ns = '\0';
+}
+
 static int groups_teardown(void **state)
 {
 	(void)state;
-	if (*groups_ns)
-		(void)uplink_netns_delete(groups_ns);
-	*groups_ns = '\0';
+	ns_forget(groups_ns);
 	return 0;
 }
 
@@ -1618,6 +2029,174 @@ static void test_port_shared_groups(void **state)
 		close(remote[2]);
 }
 
+/*
+ * ECN over an IPv6 underlay (IPV6_TCLASS): the remote's CE marks an
+ * ECN-capable frame CE, its ECT(1) makes ECT(0) ECT(1).  As root, in a
+ * namespace of the test's, between ::1 and fd00::2 on its loopback.
+ */
+static char ecn6_ns[32]; /* the namespace made, "" before: gone again after a failure too */
+
+static int ecn6_teardown(void **state)
+{
+	(void)state;
+	ns_forget(ecn6_ns);
+	return 0;
+}
+
+static void test_port_ecn_ipv6(void **state)
+{
+	static const uint8_t outer[] = {UPLINK_ECN_CE, UPLINK_ECN_ECT1, UPLINK_ECN_ECT0};
+	static const uint8_t want[] = {UPLINK_ECN_CE, UPLINK_ECN_ECT1, UPLINK_ECN_ECT0};
+	struct { /* linux/ipv6.h's in6_ifreq */
+		struct in6_addr addr;
+		uint32_t prefixlen;
+		int ifindex;
+	} ifr6 = {.prefixlen = 128};
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6};
+	socklen_t alen = sizeof(a);
+	struct member m;
+	static struct fb f, g;
+	char text[192];
+	bool created;
+	int saved, fd, remote, one = 1;
+	uint16_t port;
+	uint8_t *d;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(ecn6_ns, sizeof(ecn6_ns), "pvnet-vx6-%d", (int)getpid());
+	assert_int_equal(uplink_netns_enter(ecn6_ns, &created, &saved), 0);
+	assert_true(created);
+	lo_up();
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		assert_int_equal(uplink_netns_leave(saved), 0);
+		skip(); /* no IPv6 here */
+	}
+	inet_pton(AF_INET6, "fd00::2", &ifr6.addr);
+	ifr6.ifindex = (int)if_nametoindex("lo");
+	assert_int_equal(ioctl(fd, SIOCSIFADDR, &ifr6), 0);
+	close(fd);
+	remote = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(remote >= 0);
+	assert_int_equal(setsockopt(remote, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)), 0);
+	inet_pton(AF_INET6, "fd00::2", &a.sin6_addr);
+	/* The new address is tentative for a moment (duplicate address detection). */
+	for (int tries = 0; bind(remote, (struct sockaddr *)&a, sizeof(a)) < 0; tries++) {
+		assert_int_equal(errno, EADDRNOTAVAIL);
+		assert_true(tries < 2000);
+		usleep(1000);
+	}
+	assert_int_equal(getsockname(remote, (struct sockaddr *)&a, &alen), 0);
+	port = ntohs(a.sin6_port);
+	assert_int_equal(uplink_netns_leave(saved), 0);
+
+	snprintf(text, sizeof(text), "vxlan:id=6,remote=fd00::2,local=::1,dstport=%u,netns=%s",
+		 port, ecn6_ns);
+	assert_int_equal(member_create_spec(&m, 6, text, false), 0);
+	inet_pton(AF_INET6, "::1", &a.sin6_addr);
+	a.sin6_port = htons(port);
+	for (unsigned int i = 0; i < sizeof(outer); i++) {
+		int tc = outer[i];
+
+		fb_build(&f, 4, IPPROTO_UDP, false, 100, (uint8_t)(80 + i));
+		set_ecn(&f, 4, UPLINK_ECN_ECT0);
+		g = f;
+		set_ecn(&g, 4, want[i]);
+		assert_int_equal(setsockopt(remote, IPPROTO_IPV6, IPV6_TCLASS, &tc, sizeof(tc)), 0);
+		d = dgram(6, f.b, f.len);
+		assert_int_equal(sendto(remote, d, 8 + f.len, 0, (struct sockaddr *)&a, sizeof(a)),
+				 (ssize_t)(8 + f.len));
+		free(d);
+		if (!WAIT_FOR(&m, cap_count(&m.cap) == i + 1))
+			fail_msg("%u frames, %u expected", cap_count(&m.cap), i + 1);
+		assert_int_equal(m.cap.len[i], f.len);
+		assert_memory_equal(m.cap.frame[i], g.b, f.len);
+	}
+	member_destroy(&m);
+	close(remote);
+}
+
+/*
+ * A socket whose send buffer is full refuses the rest of a batch: each
+ * datagram refused is counted in tx_eagain, not one per refusal.  As root,
+ * in a namespace of the test's whose loopback holds what is sent (a tbf
+ * queue of 10 Mbit/s, 100 MB long): 256 datagrams of 60 KB, from one
+ * socket, are twice what its 8 MiB of send buffer takes.  Nothing is left
+ * queued after: the queue drains in seconds, and the teardown removes it
+ * (a namespace lives on while its queue holds what a socket sent); a sink
+ * on the remote's port takes what arrives, so no ICMP error is queued
+ * behind the datagrams (the kernel's ICMP sockets are every namespace's).
+ */
+static char eagain_ns[32]; /* the namespace made, "" before: gone again after a failure too */
+static int eagain_sink = -1;
+
+static int eagain_teardown(void **state)
+{
+	int saved;
+
+	(void)state;
+	if (eagain_sink >= 0)
+		close(eagain_sink);
+	eagain_sink = -1;
+	if (*eagain_ns && uplink_netns_enter(eagain_ns, NULL, &saved) == 0) {
+		/* Fails if none was added. */
+		int rc = system("tc qdisc del dev lo root 2>/dev/null");
+
+		(void)rc;
+		(void)uplink_netns_leave(saved);
+	}
+	ns_forget(eagain_ns);
+	return 0;
+}
+
+static void test_port_tx_eagain(void **state)
+{
+	static struct fb f;
+	static struct tpkt t[SW_BATCH_MAX];
+	struct sw_pkt *pp[SW_BATCH_MAX];
+	struct member m;
+	char text[160];
+	bool created;
+	int saved, rc;
+	uint64_t refused;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(eagain_ns, sizeof(eagain_ns), "pvnet-vxq-%d", (int)getpid());
+	assert_int_equal(uplink_netns_enter(eagain_ns, &created, &saved), 0);
+	assert_true(created);
+	lo_up();
+	eagain_sink = udp_bound("127.0.0.2", 4789);
+	assert_true(eagain_sink >= 0);
+	rc = system("tc qdisc add dev lo root tbf rate 10mbit burst 70000 limit 100000000 "
+		    "2>/dev/null");
+	assert_int_equal(uplink_netns_leave(saved), 0);
+	if (rc != 0)
+		skip(); /* no tc, or no tbf */
+
+	snprintf(text, sizeof(text),
+		 "vxlan:id=9,remote=127.0.0.2,local=127.0.0.1,srcport=4789-4789,mtu=65000,netns=%s",
+		 eagain_ns);
+	assert_int_equal(member_create_spec(&m, 9, text, false), 0);
+	fb_build(&f, 4, IPPROTO_UDP, false, 60000, 90);
+	for (unsigned int round = 0; round < 4; round++) {
+		for (unsigned int i = 0; i < SW_BATCH_MAX; i++)
+			pp[i] = tpkt_init(&t[i], f.b, f.len, 128, true, 0);
+		sw_forward(m.sw, m.cap.port, pp, SW_BATCH_MAX);
+		for (unsigned int i = 0; i < SW_BATCH_MAX; i++)
+			assert_int_equal(t[i].done, 1);
+	}
+	refused = uplink_vxlan_port_stat(m.vx, "tx_eagain");
+	if (refused < 64)
+		fail_msg("%llu datagrams refused, 64 at least expected",
+			 (unsigned long long)refused);
+	assert_int_equal(uplink_vxlan_port_stat(m.vx, "tx_errors"), 0);
+	member_destroy(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1630,6 +2209,7 @@ int main(void)
 	    cmocka_unit_test(test_port_remote_is_ours),
 	    cmocka_unit_test(test_hdr),
 	    cmocka_unit_test(test_check),
+	    cmocka_unit_test(test_ecn_edges),
 	    cmocka_unit_test(test_flow_hash),
 	    cmocka_unit_test_setup_teardown(test_port_rx, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_tx, setup, teardown),
@@ -1642,8 +2222,15 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_port_srcports, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_srcport_dstport, setup_src_dstport, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_srcport_range, setup_src_range, teardown),
+	    cmocka_unit_test(test_port_srcport_busy),
 	    cmocka_unit_test(test_port_shared),
+	    cmocka_unit_test(test_port_shared_ports),
+	    cmocka_unit_test(test_port_shared_lifetime),
+	    cmocka_unit_test(test_port_shared_srcport),
+	    cmocka_unit_test(test_port_families),
 	    cmocka_unit_test_teardown(test_port_shared_groups, groups_teardown),
+	    cmocka_unit_test_teardown(test_port_ecn_ipv6, ecn6_teardown),
+	    cmocka_unit_test_teardown(test_port_tx_eagain, eagain_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,6 +132,50 @@ static void test_full_bucket(void **state)
 	free(f);
 }
 
+/* A MAC heard again moves where it is, in whichever way of its bucket: no other goes. */
+static void test_full_bucket_move(void **state)
+{
+	struct uplink_vxlan_fdb *f = fdb_new(300);
+	uint8_t macs[UPLINK_VXLAN_FDB_WAYS][6];
+
+	(void)state;
+	same_bucket(f, macs, UPLINK_VXLAN_FDB_WAYS);
+	for (unsigned int i = 0; i < UPLINK_VXLAN_FDB_WAYS; i++)
+		uplink_vxlan_fdb_learn(f, macs[i], 1, 1000 + i);
+	/* The last learnt (in the bucket's last way) is heard behind another remote. */
+	uplink_vxlan_fdb_learn(f, macs[UPLINK_VXLAN_FDB_WAYS - 1], 2, 1010);
+	assert_int_equal(uplink_vxlan_fdb_lookup(f, macs[UPLINK_VXLAN_FDB_WAYS - 1], 1010), 2);
+	for (unsigned int i = 0; i < UPLINK_VXLAN_FDB_WAYS - 1; i++)
+		assert_int_equal(uplink_vxlan_fdb_lookup(f, macs[i], 1010), 1);
+	free(f);
+}
+
+/*
+ * Group MACs are never learnt, so a remote sending frames from made-up
+ * group sources cannot push out what a full bucket has learnt.
+ */
+static void test_group_source_kept_out(void **state)
+{
+	struct uplink_vxlan_fdb *f = fdb_new(300);
+	uint8_t macs[UPLINK_VXLAN_FDB_WAYS][6], group[6];
+	uint32_t want, n = 0;
+
+	(void)state;
+	same_bucket(f, macs, UPLINK_VXLAN_FDB_WAYS);
+	want = uplink_vxlan_fdb_bucket(f, macs[0]);
+	do {
+		mac_of(group, n++);
+		group[0] = 0x03; /* a group address */
+	} while (uplink_vxlan_fdb_bucket(f, group) != want && n < 10000000);
+	assert_int_equal(uplink_vxlan_fdb_bucket(f, group), want);
+	for (unsigned int i = 0; i < UPLINK_VXLAN_FDB_WAYS; i++)
+		uplink_vxlan_fdb_learn(f, macs[i], 1, 1000 + i);
+	uplink_vxlan_fdb_learn(f, group, 2, 1010);
+	for (unsigned int i = 0; i < UPLINK_VXLAN_FDB_WAYS; i++)
+		assert_int_equal(uplink_vxlan_fdb_lookup(f, macs[i], 1010), 1);
+	free(f);
+}
+
 /* Two tables draw different keys: the same MACs fall into different buckets. */
 static void test_keyed(void **state)
 {
@@ -199,8 +243,12 @@ static void test_concurrent(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_learn_lookup), cmocka_unit_test(test_ageing),
-	    cmocka_unit_test(test_full_bucket),	 cmocka_unit_test(test_keyed),
+	    cmocka_unit_test(test_learn_lookup),
+	    cmocka_unit_test(test_ageing),
+	    cmocka_unit_test(test_full_bucket),
+	    cmocka_unit_test(test_full_bucket_move),
+	    cmocka_unit_test(test_group_source_kept_out),
+	    cmocka_unit_test(test_keyed),
 	    cmocka_unit_test(test_concurrent),
 	};
 
