@@ -4,9 +4,11 @@
 #
 # A stand-in testpmd (this script, called with FAKE_TESTPMD set) prints what
 # the peer script reads: the server "forwards packets on", then an Rx-pps
-# line a second; the client just runs.  FAKE_MODE picks a run: "ok", a client
-# that dies two seconds in, a server whose traffic stops after two seconds.
-# Each peer run takes its duration (2 s; 4 s for the stall) and about two more.
+# line a second; the client just runs.  FAKE_MODE picks a run: "ok", a server
+# that prints a line every 2 s instead ("slow", as testpmd on some hosts), a
+# client that dies two seconds in, a server whose traffic stops after two seconds.
+# Each peer run takes its duration (2 s; 4 s for the stall, 6 for the slow one) and about
+# two more.
 #
 # Usage: memif_peer.sh MEMIF_PEER_SH
 set -u
@@ -19,7 +21,7 @@ if [ -n "${FAKE_TESTPMD:-}" ]; then
 			pps=1234567
 			[ "$FAKE_MODE" = stall ] && [ "$i" -gt 2 ] && pps=0
 			echo "  Rx-pps:      $pps          Rx-bps:   0"
-			sleep 1
+			if [ "$FAKE_MODE" = slow ]; then sleep 2; else sleep 1; fi
 		done
 		;;
 	*role=client*)
@@ -61,6 +63,11 @@ assert abs(r["gbit_s"] - 1.234567 * 64 * 8 / 1e3) < 1e-5, r
 assert r["samples"] >= 1, r
 EOF
 [[ $out == *"1.235"* ]] || fail "the table's figure: $out"
+
+# Fewer figures than seconds, covering the window all the same: a figure.
+peer slow 6
+[ $rc -eq 0 ] || fail "figures every 2 s over the window: exit $rc, $err"
+[[ $out == *"1.235"* ]] || fail "the table's figure, figures every 2 s: $out"
 
 peer client-dies
 [ $rc -ne 0 ] || fail "a client that died in the window gave a figure: $out"
