@@ -446,7 +446,14 @@ static void test_headers_past_copy(void **state)
 	gso_to(BACK_TX_MAP, 6, &no_gso, 20000, 1200, false);
 	gso_to(BACK_TX_COPY, 6, &no_gso_csum, 20000, 1200, false);
 	gso_to(BACK_TX_MAP, 6, &no_gso, 20000, 1200, true); /* from the hold pool */
+}
+
+/* The next test's frames are without options, also after a failed assertion here. */
+static int no_dstopts(void **state)
+{
+	(void)state;
 	dstopts = 0;
+	return 0;
 }
 
 /* Check segs[first..first+n-1] as @n segments of f cut at @mss from payload byte @off on. */
@@ -567,7 +574,7 @@ int main(void)
 	    cmocka_unit_test(test_gso_head_in_parts),
 	    cmocka_unit_test(test_gso_no_payload),
 	    cmocka_unit_test(test_csum_fill_one_family),
-	    cmocka_unit_test(test_headers_past_copy),
+	    cmocka_unit_test_teardown(test_headers_past_copy, no_dstopts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
