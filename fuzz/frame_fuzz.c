@@ -26,7 +26,9 @@
  * in order, each of at most gso_size bytes, with headers inside the
  * caller's buffer; each segment parses to the same transport header, its
  * IP length fields say its length, and its TCP checksum verifies (full) or
- * holds the pseudo-header sum (blank).  sw_csum_complete() on any frame
+ * holds the pseudo-header sum (blank), over the final destination where a
+ * routing header names one; a frame whose headers forbid cutting (an IPv6
+ * fragment or AH header) is refused.  sw_csum_complete() on any frame
  * sw_frame_parse() accepts gives a checksum that verifies.
  */
 
@@ -44,11 +46,21 @@ static uint16_t be16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/*
+ * The pseudo-header sum; its destination is where sw_frame_parse() says:
+ * checked to be the IP header's, or for IPv6 an address wholly inside the
+ * extension headers (a routing header's final destination).
+ */
 static uint32_t pseudo(const uint8_t *f, const struct sw_l4 *l4, uint32_t l4_len, uint8_t proto)
 {
-	if (l4->l3 == 4)
+	if (l4->l3 == 4) {
+		check(l4->dst_off == l4->l3_off + 16u);
 		return sw_csum_fold(f + l4->l3_off + 12, 8, 0) + proto + l4_len;
-	return sw_csum_fold(f + l4->l3_off + 8, 32, 0) + proto + (l4_len >> 16) + (l4_len & 0xffff);
+	}
+	check(l4->dst_off == l4->l3_off + 24u ||
+	      (l4->dst_off >= l4->l3_off + 48u && l4->dst_off + 16u <= l4->l4_off));
+	return sw_csum_fold(f + l4->l3_off + 8, 16, 0) + sw_csum_fold(f + l4->dst_off, 16, 0) +
+	       proto + (l4_len >> 16) + (l4_len & 0xffff);
 }
 
 static void check_segments(const uint8_t *f, uint32_t len, uint8_t type, uint16_t mss, bool blank)
@@ -64,8 +76,9 @@ static void check_segments(const uint8_t *f, uint32_t len, uint8_t type, uint16_
 		check(n != -EINVAL || mss == 0 || (type != SW_GSO_TCPV4 && type != SW_GSO_TCPV6));
 		return;
 	}
+	/* Cut: then nothing in its headers forbids it (IPv6 fragment or AH headers). */
 	check(n > 0 && (unsigned int)n <= MAX_SEGS && mss > 0);
-	check(sw_frame_parse(f, len, &l4) == 0 && l4.proto == IPPROTO_TCP);
+	check(sw_frame_parse(f, len, &l4) == 0 && l4.proto == IPPROTO_TCP && l4.gso_ok);
 	check(l4.l3 == (type == SW_GSO_TCPV4 ? 4 : 6));
 	off = (uint32_t)l4.l4_off + l4.l4_len;
 	for (int i = 0; i < n; i++) {

@@ -12,8 +12,9 @@ TCP, UDP = 6, 17
 MAC = bytes.fromhex("00163e00000b") + bytes.fromhex("00163e00000a")
 
 
-def frame(l3, proto, payload, vlan=False, opts=b"", exthdr=False):
-    """Ethernet [+ 802.1Q] + IPv4/IPv6 [+ hop-by-hop] + TCP (with @opts) or UDP + @payload bytes."""
+def frame(l3, proto, payload, vlan=False, opts=b"", exthdr=False, ext6=None):
+    """Ethernet [+ 802.1Q] + IPv4/IPv6 [+ hop-by-hop, or @ext6 = (protocol number, the
+    header's bytes after its next-header byte)] + TCP (with @opts) or UDP + @payload bytes."""
     eth = MAC + (struct.pack(">HH", 0x8100, 7) if vlan else b"")
     if proto == TCP:
         l4 = struct.pack(">HHIIBBHHH", 40000, 80, 0xFFFFF000, 1, (5 + len(opts) // 4) << 4, 0x99, 65535, 0, 0) + opts
@@ -26,6 +27,8 @@ def frame(l3, proto, payload, vlan=False, opts=b"", exthdr=False):
         return eth + struct.pack(">H", 0x0800) + ip + body
     nh = 0 if exthdr else proto
     ext = bytes([proto, 0, 1, 4, 0, 0, 0, 0]) if exthdr else b""
+    if ext6:
+        nh, ext = ext6[0], bytes([proto]) + ext6[1]
     ip = struct.pack(">IHBB16s16s", 6 << 28, len(ext) + len(body), nh, 64, b"\xfd" + b"\0" * 14 + b"\x01",
                      b"\xfd" + b"\0" * 14 + b"\x02")
     return eth + struct.pack(">H", 0x86DD) + ip + ext + body
@@ -49,3 +52,11 @@ seed("udp", 1, False, 0, 1000, frame(4, UDP, 3000))
 seed("mss0", 1, False, 0, 0, frame(4, TCP, 3000))
 seed("hdrs-only", 1, False, 0, 1000, frame(4, TCP, 0))
 seed("v6-udp-csum", 0, False, 0, 0, frame(6, UDP, 333))
+# Behind an atomic fragment or AH: refused; behind routing headers with segments left:
+# cut, summed over the final destination (type 2's home address, Segment List[0]).
+home = bytes([0x20, 1, 0xD, 0xB8]) + bytes(11) + b"\xaa"
+seed("v6-atomic-frag", 2, False, 0, 1000, frame(6, TCP, 3000, ext6=(44, bytes(7))))
+seed("v6-ah", 2, True, 0, 1000, frame(6, TCP, 3000, ext6=(51, bytes([4]) + bytes(22))))
+seed("v6-rthdr2", 2, False, 0, 1000, frame(6, TCP, 3000, opts=ts, ext6=(43, bytes([2, 2, 1]) + bytes(4) + home)))
+seed("v6-srh", 2, True, 0, 1000, frame(6, TCP, 3000, ext6=(43, bytes([4, 4, 1, 1]) + bytes(3) + home + bytes(16))))
+seed("v6-rpl", 2, False, 0, 1000, frame(6, TCP, 3000, ext6=(43, bytes([2, 3, 1]) + bytes(20))))

@@ -33,9 +33,10 @@ def l4hdr(proto, l4len_total):
     return struct.pack(">HHHH", 40000, 53, l4len_total, 0)
 
 
-def frame(l3, proto, payload, vlan=False, exthdr=False, pad=0, dstopts=0, tpid=0x8100):
+def frame(l3, proto, payload, vlan=False, exthdr=False, pad=0, dstopts=0, tpid=0x8100, ext6=None):
     """Ethernet [+ 802.1Q, or the tag @tpid] + IPv4/IPv6 [+ hop-by-hop, or
-    destination options of @dstopts bytes] + TCP/UDP + payload.
+    destination options of @dstopts bytes, or @ext6 = (protocol number, the
+    header's bytes after its next-header byte)] + TCP/UDP + payload.
 
     @pad: bytes of zero payload the harness appends (its page padding); they
     count in the IP and UDP lengths but not in the pseudo-header sum we store
@@ -55,6 +56,8 @@ def frame(l3, proto, payload, vlan=False, exthdr=False, pad=0, dstopts=0, tpid=0
         if dstopts:  # PadN over all of it
             ext = struct.pack(">BBBB", proto, dstopts // 8 - 1, 1, dstopts - 4) + bytes(dstopts - 4)
         first = 0 if exthdr else 60 if dstopts else proto
+        if ext6:
+            first, ext = ext6[0], bytes([proto]) + ext6[1]
         ip = bytearray(struct.pack(">IHBB16s16s", 6 << 28, len(ext) + l4len, first, 64, src, dst)) + ext
         pseudo = fold(src + dst + struct.pack(">IxxxB", l4len, proto))
     csum_start = len(eth) + len(ip)
@@ -106,6 +109,15 @@ for name, opts in (("in_copy", 80), ("past_copy", 208)):
     seeds["csum_v6_tcp_dstopts_" + name] = seed(NEEDS_CSUM, csum_start=cs, csum_off=co, hdr_len=hl, body=f)
     f, cs, co, hl = frame(6, TCP, 1300, dstopts=opts, pad=4096)
     seeds["tso_v6_dstopts_" + name] = seed(NEEDS_CSUM, GSO_TCPV6, 1300, cs, co, hl, mtu=9000, pad_pages=1, body=f)
+# IPv6 headers Linux's checksum set-up walks besides options: an atomic fragment
+# (offset 0, M 0) and AH; TSO over them is dropped. A type 2 routing header with a
+# segment left: TSO is cut, the segments summed over the home address it holds.
+for name, ext6 in (("atomic_frag", (44, bytes(7))), ("ah", (51, bytes([2]) + bytes(5) + b"\0\0\0\1" + bytes(4))),
+                   ("rthdr2", (43, bytes([2, 2, 1]) + bytes(4) + bytes([0x20, 1, 0xD, 0xB8]) + bytes(11) + b"\xaa"))):
+    f, cs, co, hl = frame(6, TCP, 300, ext6=ext6)
+    seeds["csum_v6_tcp_" + name] = seed(NEEDS_CSUM, csum_start=cs, csum_off=co, hdr_len=hl, body=f)
+    f, cs, co, hl = frame(6, TCP, 1300, ext6=ext6, pad=4096)
+    seeds["tso_v6_" + name] = seed(NEEDS_CSUM, GSO_TCPV6, 1300, cs, co, hl, mtu=9000, pad_pages=1, body=f)
 # A service (802.1ad) tag allows one tag past the MTU, as an 802.1Q one does.
 seeds["stag_1518_at_mtu_1500"] = seed(body=frame(4, UDP, 1472, vlan=True, tpid=0x88A8)[0], mtu=1500)
 f, cs, co, hl = frame(4, UDP, 1000, pad=4096)

@@ -446,8 +446,10 @@ static void tx_plan_pkt(struct back_queue *q, const netif_tx_request_t *slots,
 /*
  * Do a frame's offload flags fit its headers, as read into private memory?
  * A blank checksum needs a TCP or UDP header within the header copy; GSO
- * a blank checksum and a TCP header of its family, with payload after it
- * (Linux's netback: checksum_setup() at TX, a frame it fails dropped).
+ * a blank checksum and a TCP header of its family, with payload after it,
+ * that segmentation can cut (Linux's netback: checksum_setup() at TX, a
+ * frame it fails dropped; it takes a GSO frame with an IPv6 fragment or
+ * AH header there and drops it only where it must be cut).
  * Without such a check a guest could hand another's netfront offload
  * flags laid over any bytes.
  */
@@ -462,7 +464,7 @@ static bool tx_offload_ok(const struct sw_pkt *pkt)
 	if (pkt->gso_type == SW_GSO_NONE)
 		return l4.proto == IPPROTO_TCP || l4.proto == IPPROTO_UDP;
 	return l4.proto == IPPROTO_TCP && l4.l3 == (pkt->gso_type == SW_GSO_TCPV4 ? 4 : 6) &&
-	       (uint32_t)l4.l4_off + l4.l4_len < pkt->len;
+	       l4.gso_ok && (uint32_t)l4.l4_off + l4.l4_len < pkt->len;
 }
 
 /*

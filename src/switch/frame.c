@@ -19,6 +19,12 @@ _Static_assert(SW_TSO_MAX_HDRS >= SW_PKT_OFFLOAD_HDR_MAX,
 #define IP6_ROUTING   43u
 #define IP6_FRAGMENT  44u
 #define IP6_DSTOPTS   60u
+#define IP6_AH	      51u
+
+/* Routing header types whose final destination we can find (RFC 5095, RFC 6275, RFC 8754). */
+#define IP6_RT_TYPE0 0u
+#define IP6_RT_TYPE2 2u
+#define IP6_RT_SRH   4u
 
 /* Bound on IPv6 extension headers walked: a frame cannot make us loop long. */
 #define IP6_MAX_EXT 8u
@@ -89,6 +95,74 @@ uint32_t sw_frame_l3_off(const uint8_t *p, uint32_t len)
 	return SW_FRAME_ETH_HLEN;
 }
 
+/*
+ * Where a routing header at @rh, @n 8-octet units after its first 8 and
+ * with segments left, says the packet's final destination is: the address
+ * a transport checksum's pseudo-header holds (RFC 8200 8.1).  0 if it does
+ * not say in a way we read (RPL's compressed addresses, an empty list).
+ */
+static uint32_t ip6_rt_final(const uint8_t *p, uint32_t rh, uint32_t n)
+{
+	uint8_t type = p[rh + 2];
+
+	if ((type == IP6_RT_TYPE0 || type == IP6_RT_TYPE2) && n >= 2)
+		return rh + 8 + (n / 2 - 1) * 16; /* the last address listed */
+	if (type == IP6_RT_SRH && n >= 2)
+		return rh + 8; /* Segment List[0], the last segment */
+	return 0;
+}
+
+/*
+ * Walk IPv6 extension headers from *@off, where header *@proto starts, as
+ * Linux's checksum set-up does: hop-by-hop, routing and destination options,
+ * AH, and a fragment header that is not a fragment (offset 0, M 0: an atomic
+ * fragment, RFC 6946).  At most IP6_MAX_EXT.  Leaves *@off and *@proto at the
+ * first other header; a routing header may move @out->dst_off, and a
+ * fragment or AH header, or a routing header whose final destination we do
+ * not know, clears @out->gso_ok.
+ */
+static int ip6_walk(const uint8_t *p, uint32_t len, uint32_t *off, uint8_t *proto,
+		    struct sw_l4 *out)
+{
+	uint32_t o = *off;
+	uint8_t nh = *proto;
+
+	for (unsigned int i = 0;; i++) {
+		uint32_t hl;
+
+		if (nh != IP6_HOPOPTS && nh != IP6_ROUTING && nh != IP6_DSTOPTS &&
+		    nh != IP6_FRAGMENT && nh != IP6_AH)
+			break;
+		if (i == IP6_MAX_EXT || len < o + 8)
+			return -EPROTO; /* a ninth, or one cut short */
+		if (nh == IP6_FRAGMENT) {
+			/* An offset or more to come: the transport header is elsewhere or cut. */
+			if (be16(p + o + 2) & 0xfff9u)
+				return -EPROTO;
+			hl = 8;
+			out->gso_ok = false; /* Linux's GSO does not cut these either */
+		} else if (nh == IP6_AH) {
+			hl = (p[o + 1] + 2u) * 4u; /* RFC 4302: in 4-octet units, less 2 */
+			out->gso_ok = false;	   /* its ICV covers the payload */
+		} else {
+			hl = (p[o + 1] + 1u) * 8u; /* RFC 8200: in 8-octet units, less 1 */
+			if (nh == IP6_ROUTING && p[o + 3] != 0) {
+				uint32_t fin = ip6_rt_final(p, o, p[o + 1]);
+
+				if (fin)
+					out->dst_off = (uint16_t)fin;
+				else
+					out->gso_ok = false;
+			}
+		}
+		nh = p[o];
+		o += hl;
+	}
+	*off = o;
+	*proto = nh;
+	return 0;
+}
+
 int sw_frame_parse(const uint8_t *p, uint32_t len, struct sw_l4 *out)
 {
 	uint32_t off, hl;
@@ -96,6 +170,7 @@ int sw_frame_parse(const uint8_t *p, uint32_t len, struct sw_l4 *out)
 	uint8_t proto;
 
 	memset(out, 0, sizeof(*out));
+	out->gso_ok = true;
 	if (len < SW_FRAME_ETH_HLEN)
 		return -EPROTO;
 	off = sw_frame_l3_off(p, len);
@@ -110,24 +185,15 @@ int sw_frame_parse(const uint8_t *p, uint32_t len, struct sw_l4 *out)
 			return -EPROTO;
 		proto = p[off + 9];
 		out->l3 = 4;
+		out->dst_off = (uint16_t)(off + 16);
 		off += hl;
 	} else if (et == ETH_P_IPV6_) {
-		unsigned int i;
-
 		if (len < off + IPV6_HLEN || (p[off] >> 4) != 6)
 			return -EPROTO;
 		proto = p[off + 6];
+		out->dst_off = (uint16_t)(off + 24);
 		off += IPV6_HLEN;
-		for (i = 0;; i++) {
-			if (proto != IP6_HOPOPTS && proto != IP6_ROUTING && proto != IP6_DSTOPTS)
-				break;
-			if (i == IP6_MAX_EXT || len < off + 8)
-				return -EPROTO; /* a ninth, or one cut short */
-			proto = p[off];
-			off +=
-			    (p[off + 1] + 1u) * 8u; /* RFC 8200: length in 8-octet units, less 1 */
-		}
-		if (proto == IP6_FRAGMENT)
+		if (ip6_walk(p, len, &off, &proto, out) < 0)
 			return -EPROTO;
 		out->l3 = 6;
 	} else {
@@ -159,7 +225,8 @@ static uint32_t pseudo_sum(const uint8_t *hdr, const struct sw_l4 *l4, uint32_t 
 
 	if (l4->l3 == 4)
 		return sw_csum_fold(ip + 12, 8, 0) + IPPROTO_TCP + tcp_len;
-	return sw_csum_fold(ip + 8, 32, 0) + IPPROTO_TCP + (tcp_len >> 16) + (tcp_len & 0xffff);
+	return sw_csum_fold(ip + 8, 16, 0) + sw_csum_fold(hdr + l4->dst_off, 16, 0) + IPPROTO_TCP +
+	       (tcp_len >> 16) + (tcp_len & 0xffff);
 }
 
 /*
@@ -198,7 +265,7 @@ int sw_tso_segment(const uint8_t *frame, uint32_t len, uint8_t gso_type, uint16_
 
 	if (mss == 0 || (gso_type != SW_GSO_TCPV4 && gso_type != SW_GSO_TCPV6))
 		return -EINVAL;
-	if (sw_frame_parse(frame, len, &l4) < 0 || l4.proto != IPPROTO_TCP ||
+	if (sw_frame_parse(frame, len, &l4) < 0 || l4.proto != IPPROTO_TCP || !l4.gso_ok ||
 	    l4.l3 != (gso_type == SW_GSO_TCPV4 ? 4 : 6))
 		return -EPROTO;
 	hdrs = (uint32_t)l4.l4_off + l4.l4_len;

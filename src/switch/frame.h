@@ -45,6 +45,13 @@
  * @l3_off: offset of the IP header (after an optional 802.1Q tag)
  * @l4_off: offset of the transport header in the frame
  * @l4_len: its length (TCP data offset * 4, or 8 for UDP); 0 for others
+ * @dst_off: offset of the destination address a transport checksum's
+ *           pseudo-header holds: the IP header's, or for IPv6 with a
+ *           routing header that has segments left, the final destination
+ *           it lists (RFC 8200 8.1)
+ * @gso_ok: the frame can be cut into segments: false after an IPv6
+ *          fragment or AH header, or a routing header with segments left
+ *          whose final destination is not found (RPL's)
  */
 struct sw_l4 {
 	uint8_t l3;
@@ -52,6 +59,8 @@ struct sw_l4 {
 	uint16_t l3_off;
 	uint16_t l4_off;
 	uint16_t l4_len;
+	uint16_t dst_off;
+	bool gso_ok;
 };
 
 /**
@@ -71,8 +80,10 @@ uint32_t sw_frame_l3_off(const uint8_t *p, uint32_t len);
  * @out: filled on success
  *
  * Understands one optional 802.1Q or 802.1ad tag, IPv4 (options, not fragments) and
- * IPv6 with at most 8 hop-by-hop/routing/destination-options headers (no
- * fragments).  A TCP or UDP header must lie entirely within @len.
+ * IPv6 with at most 8 extension headers: hop-by-hop, routing, destination
+ * options, AH, and a fragment header of an atomic fragment (offset 0, no
+ * more fragments: RFC 6946), as Linux's checksum set-up takes them; no
+ * fragments.  A TCP or UDP header must lie entirely within @len.
  *
  * Return: 0, or -EPROTO when the frame is not a whole-header TCP/UDP packet
  */
@@ -142,11 +153,12 @@ struct sw_seg {
  * headers followed by @frame[@segs[i].off, + @segs[i].len).
  *
  * Everything after the TCP header is payload (the frame's IP length field
- * is rewritten, not trusted).
+ * is rewritten, not trusted).  Checksums cover the final destination's
+ * pseudo-header (struct sw_l4's @dst_off).
  *
  * Return: the number of segments, or -EPROTO (not a TCP frame of that
- * family, no payload, headers over SW_TSO_MAX_HDRS), -EINVAL (@mss 0 or an
- * unknown @gso_type),
+ * family, no payload, headers over SW_TSO_MAX_HDRS, not @gso_ok), -EINVAL
+ * (@mss 0 or an unknown @gso_type),
  * -E2BIG (more than @max_segs segments, or their headers exceed
  * @hdrbuf_len)
  */

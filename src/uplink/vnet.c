@@ -31,7 +31,7 @@ static int vnet2meta_gso(const struct virtio_net_hdr *vh, const uint8_t *frame, 
 		return uplink_drop_reason(UPLINK_DROP_GSO); /* UDP, ECN (never offered) */
 	if (!(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || vh->gso_size == 0)
 		return uplink_drop_reason(UPLINK_DROP_GSO);
-	if (sw_frame_parse(frame, len, &l4) < 0 || l4.proto != IPPROTO_TCP)
+	if (sw_frame_parse(frame, len, &l4) < 0 || l4.proto != IPPROTO_TCP || !l4.gso_ok)
 		return uplink_drop_reason(UPLINK_DROP_GSO);
 	if (type == VIRTIO_NET_HDR_GSO_TCPV4 ? (l4.l3 != 4 || !(offloads & UPLINK_OFF_TSO4))
 					     : (l4.l3 != 6 || !(offloads & UPLINK_OFF_TSO6)))

@@ -33,15 +33,26 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)get16(p) << 16 | get16(p + 2);
 }
 
+/*
+ * Where an IPv6 test frame's final destination is (0: the IPv6 header's;
+ * a routing header's address otherwise, RFC 8200 8.1).
+ */
+static uint32_t final_dst;
+
 static uint32_t pseudo(const uint8_t *p, int l3, uint32_t l4_len)
 {
 	if (l3 == 4)
 		return sw_csum_fold(p + 14 + 12, 8, 0) + IPPROTO_TCP + l4_len;
-	return sw_csum_fold(p + 14 + 8, 32, 0) + IPPROTO_TCP + l4_len;
+	return sw_csum_fold(p + 14 + 8, 16, 0) +
+	       sw_csum_fold(p + (final_dst ? final_dst : 14 + 24), 16, 0) + IPPROTO_TCP + l4_len;
 }
 
 /* Bytes of destination options tcp_frame() puts between IPv6 and TCP (0: none). */
 static uint32_t dstopts;
+
+/* An IPv6 extension header tcp_frame() puts first after the IPv6 header (ext_len 0: none). */
+static uint8_t ext_type, ext_hdr[40];
+static uint32_t ext_len;
 
 /*
  * A TCP frame from A to B with @payload bytes (a pseudo-random pattern), its
@@ -55,6 +66,8 @@ static void tcp_frame(int l3, uint32_t payload, uint32_t seed)
 	fb_build(&f, l3, IPPROTO_TCP, false, payload + TCP_HL - 20, 0);
 	if (l3 == 6 && dstopts)
 		fb_add_dstopts(&f, dstopts);
+	if (l3 == 6 && ext_len)
+		fb_add_ext6(&f, ext_type, ext_hdr, ext_len);
 	memcpy(f.b, mac_b, 6);
 	memcpy(f.b + 6, mac_a, 6);
 	t = f.b + f.l4;
@@ -453,7 +466,81 @@ static int no_dstopts(void **state)
 {
 	(void)state;
 	dstopts = 0;
+	ext_len = 0;
+	final_dst = 0;
 	return 0;
+}
+
+/*
+ * IPv6 TCP behind a fragment header that is not a fragment (offset 0, M 0:
+ * some Windows drivers put one on every IPv6 packet) or behind AH, with a
+ * blank checksum: delivered as it is to a guest with IPv6 checksum
+ * offload, filled in for one without, as Linux's netback takes them (until
+ * 2026-12-06 dropped at the sender as tx_bad_offload).  GSO over either
+ * cannot be cut, for any receiver: refused at the sender's TX.
+ */
+static void test_frag_ah_offload(void **state)
+{
+	static const struct ff_opts v4_csum_only = {.nq = 1, .sg = true, .rx_notify = true};
+	static const uint8_t frag[8] = {0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78};
+	static const uint8_t ah[24] = {0, 4, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	struct ff_txopt opt = {.flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct ff_txopt gso = {.gso_type = XEN_NETIF_GSO_TYPE_TCPV6,
+			       .gso_size = 1428,
+			       .flags = NETTXF_csum_blank | NETTXF_data_validated};
+	struct ff_opts every = FF_OPTS_DEFAULT;
+	struct ff_rxinfo info;
+	struct fx *x;
+
+	(void)state;
+	every.ipv6_csum = true;
+	for (int k = 0; k < 2; k++) {
+		ext_type = k ? 51 : 44;
+		ext_len = k ? sizeof(ah) : sizeof(frag);
+		memcpy(ext_hdr, k ? ah : frag, ext_len);
+		x = fx_new(BACK_TX_MAP, NULL, NULL, &every);
+		tcp_frame(6, 3000, 20 + k); /* over several slots */
+		assert_int_equal(f.l4, 54 + ext_len);
+		send_f(x, &opt);
+		assert_int_equal(recv_one(x, &info), (int)f.len);
+		assert_memory_equal(rbuf, f.b, f.len);
+		assert_int_equal(info.flags & NETRXF_csum_blank, NETRXF_csum_blank);
+		tcp_frame(6, 20000, 22 + k);
+		send_f(x, &gso);
+		assert_true(
+		    WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "tx_bad_offload") == 1, WAIT_MS));
+		assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 1);
+		fx_free(x);
+		x = fx_new(BACK_TX_COPY, NULL, NULL, &v4_csum_only);
+		tcp_frame(6, 1001, 24 + k);
+		csum_filled(x, IPPROTO_TCP, 6);
+		assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_csum"), 1);
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_offload"), 0);
+		fx_free(x);
+	}
+}
+
+/*
+ * A TCP sender with a routing header that has segments left (Mobile IPv6's
+ * type 2 here) sums its checksums over the final destination, the address
+ * in that header (RFC 8200 8.1): the segments cut for a guest without GSO
+ * are summed over it too, blank or in full (until 2026-12-06 over the IPv6
+ * header's destination: every segment failed its receiver's check).
+ */
+static void test_gso_routing_header(void **state)
+{
+	(void)state;
+	memset(ext_hdr, 0, sizeof(ext_hdr));
+	ext_type = 43;
+	ext_len = 24;
+	ext_hdr[1] = 2; /* length: 2 units past the first 8 bytes */
+	ext_hdr[2] = 2; /* type 2 */
+	ext_hdr[3] = 1; /* segments left */
+	memcpy(ext_hdr + 8, "\x20\x01\x0d\xb8\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xaa",
+	       16); /* the home address */
+	final_dst = 54 + 8;
+	gso_to(BACK_TX_MAP, 6, &no_gso, 20000, 1428, false);
+	gso_to(BACK_TX_COPY, 6, &no_gso_csum, 20000, 1428, false);
 }
 
 /* Check segs[first..first+n-1] as @n segments of f cut at @mss from payload byte @off on. */
@@ -575,6 +662,8 @@ int main(void)
 	    cmocka_unit_test(test_gso_no_payload),
 	    cmocka_unit_test(test_csum_fill_one_family),
 	    cmocka_unit_test_teardown(test_headers_past_copy, no_dstopts),
+	    cmocka_unit_test_teardown(test_frag_ah_offload, no_dstopts),
+	    cmocka_unit_test_teardown(test_gso_routing_header, no_dstopts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

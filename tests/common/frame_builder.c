@@ -52,18 +52,25 @@ void fb_build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload, 
 	f->len = o + l4len + payload;
 }
 
-void fb_add_dstopts(struct fb *f, uint32_t opt)
+void fb_add_ext6(struct fb *f, uint8_t type, const uint8_t *hdr, uint32_t len)
 {
 	uint8_t next = f->b[20];
 
-	memmove(f->b + 54 + opt, f->b + 54, f->len - 54);
-	memset(f->b + 54, 0, opt);
-	f->b[54] = next;		   /* next header: what followed IPv6 */
-	f->b[55] = (uint8_t)(opt / 8 - 1); /* length in 8-byte units, less one */
-	f->b[56] = 1;			   /* PadN ... */
-	f->b[57] = (uint8_t)(opt - 4);	   /* ... over the rest */
-	f->b[20] = 60;			   /* IPv6 next header: destination options */
-	fb_put16(f->b + 18, (uint16_t)(f->len - 54 + opt));
-	f->len += opt;
-	f->l4 += opt;
+	memmove(f->b + 54 + len, f->b + 54, f->len - 54);
+	memcpy(f->b + 54, hdr, len);
+	f->b[54] = next; /* next header: what followed IPv6 */
+	f->b[20] = type;
+	fb_put16(f->b + 18, (uint16_t)(f->len - 54 + len));
+	f->len += len;
+	f->l4 += len;
+}
+
+void fb_add_dstopts(struct fb *f, uint32_t opt)
+{
+	uint8_t h[256] = {0};
+
+	h[1] = (uint8_t)(opt / 8 - 1); /* length in 8-byte units, less one */
+	h[2] = 1;		       /* PadN ... */
+	h[3] = (uint8_t)(opt - 4);     /* ... over the rest */
+	fb_add_ext6(f, 60, h, opt);    /* destination options */
 }

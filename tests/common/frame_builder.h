@@ -38,6 +38,18 @@ void fb_build(struct fb *f, int l3, uint8_t proto, bool vlan, uint32_t payload, 
  */
 void fb_add_dstopts(struct fb *f, uint32_t opt);
 
+/**
+ * fb_add_ext6() - put an IPv6 extension header first after the IPv6 header
+ * @f: an IPv6 frame without a VLAN tag, as fb_build() made it
+ * @type: its protocol number, the IPv6 header's next header from now on
+ * @hdr: its bytes; the first, its next header, becomes what followed IPv6
+ * @len: their count (the caller sets the length field in @hdr)
+ *
+ * The L4 header and payload move @len bytes on; the payload length grows.
+ * Headers added one after another end up in the reverse order.
+ */
+void fb_add_ext6(struct fb *f, uint8_t type, const uint8_t *hdr, uint32_t len);
+
 /* Store @v big-endian at @p. */
 void fb_put16(uint8_t *p, uint16_t v);
 

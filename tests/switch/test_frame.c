@@ -402,6 +402,142 @@ static void test_tso_v4_options(void **state)
 	assert_int_equal(off, 3000);
 }
 
+/* Fill f's blank TCP checksum from the pseudo-header over @dst (16 bytes); check it verifies. */
+static void csum_over(const uint8_t *dst)
+{
+	uint32_t tcp_len = f.len - f.l4;
+	uint32_t sum =
+	    sw_csum_fold(f.b + 22, 16, 0) + sw_csum_fold(dst, 16, 0) + IPPROTO_TCP + tcp_len;
+
+	fb_put16(f.b + f.l4 + 16, sw_csum_fold(NULL, 0, sum));
+	sw_csum_complete(f.b, f.len, f.l4, f.l4 + 16);
+	assert_int_equal(sw_csum_fold(f.b + f.l4, tcp_len, sum), 0xffff);
+}
+
+/*
+ * IPv6 headers Linux's checksum set-up walks besides options: a fragment
+ * header of an atomic fragment (offset 0, M 0, RFC 6946; the two reserved
+ * bits ignored) and AH, whose length counts 4-octet units.  The TCP header
+ * is found behind them and a blank checksum can be filled in, but the
+ * frame is not cut into segments (Linux's GSO refuses it too).  A fragment
+ * proper (an offset, or more to come) is refused.
+ */
+static void test_ipv6_frag_ah(void **state)
+{
+	static const struct {
+		uint8_t type;
+		uint8_t hdr[24];
+		uint32_t len;
+		bool ok;
+	} cases[] = {
+	    {44, {0, 0, 0x00, 0x00, 1, 2, 3, 4}, 8, true},	  /* atomic */
+	    {44, {0, 0, 0x00, 0x06, 1, 2, 3, 4}, 8, true},	  /* reserved bits set */
+	    {44, {0, 0, 0x00, 0x01, 1, 2, 3, 4}, 8, false},	  /* M: a first fragment */
+	    {44, {0, 0, 0x00, 0x08, 1, 2, 3, 4}, 8, false},	  /* offset 1 (8 bytes) */
+	    {44, {0, 0, 0x80, 0x00, 1, 2, 3, 4}, 8, false},	  /* the offset's top bit */
+	    {51, {0, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 9}, 16, true}, /* AH, 4-byte ICV */
+	    {51, {0, 4, 0, 0, 0, 0, 1, 0, 0, 0, 0, 9}, 24, true}, /* AH, 12-byte ICV */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sw_l4 l4;
+
+		tcp_frame(6, false, 3000, (uint32_t)i);
+		fb_add_ext6(&f, cases[i].type, cases[i].hdr, cases[i].len);
+		if (!cases[i].ok) {
+			assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+			continue;
+		}
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+		assert_int_equal(l4.proto, IPPROTO_TCP);
+		assert_int_equal(l4.l4_off, 54 + cases[i].len);
+		assert_int_equal(l4.l4_len, 32);
+		assert_int_equal(l4.dst_off, 14 + 24);
+		assert_false(l4.gso_ok);
+		csum_over(f.b + 38);
+		assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV6, 1000, false, hdrbuf,
+						sizeof(hdrbuf), segs, MAX_SEGS),
+				 -EPROTO);
+		/* behind destination options too; a header cut short is refused */
+		fb_add_dstopts(&f, 16);
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+		assert_int_equal(l4.l4_off, 54 + 16 + cases[i].len);
+		assert_int_equal(sw_frame_parse(f.b, 54 + 16 + 7, &l4), -EPROTO);
+	}
+}
+
+/*
+ * A TCP sender with a routing header that has segments left sums its
+ * checksum over the final destination (RFC 8200 8.1), an address the IPv6
+ * header does not hold yet; segments cut from its frame must be summed
+ * over the same, or the receiver drops every one.  Type 2 (Mobile IPv6's
+ * home address), type 0 (the last address), a segment routing header
+ * (Segment List[0], the last segment); with no segments left the IPv6
+ * destination is final.  RPL's compressed list (type 3) is not read: such
+ * a frame is not cut.
+ */
+static void test_tso_routing_final_dst(void **state)
+{
+	static const struct {
+		uint8_t type, left, ext;
+		uint32_t final; /* offset of the final destination in the frame */
+	} cases[] = {
+	    {2, 1, 2, 54 + 8}, {0, 2, 4, 54 + 24}, {4, 1, 4, 54 + 8},
+	    {4, 0, 4, 38},     {3, 0, 2, 38},	   {3, 1, 2, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t len = (cases[i].ext + 1u) * 8u, hdrs;
+		uint8_t rh[40] = {0};
+		struct sw_l4 l4;
+		int n;
+
+		rh[1] = cases[i].ext;
+		rh[2] = cases[i].type;
+		rh[3] = cases[i].left;
+		for (uint32_t k = 8; k < len; k++)
+			rh[k] = (uint8_t)(0x20 + k * 3); /* addresses unlike the IPv6 header's */
+		tcp_frame(6, false, 3000, (uint32_t)i);
+		fb_add_ext6(&f, 43, rh, len);
+		hdrs = f.l4 + 32;
+		assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+		assert_int_equal(l4.l4_off, f.l4);
+		if (!cases[i].final) {
+			assert_false(l4.gso_ok);
+			assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV6, 1000, false,
+							hdrbuf, sizeof(hdrbuf), segs, MAX_SEGS),
+					 -EPROTO);
+			continue;
+		}
+		assert_true(l4.gso_ok);
+		assert_int_equal(l4.dst_off, cases[i].final);
+		for (int blank = 0; blank < 2; blank++) {
+			n = sw_tso_segment(f.b, f.len, SW_GSO_TCPV6, 1000, blank, hdrbuf,
+					   sizeof(hdrbuf), segs, MAX_SEGS);
+			assert_int_equal(n, 3);
+			for (int k = 0; k < n; k++) {
+				const struct sw_seg *g = &segs[k];
+				uint32_t slen = g->hdr_len + g->len, tcp_len = slen - f.l4, sum;
+
+				assert_int_equal(g->hdr_len, hdrs);
+				memcpy(seg, g->hdr, g->hdr_len);
+				memcpy(seg + g->hdr_len, f.b + g->off, g->len);
+				sum = sw_csum_fold(seg + 22, 16, 0) +
+				      sw_csum_fold(seg + cases[i].final, 16, 0) + IPPROTO_TCP +
+				      tcp_len;
+				if (blank)
+					assert_int_equal(get16(seg + f.l4 + 16),
+							 sw_csum_fold(NULL, 0, sum));
+				else
+					assert_int_equal(sw_csum_fold(seg + f.l4, tcp_len, sum),
+							 0xffff);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +546,7 @@ int main(void)
 	    cmocka_unit_test(test_csum_complete),    cmocka_unit_test(test_l3_off_short_vlan),
 	    cmocka_unit_test(test_ipv6_ext_headers), cmocka_unit_test(test_ipv4_header_refused),
 	    cmocka_unit_test(test_tso_v4_options),   cmocka_unit_test(test_l4_header_bounds),
+	    cmocka_unit_test(test_ipv6_frag_ah),     cmocka_unit_test(test_tso_routing_final_dst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
