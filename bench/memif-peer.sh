@@ -79,9 +79,9 @@ stop_all() {
 	done
 	for p in $CLI_PID $SRV_PID; do
 		# testpmd stops within a second of SIGTERM; the bound ends a stuck one.
+		# (Disowned: bash reaps it; kill -0 fails once it has.)
 		for _ in $(seq 1 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
 	done
 	SRV_PID=
 	CLI_PID=
@@ -160,6 +160,10 @@ run_size() {
 		--file-prefix "memif-srv-$$" --vdev "net_memif0,role=server,socket=$sock" \
 		-- --forward-mode=rxonly "${app[@]}" >&"$out" 2>&1 </dev/null &
 	SRV_PID=$!
+	# Out of the job table: testpmd's memif server can crash as it stops
+	# (below), and bash would print a "Segmentation fault" line for it.
+	# Whether it runs is asked with kill -0, and stop_all waits for that.
+	disown "$SRV_PID"
 	exec {out}>&-
 	# memif's socket is in the abstract namespace by default: wait for forwarding instead.
 	for _ in $(seq 1 100); do
@@ -178,6 +182,7 @@ run_size() {
 		-- --forward-mode=txonly --txpkts="$(segs "$len")" "${app[@]}" \
 		>"$TMP/cli-$len.log" 2>&1 </dev/null &
 	CLI_PID=$!
+	disown "$CLI_PID"
 	# The link comes up a second or more after the client starts (EAL set-up):
 	# the duration counts from the first Rx-pps line with traffic, so that
 	# DURATION seconds of whole figures follow that partial one.
@@ -195,7 +200,9 @@ run_size() {
 	# Both must still run when the window ends: one that died in it (a crash,
 	# the OOM killer) left its last seconds at 0 or missing, and the median
 	# of the seconds before would pass for a whole run.  (The server may
-	# crash as it stops, after its figures: that is after this.)
+	# crash as it stops, after its figures: that is after this.  It is
+	# DPDK's memif driver, which can touch the rings while the peer that
+	# went away unmaps them; stopping the client last crashes the client.)
 	local died=
 	kill -0 "$CLI_PID" 2>/dev/null || died=client
 	kill -0 "$SRV_PID" 2>/dev/null || died="${died:+$died and }server"
