@@ -97,6 +97,13 @@ static void test_format(void **state)
 	assert_string_equal(buf, "0-2,5");
 	bench_cpus_format(&s, buf, 1);
 	assert_string_equal(buf, "");
+	/* An item that would fill the buffer to its last byte leaves no room for the NUL. */
+	memset(buf, 'x', sizeof(buf));
+	bench_cpus_format(&s, buf, 5);
+	assert_string_equal(buf, "0-2");
+	assert_int_equal(buf[5], 'x');
+	bench_cpus_format(&s, buf, 6);
+	assert_string_equal(buf, "0-2,5");
 	/* The last CPU a set can hold. */
 	char want[16];
 

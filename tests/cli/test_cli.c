@@ -65,6 +65,21 @@ static void test_cliarg_out_paths(void **state)
 	assert_int_equal(cliarg_out_file(at(p, sizeof(p), dir, "no/such.json")), -ENOENT);
 	assert_int_equal(cliarg_out_file(at(p, sizeof(p), dir, "old.json/x.json")), -ENOTDIR);
 	assert_int_equal(cliarg_out_file(""), -ENOENT);
+	/*
+	 * A path stat() refuses for another reason than a missing file is refused
+	 * with that reason, though its directory is writable: a symbolic link to
+	 * itself, a name longer than NAME_MAX.
+	 */
+	assert_int_equal(symlink("loop", at(p, sizeof(p), dir, "loop")), 0);
+	assert_int_equal(cliarg_out_file(p), -ELOOP);
+	assert_int_equal(cliarg_out_dir(p), -ELOOP);
+	assert_int_equal(unlink(p), 0);
+	char name[300];
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	assert_int_equal(cliarg_out_file(at(p, sizeof(p), dir, name)), -ENAMETOOLONG);
+	assert_int_equal(cliarg_out_dir(p), -ENAMETOOLONG);
 	/* A bare name is in the working directory. */
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_int_equal(chdir(dir), 0);
