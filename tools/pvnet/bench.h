@@ -625,7 +625,7 @@ int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpd
 json_t *bench_machine_json(void);
 void bench_command_line(char *buf, size_t len);
 
-/* bench.c */
+/* bench_cli.c: `pvnet bench` */
 int bench_main(int argc, char **argv, const char *run_dir);
 
 #endif /* PVNET_TOOLS_BENCH_H */

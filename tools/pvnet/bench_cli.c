@@ -183,7 +183,7 @@ static int parse_opts(struct bench *b, int argc, char **argv)
 	char err[256];
 	int c, n, rc;
 
-	optind = 1;
+	optind = 0; /* GNU getopt: start afresh (main parsed with "+"; a test parses again) */
 	while ((c = getopt_long(argc, argv, "d:s:q:m:t:j:S:r:h", opts, NULL)) != -1) {
 		err[0] = '\0';
 		switch (c) {
@@ -475,6 +475,27 @@ static void placement_decide(struct bench *b)
 	}
 }
 
+int bench_cli_parse(struct bench *b, int argc, char **argv, const char *run_dir)
+{
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	b->warmup = BENCH_WARMUP_S;
+	b->zerocopy = true;
+	b->repeat = 1;
+	b->tcp_seconds = TCP_SECONDS;
+	b->peer_seconds = PEER_SECONDS;
+	b->ext_run_dir = run_dir;
+	b->sfd = -1;
+	rc = parse_opts(b, argc, argv);
+	if (rc)
+		return rc;
+	if (b->ext_run_dir && !b->modes_given)
+		b->nmodes = 1;
+	placement_decide(b);
+	return 0;
+}
+
 /* Start our pvnetds (one per mode, all first: they sleep while another one works). */
 static int start_pvnetds(struct bench *b)
 {
@@ -514,25 +535,15 @@ static int start_pvnetds(struct bench *b)
  */
 int bench_main(int argc, char **argv, const char *run_dir)
 {
-	struct bench b = {
-	    .warmup = BENCH_WARMUP_S,
-	    .zerocopy = true,
-	    .repeat = 1,
-	    .tcp_seconds = TCP_SECONDS,
-	    .peer_seconds = PEER_SECONDS,
-	    .ext_run_dir = run_dir,
-	    .sfd = -1,
-	};
+	struct bench b;
 	struct bench_section *secs = NULL;
 	json_t *machine, *sections = NULL;
 	char hdr[256];
 	sigset_t mask;
-	int rc = parse_opts(&b, argc, argv);
+	int rc = bench_cli_parse(&b, argc, argv, run_dir);
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	if (b.ext_run_dir && !b.modes_given)
-		b.nmodes = 1;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -548,7 +559,6 @@ int bench_main(int argc, char **argv, const char *run_dir)
 	b.results = json_array();
 	machine = bench_machine_json();
 
-	placement_decide(&b);
 	if (make_tmpdir(&b) < 0) {
 		rc = 1;
 		goto out;

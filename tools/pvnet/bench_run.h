@@ -79,6 +79,20 @@ struct bench {
 	bool rtt_warned;
 };
 
+/**
+ * bench_cli_parse() - `pvnet bench`'s command line into @b, nothing started
+ * @b: filled: the options, the defaults of the kind of run (the sections or
+ *	--section stream), the placement over the CPUs this process may use
+ * @argc: arguments after "bench"'s own name ...
+ * @argv: ... argv[0] being that name
+ * @run_dir: pvnet's -d (a running pvnetd), or NULL
+ *
+ * Return: 0 to run; 1 after -h (the usage on stdout); -1 after a message
+ * on stderr (bad or conflicting options, a --json or --plot path that
+ * cannot be written)
+ */
+int bench_cli_parse(struct bench *b, int argc, char **argv, const char *run_dir);
+
 /* bench.c: the conductor of one run */
 double bench_now_s(void);
 bool bench_check_signal(struct bench *b);
