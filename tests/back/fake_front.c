@@ -474,6 +474,7 @@ int ff_rx_recv(struct ff *f, unsigned int qi, uint8_t *buf, uint32_t cap, struct
 			} else if (ex.type == XEN_NETIF_EXTRA_TYPE_HASH) {
 				info->hash = true;
 				info->hash_type = ex.u.hash.type;
+				info->hash_alg = ex.u.hash.algorithm;
 				info->hash_value = (uint32_t)ex.u.hash.value[0] |
 						   (uint32_t)ex.u.hash.value[1] << 8 |
 						   (uint32_t)ex.u.hash.value[2] << 16 |

@@ -154,6 +154,7 @@ struct ff_rxinfo {
 	uint16_t gso_size;
 	bool hash;	   /* a HASH extra came with it: */
 	uint8_t hash_type; /* its type's bit number */
+	uint8_t hash_alg;  /* its algorithm */
 	uint32_t hash_value;
 	unsigned int slots; /* extras included */
 	bool error;	    /* a negative status */

@@ -177,6 +177,14 @@ unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, struct ff
 				assert_int_equal(info.flags &
 						     (NETRXF_csum_blank | NETRXF_data_validated),
 						 NETRXF_csum_blank | NETRXF_data_validated);
+			/* a checksum the sender validated arrives validated, and not blank */
+			else if (opt && (opt->flags & NETTXF_data_validated))
+				assert_int_equal(info.flags &
+						     (NETRXF_csum_blank | NETRXF_data_validated),
+						 NETRXF_data_validated);
+			else
+				assert_int_equal(
+				    info.flags & (NETRXF_csum_blank | NETRXF_data_validated), 0);
 			inflight -= len;
 			recvd++;
 			progress = true;

@@ -21,16 +21,34 @@
 static void basic(enum back_tx_mode mode)
 {
 	struct fx *x = fx_new(mode, NULL, NULL, NULL);
+	uint64_t bytes = 0;
 
+	for (uint32_t i = 0; i < 300; i++)
+		bytes += len_of(i, 60, 1514);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 300, 60, 1514, NULL, 0);
 	assert_int_equal(back_vif_stat(x->va, 0, "tx_packets"), 300);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 300);
+	/* bytes are whole frames' bytes, at both ends; no slot was empty */
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_bytes"), bytes);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_bytes"), bytes);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_empty_slots"), 0);
 	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 0);
 	if (mode != BACK_TX_COPY)
 		assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_sent"), 300);
 	else
 		assert_int_equal(back_vif_stat(x->va, 0, "tx_copied"), 300);
+	/* Zero-copy counts are map mode's alone: a copied payload is neither kind. */
+	if (mode == BACK_TX_COPY) {
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_sent"), 0);
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_success"), 0);
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), 0);
+	} else {
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_copied"), 0);
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_success") +
+				     back_vif_stat(x->va, 0, "tx_zerocopy_fail"),
+				 300);
+	}
 	/* and the other way round */
 	transfer(x, &x->b, mac_b, &x->a, mac_a, 50, 60, 200, NULL, 7);
 	fx_free(x);
@@ -49,6 +67,38 @@ static void test_basic_copy(void **state)
 static void test_basic_persistent(void **state)
 {
 	basic(BACK_TX_PERSISTENT);
+}
+
+/*
+ * The grant operations of one guest frame, exactly: the first 128 bytes
+ * are grant-copied into the private header, except in map mode from a slot
+ * that is mapped anyway for its payload (copied from the mapping, one
+ * operation fewer); then one map (map mode) or one copy (copy mode) per
+ * slot's payload, none for a slot the header took whole.
+ */
+static void grant_ops(enum back_tx_mode mode, uint32_t slot_max, uint32_t len, uint64_t copies,
+		      uint64_t maps)
+{
+	struct fx *x = fx_new(mode, NULL, NULL, NULL);
+	struct ff_txopt opt = {.slot_max = slot_max};
+	uint64_t copy0 = back_vif_stat(x->va, 0, "grant_copy_ops");
+	uint64_t map0 = back_vif_stat(x->va, 0, "grant_map_ops");
+
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 1, len, len, &opt, 0);
+	assert_int_equal(back_vif_stat(x->va, 0, "grant_copy_ops") - copy0, copies);
+	assert_int_equal(back_vif_stat(x->va, 0, "grant_map_ops") - map0, maps);
+	fx_free(x);
+}
+
+static void test_tx_grant_ops(void **state)
+{
+	(void)state;
+	/* three slots of 1000: the header is the first slot's start */
+	grant_ops(BACK_TX_COPY, 1000, 3000, 1 + 3, 0);
+	grant_ops(BACK_TX_MAP, 1000, 3000, 0, 3);
+	/* three slots of 100: the header takes the first whole and 28 bytes of the second */
+	grant_ops(BACK_TX_COPY, 100, 300, 2 + 2, 0);
+	grant_ops(BACK_TX_MAP, 100, 300, 1, 2);
 }
 
 static void big(enum back_tx_mode mode)
@@ -166,6 +216,21 @@ static void slow_receiver(unsigned int n, uint32_t len)
 	/* now B posts: everything is delivered, in order, bit-exact */
 	assert_int_equal(recv_in_order(x, mac_a, n, len, 0), n);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), n);
+	/*
+	 * B's buffers are posted before A sends, and the switch knows B's
+	 * address (C no longer gets the frames flooded, to hold and copy out):
+	 * frames that go straight into B's buffers complete without a copy-out,
+	 * in the pending slots the held ones used, and count as zero-copy
+	 * successes, never as failures.
+	 */
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 1, 60, 60, NULL, 0);
+	ff_rx_post(&x->b, 0, FF_RING);
+	send_only(x, &x->a, mac_a, mac_b, 20, 1000, 0);
+	assert_int_equal(recv_in_order(x, mac_a, 20, 1000, 0), 20);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == slots + 20, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_sent"), n + 20);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_success"), 20);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), n);
 	fx_free(x);
 }
 
@@ -178,6 +243,141 @@ static void test_slow_receiver(void **state)
 static void test_slow_receiver_large(void **state)
 {
 	slow_receiver(24, 30000);
+}
+
+/*
+ * The switch learns B's address from a frame B sends A, so that frames to
+ * B are no longer flooded to C too; C takes its flooded copy of that frame
+ * (which then completes).
+ */
+static void learn_b(struct fx *x)
+{
+	struct ff_rxinfo info;
+
+	ff_rx_post(&x->c, 0, FF_RING);
+	transfer(x, &x->b, mac_b, &x->a, mac_a, 1, 60, 60, NULL, 0);
+	assert_true(WAIT_UNTIL(&x->w, ff_rx_recv(&x->c, 0, x->rbuf, sizeof(x->rbuf), &info) == 60,
+			       WAIT_MS));
+}
+
+/*
+ * Copy mode's pool: 256 pages per queue, a frame goes on only while a
+ * whole packet's worth (19 pages) is free.  B takes nothing and nothing is
+ * copied out: 238 one-page frames go (the last leaves 18 pages), then the
+ * polls stop, counted as stalls, and the rest wait until completions give
+ * pages back, then go, in order.
+ */
+static void test_copy_pool_exhausted(void **state)
+{
+	struct back_config cfg;
+	struct fx *x;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.tx_hold_max_us = 10000000; /* no copy-out: B's queue keeps A's pool pages */
+	x = fx_new(BACK_TX_COPY, &cfg, NULL, NULL);
+	learn_b(x);
+	send_only(x, &x->a, mac_a, mac_b, 240, 200, 0);
+	assert_true(WAIT_UNTIL(
+	    &x->w, back_vif_stat(x->va, 0, "tx_stalls") >= 1 && answered(&x->a) == 238, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_copied"), 238);
+	assert_int_equal(recv_in_order(x, mac_a, 240, 200, 0), 240);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 240, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, 240);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
+	fx_free(x);
+}
+
+/*
+ * A poll that runs out of pool pages after planning some packets is no
+ * stall: B takes those as they are forwarded, they complete and give their
+ * pages back, and the next poll takes the rest.  13 frames of 19 slots take
+ * 247 pages, so the 14th waits for that next poll; no poll stalls.
+ */
+static void test_copy_pool_no_stall(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_COPY, NULL, NULL, NULL);
+	struct ff_txopt opt = {.slot_max = 200};
+
+	(void)state;
+	learn_b(x);
+	ff_rx_post(&x->b, 0, FF_RING);
+	for (uint32_t i = 0; i < 14; i++) {
+		make_frame(x->buf, 3800, mac_b, mac_a, i);
+		assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 3800, i < 13 ? &opt : NULL), 0);
+	}
+	assert_int_equal(x->a.q[0].tx.req_prod_pvt, 13 * 19 + 1);
+	ff_tx_push(&x->a, 0);
+	assert_int_equal(recv_in_order(x, mac_a, 14, 3800, 0), 14);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 13 * 19 + 1, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_okay, 13 * 19 + 1);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_copied"), 14);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_stalls"), 0);
+	fx_free(x);
+}
+
+/*
+ * A whole batch is one of everything: 64 frames published at once are one
+ * TX poll, one grant-copy call of A's, one xmit() call, and the forwarding
+ * thread delivers every one of them itself (rx_direct) with one grant-copy
+ * call of B's, none left to B's worker.
+ */
+static void test_direct_whole_batch(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_COPY, NULL, NULL, NULL);
+	uint64_t batches_a, batches_b;
+
+	(void)state;
+	learn_b(x);
+	ff_rx_post(&x->b, 0, FF_RING);
+	batches_a = back_vif_stat(x->va, 0, "grant_batches");
+	batches_b = back_vif_stat(x->vb, 0, "grant_batches");
+	send_only(x, &x->a, mac_a, mac_b, BACK_BATCH, 100, 0);
+	assert_int_equal(recv_in_order(x, mac_a, BACK_BATCH, 100, 0), BACK_BATCH);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), BACK_BATCH);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_direct"), BACK_BATCH);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_waits"), 0);
+	assert_int_equal(back_vif_stat(x->va, 0, "grant_batches") - batches_a, 1);
+	assert_int_equal(back_vif_stat(x->vb, 0, "grant_batches") - batches_b, 1);
+	fx_free(x);
+}
+
+/*
+ * rx_waits counts the times a head frame began to wait for buffers, not
+ * the looks at it: B, without feature-rx-notify, has its ring polled every
+ * few milliseconds while its head frame waits, and that is one wait
+ * however many polls find it still short.
+ */
+static void test_rx_waits_counted_once(void **state)
+{
+	static const struct ff_opts nonotify = {.nq = 1, .sg = true};
+	struct ff_txopt multi = {.slot_max = 4096};
+	struct back_config cfg;
+	struct ff_rxinfo info;
+	uint64_t wakeups0;
+	struct fx *x;
+	int n = -EAGAIN;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.rx_drain_timeout_nonotify_ms = 10000; /* the frame waits, it does not expire */
+	x = fx_new(BACK_TX_COPY, &cfg, NULL, &nonotify);
+	make_frame(x->buf, 20000, mac_b, mac_a, 9);
+	assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 20000, &multi), 0);
+	ff_tx_push(&x->a, 0);
+	ff_rx_post(&x->b, 0, 2); /* the frame needs 5 */
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_waits") >= 1, WAIT_MS));
+	wakeups0 = back_vif_stat(x->vb, 0, "wakeups");
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "wakeups") >= wakeups0 + 5, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_waits"), 1);
+	ff_rx_post(&x->b, 0, 3);
+	assert_true(WAIT_UNTIL(
+	    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
+	    WAIT_MS));
+	assert_int_equal(n, 20000);
+	assert_memory_equal(x->buf, x->rbuf, 20000);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_waits"), 1);
+	fx_free(x);
 }
 
 /* Frames another port lent (an uplink's receive buffers), counted back by their done(). */
@@ -244,6 +444,34 @@ static void test_port_frames_released(void **state)
 	assert_int_equal(recv_in_order(x, mac_up, LENT, 60, 57), LENT);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), LENT);
 	assert_int_equal(sw_port_del(x->w.sw, up), 0);
+	fx_free(x);
+}
+
+/*
+ * A vif's frames are held in its pages, not copied out, until
+ * tx_hold_max_us (a receiver merely waiting for a CPU must not cost a
+ * copy): with it at 10 s, A's frames wait for B, which posts 50 ms later,
+ * long past port_hold_max_us, and complete as zero-copy successes.
+ */
+static void test_vif_frames_held_until_tx_hold(void **state)
+{
+	struct back_config cfg;
+	struct fx *x;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.tx_hold_max_us = 10000000;
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
+	learn_b(x);
+	send_only(x, &x->a, mac_a, mac_b, 5, 1000, 0);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 5 * 1000, WAIT_MS));
+	(void)WAIT_UNTIL(&x->w, false, 50);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), 0);
+	assert_int_equal(recv_in_order(x, mac_a, 5, 1000, 0), 5);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 5, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), 0);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_success"), 5);
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), 0);
 	fx_free(x);
 }
 
@@ -535,6 +763,34 @@ static void test_rx_queue_bound(void **state)
 	assert_true(WAIT_UNTIL(&x->w, refused(x->vb) >= 4, WAIT_MS));
 	assert_int_equal(refused(x->vb), 4); /* two of 60000 bytes fit */
 	assert_true(atomic_load(&x->vb->q[0]->rxq_bytes) <= cfg.rx_queue_max_bytes);
+	fx_free(x);
+}
+
+/*
+ * A queue that refuses a frame refuses every later one of the same xmit()
+ * call (the switch takes "the first k"), and counts them all as
+ * rx_queue_full: B, with no buffers and room for ten frames of 13000
+ * bytes (the smallest bound, 128 KiB), holds five; of a batch of twenty
+ * more five are taken, fifteen refused.  B then gets the ten, in order.
+ */
+static void test_rx_queue_full_counts_the_rest(void **state)
+{
+	struct back_config cfg;
+	struct fx *x;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.rx_queue_max_bytes = 2 * 65536;
+	x = fx_new(BACK_TX_COPY, &cfg, NULL, NULL);
+	learn_b(x);
+	send_only(x, &x->a, mac_a, mac_b, 5, 13000, 0);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 5 * 13000, WAIT_MS));
+	send_only(x, &x->a, mac_a, mac_b, 20, 13000, 5);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vb, 0, "rx_queue_full") >= 15, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_queue_full"), 15);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_direct_full"), 0);
+	assert_int_equal(recv_in_order(x, mac_a, 10, 13000, 0), 10);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 10);
 	fx_free(x);
 }
 
@@ -912,8 +1168,14 @@ static void test_hostile_rx_gref(void **state)
 		    &x->w, (n = ff_rx_recv(&x->b, 0, x->rbuf, sizeof(x->rbuf), &info)) != -EAGAIN,
 		    WAIT_MS));
 		assert_int_equal(n, -EIO);
+		/* the status of the slot whose copy failed is ERROR, exactly */
+		assert_int_equal(
+		    RING_GET_RESPONSE(&x->b.q[0].rx, x->b.q[0].rx.rsp_cons - 1)->status,
+		    NETIF_RSP_ERROR);
 	}
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_bad_gref"), 2);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 2);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 0);
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 2, WAIT_MS));
 	/* good buffers work again */
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 1514, NULL, 0);
@@ -1173,6 +1435,11 @@ int main(void)
 	    cmocka_unit_test(test_basic_map),
 	    cmocka_unit_test(test_basic_copy),
 	    cmocka_unit_test(test_basic_persistent),
+	    cmocka_unit_test(test_tx_grant_ops),
+	    cmocka_unit_test(test_copy_pool_exhausted),
+	    cmocka_unit_test(test_copy_pool_no_stall),
+	    cmocka_unit_test(test_direct_whole_batch),
+	    cmocka_unit_test(test_rx_waits_counted_once),
 	    cmocka_unit_test(test_big_map),
 	    cmocka_unit_test(test_big_copy),
 	    cmocka_unit_test(test_big_persistent),
@@ -1182,6 +1449,7 @@ int main(void)
 	    cmocka_unit_test(test_slow_receiver),
 	    cmocka_unit_test(test_slow_receiver_large),
 	    cmocka_unit_test(test_port_frames_released),
+	    cmocka_unit_test(test_vif_frames_held_until_tx_hold),
 	    cmocka_unit_test(test_port_frames_behind_vif_frame),
 	    cmocka_unit_test(test_direct_leftovers_counted_once),
 	    cmocka_unit_test(test_wait_for_slots),
@@ -1189,6 +1457,7 @@ int main(void)
 	    cmocka_unit_test(test_receiver_never_posts),
 	    cmocka_unit_test(test_nonotify_poll_backs_off),
 	    cmocka_unit_test(test_rx_queue_bound),
+	    cmocka_unit_test(test_rx_queue_full_counts_the_rest),
 	    cmocka_unit_test(test_hostile_prod_far_ahead),
 	    cmocka_unit_test(test_hostile_prod_behind_cons),
 	    cmocka_unit_test(test_hostile_rsp_prod_ahead),

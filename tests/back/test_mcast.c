@@ -204,6 +204,34 @@ static void test_mcast_responses(void **state)
 	fx_free(x);
 }
 
+/* A new connection starts with an empty filter: what the guest subscribed to before is gone. */
+static void test_mcast_reset_at_reconnect(void **state)
+{
+	const struct ff_opts ob = {.nq = 1, .sg = true, .rx_notify = true, .mcast_ctrl = true};
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, &ob);
+	struct back_vif_features f;
+
+	(void)state;
+	assert_int_equal(mcast_req(x, &x->b, XEN_NETIF_EXTRA_TYPE_MCAST_ADD, g1), NETIF_RSP_OKAY);
+	send_to(x, g1, 2, 0);
+	assert_int_equal(recv_b(x, g1, 2), 2);
+	ff_set_state(&x->b, XenbusStateClosing);
+	ff_set_state(&x->b, XenbusStateClosed);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateClosed);
+	ff_teardown(&x->b);
+	ff_set_state(&x->b, XenbusStateInitialising);
+	assert_int_equal(ff_connect(&x->b, &ob), 0);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	assert_int_equal(back_vif_features(x->vb, &f), 0);
+	assert_true(f.mcast_filter);
+	assert_int_equal(f.mcast_addrs, 0);
+	send_to(x, g1, 3, 10);
+	send_to(x, bcast, 1, 20);
+	assert_int_equal(recv_b(x, bcast, 1), 1);
+	assert_int_equal(stat_b(x, "rx_mcast_filtered"), 3);
+	fx_free(x);
+}
+
 /* Write B's request-multicast-control, as the guest would; the watch fires on the loop thread. */
 static void set_request(struct fx *x, const char *v)
 {
@@ -253,7 +281,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mcast_keys),	  cmocka_unit_test(test_mcast_filter),
 	    cmocka_unit_test(test_mcast_full),	  cmocka_unit_test(test_mcast_responses),
-	    cmocka_unit_test(test_mcast_dynamic),
+	    cmocka_unit_test(test_mcast_dynamic), cmocka_unit_test(test_mcast_reset_at_reconnect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -124,6 +124,64 @@ static void test_rate_small(void **state)
 	fx_free(x);
 }
 
+/*
+ * A window's credit tops up what was left, but never past max(BYTES,
+ * 128 KiB) (Linux's tx_add_credit()): 200 000 bytes per second and frames
+ * of 55 000 bytes.  The first window takes 3 (35 000 left), the second
+ * 3 more, not the 4 that the 235 000 left plus new would pay for.
+ */
+static void test_rate_burst_capped(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	unsigned int got = 0;
+	uint64_t t0;
+
+	(void)state;
+	t0 = test_now_ms();
+	set_rate(x, "200000,1000000");
+	send_only(x, &x->a, mac_a, mac_b, 8, 55000, 0);
+	assert_true(WAIT_UNTIL(
+	    &x->w, (got = drain_b(x, got), back_vif_stat(x->va, 0, "tx_rate_limited") >= 2),
+	    WAIT_MS));
+	got = receive_for(x, got, 300);
+	if (test_now_ms() - t0 < 2000) /* still the second window (always, unless very slow) */
+		assert_int_equal(got, 6);
+	set_rate(x, NULL);
+	assert_true(WAIT_UNTIL(&x->w, (got = drain_b(x, got)) == 8, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
+	fx_free(x);
+}
+
+/*
+ * A rate written again while credit is left keeps that credit (at most
+ * the new BYTES), as Linux's xen_net_rate_changed(): setting the rate
+ * again is no fresh window.  100 000 bytes per 5 s: 50 frames of 1000
+ * go, the rate becomes 100 000 per 4 s, and 50 more go, not 100.
+ */
+static void test_rate_change_keeps_credit(void **state)
+{
+	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	unsigned int got = 0;
+	uint64_t t0;
+
+	(void)state;
+	t0 = test_now_ms();
+	set_rate(x, "100000,5000000");
+	send_only(x, &x->a, mac_a, mac_b, 50, LEN, 0);
+	assert_true(WAIT_UNTIL(&x->w, (got = drain_b(x, got)) == 50, WAIT_MS));
+	set_rate(x, "100000,4000000");
+	assert_true(
+	    WAIT_UNTIL(&x->w, (ff_tx_reap(&x->a, 0), ff_tx_free(&x->a, 0) >= 100), WAIT_MS));
+	send_only(x, &x->a, mac_a, mac_b, 100, LEN, 50);
+	got = receive_for(x, got, 300);
+	if (test_now_ms() - t0 < 4000) /* still the first window (always, unless very slow) */
+		assert_int_equal(got, 100);
+	set_rate(x, NULL);
+	assert_true(WAIT_UNTIL(&x->w, (got = drain_b(x, got)) == 150, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_dropped"), 0);
+	fx_free(x);
+}
+
 /* A rate that is not BYTES,USEC limits nothing; a later good one does. */
 static void test_rate_malformed(void **state)
 {
@@ -189,6 +247,8 @@ int main(void)
 	    cmocka_unit_test(test_rate_window),
 	    cmocka_unit_test(test_rate_refill),
 	    cmocka_unit_test(test_rate_small),
+	    cmocka_unit_test(test_rate_burst_capped),
+	    cmocka_unit_test(test_rate_change_keeps_credit),
 	    cmocka_unit_test(test_rate_malformed),
 	    cmocka_unit_test(test_rate_bounds_of_bytes_and_usec),
 	};

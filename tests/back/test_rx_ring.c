@@ -74,6 +74,7 @@ static void takes_slots(struct fx *x, const struct ff_txopt *opt, unsigned int n
 	assert_int_equal(rsp_prod(&x->b), prod0 + need);
 	assert_true(info.hash);
 	assert_int_equal(info.hash_type, type);
+	assert_int_equal(info.hash_alg, XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ);
 	assert_int_equal(info.hash_value, hash);
 	assert_int_equal(info.gso_type, opt ? opt->gso_type : 0);
 }
@@ -96,7 +97,20 @@ static void test_hash_extra_slot(void **state)
 	takes_slots(x, &gso, 2 + 1 + 1);
 	tcp4(65535, 4); /* the most pages a frame has */
 	takes_slots(x, NULL, 16 + 1);
-	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 4);
+	/* The extra's type is the type's bit number, whichever type applies. */
+	fb_build(&f, 6, IPPROTO_TCP, false, 5000, 5);
+	memcpy(f.b, mac_b, 6);
+	memcpy(f.b + 6, mac_a, 6);
+	takes_slots(x, NULL, 2 + 1);
+	fb_build(&f, 6, IPPROTO_UDP, false, 100, 6);
+	memcpy(f.b, mac_b, 6);
+	memcpy(f.b + 6, mac_a, 6);
+	takes_slots(x, NULL, 1 + 1);
+	fb_build(&f, 4, IPPROTO_UDP, false, 100, 7);
+	memcpy(f.b, mac_b, 6);
+	memcpy(f.b + 6, mac_a, 6);
+	takes_slots(x, NULL, 1 + 1);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 7);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 0);
 	fx_free(x);
 }
@@ -177,6 +191,43 @@ static void test_max_slots(void **state)
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 1);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 1);
 	/* B still takes what fits. */
+	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 9000, NULL, 0);
+	fx_free(x);
+}
+
+/*
+ * A descriptor whose pieces do not add up to its length is dropped and
+ * counted rx_malformed, whether it would go as it is or need segmenting
+ * for a guest without GSO first; B takes what is well-formed after it.
+ */
+static void test_malformed_descriptor(void **state)
+{
+	static const struct ff_opts no_gso = {
+	    .nq = 1, .sg = true, .rx_notify = true, .ipv6_csum = true};
+	struct fx *x = fx_new(BACK_TX_COPY, NULL, NULL, &no_gso);
+	unsigned int done0 = atomic_load(&big_done);
+	struct sw_pkt *pkt = &big_pkt[0];
+
+	(void)state;
+	tcp4(3000, 9);
+	ff_rx_post(&x->b, 0, FF_RING);
+	for (unsigned int i = 0; i < 2; i++) {
+		/* 54 header bytes and 100 of the frame's: 3000 announced */
+		*pkt = (struct sw_pkt){.hdr = f.b, .hdr_len = 54, .len = f.len, .nfrags = 1};
+		pkt->frag[0] = (struct sw_pkt_frag){f.b + 54, 100};
+		if (i == 1) {
+			pkt->gso_type = SW_GSO_TCPV4;
+			pkt->gso_size = 1000;
+			pkt->flags = SW_PKT_CSUM_BLANK;
+		}
+		sw_pkt_init(pkt, big_put);
+		assert_int_equal(x->vb->port->ops->xmit(x->vb->port, &pkt, 1), 1);
+		assert_true(WAIT_UNTIL(&x->w, atomic_load(&big_done) == done0 + i + 1, WAIT_MS));
+		assert_int_equal(back_vif_stat(x->vb, 0, "rx_malformed"), i + 1);
+	}
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), 2);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_packets"), 0);
+	assert_int_equal(back_vif_stat(x->vb, 0, "rx_sw_bad"), 0);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 20, 60, 9000, NULL, 0);
 	fx_free(x);
 }
@@ -276,11 +327,9 @@ static void test_rx_prod_behind_batch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hash_extra_slot),
-	    cmocka_unit_test(test_gso_hash_64k),
-	    cmocka_unit_test(test_max_slots),
-	    cmocka_unit_test(test_response_ids),
-	    cmocka_unit_test(test_rx_prod_behind_batch),
+	    cmocka_unit_test(test_hash_extra_slot), cmocka_unit_test(test_gso_hash_64k),
+	    cmocka_unit_test(test_max_slots),	    cmocka_unit_test(test_malformed_descriptor),
+	    cmocka_unit_test(test_response_ids),    cmocka_unit_test(test_rx_prod_behind_batch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

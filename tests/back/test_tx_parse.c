@@ -319,6 +319,8 @@ static void test_table(void **state)
 		v = back_tx_ring2pkt(s, n, &out);
 		if (v != c->verdict || out.verdict != v ||
 		    (v != BACK_TX_FATAL && out.nslots != c->nslots) ||
+		    (v == BACK_TX_FATAL &&
+		     (out.nslots != 0 || out.ndata != 0 || out.nempty != 0)) ||
 		    (v == BACK_TX_DROP && out.drop != c->drop) ||
 		    ((v == BACK_TX_DROP || v == BACK_TX_FATAL) && !out.reason))
 			fail_msg("case '%s': verdict %d nslots %u drop %d (%s)", c->name, v,
@@ -409,6 +411,21 @@ static void test_details(void **state)
 		assert_int_equal(back_tx_ring2pkt(s, 5, &out), BACK_TX_MCAST);
 		assert_int_equal(out.mcast_op, XEN_NETIF_EXTRA_TYPE_MCAST_DEL);
 		assert_memory_equal(out.mcast_addr, g1, 6);
+		/* ADD before DEL whatever their order on the ring: an ADD then a DEL is the ADD. */
+		e.type = XEN_NETIF_EXTRA_TYPE_MCAST_ADD;
+		e.flags = XEN_NETIF_EXTRA_FLAG_MORE;
+		memcpy(e.u.mcast.addr, g2, 6);
+		memcpy(&s[1], &e, sizeof(e));
+		e.type = XEN_NETIF_EXTRA_TYPE_MCAST_DEL;
+		e.flags = 0;
+		memcpy(e.u.mcast.addr, g1, 6);
+		memcpy(&s[2], &e, sizeof(e));
+		s[3] = rq(0, 0, 3, 60);
+		assert_int_equal(back_tx_ring2pkt(s, 4, &out), BACK_TX_MCAST);
+		assert_int_equal(out.nslots, 3);
+		assert_int_equal(out.nextras, 2);
+		assert_int_equal(out.mcast_op, XEN_NETIF_EXTRA_TYPE_MCAST_ADD);
+		assert_memory_equal(out.mcast_addr, g2, 6);
 	}
 
 	b_64k(s);

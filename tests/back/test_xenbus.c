@@ -211,11 +211,20 @@ static void test_connect_defaults(void **state)
 	struct fx *x = *state;
 	struct ff_opts o = {.nq = 1};
 	struct hv_stats st;
+	uint64_t vals[128];
+	unsigned int nstats;
 
+	assert_true(back_stats_names(&nstats) != NULL && nstats <= 128);
+	/* No carrier before the guest connects: no queue to carry anything. */
+	assert_false(back_vif_carrier(x->vif));
 	assert_int_equal(ff_connect(&x->f, &o), 0);
 	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
 	assert_int_equal(xs_read_long(x->w.store, x->be_path, "state"), XenbusStateConnected);
 	assert_int_equal(back_vif_num_queues(x->vif), 1);
+	assert_true(back_vif_carrier(x->vif));
+	/* Counters of queue 0 only: the one past the last is no queue. */
+	assert_int_equal(back_vif_stats(x->vif, 0, vals), 0);
+	assert_int_equal(back_vif_stats(x->vif, 1, vals), -ENOENT);
 	assert_null(back_vif_error(x->vif));
 	/* Linux's defaults for absent keys. */
 	assert_false(x->vif->fe.sg);
