@@ -91,6 +91,7 @@ struct back_queue_stats {
 	_Atomic uint64_t tx_runt;
 	_Atomic uint64_t tx_bad_gref;
 	_Atomic uint64_t tx_bad_offload;
+	_Atomic uint64_t tx_gso_checksum_fixup;
 	_Atomic uint64_t tx_empty_slots;
 	_Atomic uint64_t tx_zerocopy_sent;
 	_Atomic uint64_t tx_zerocopy_success;

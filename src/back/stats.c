@@ -26,27 +26,28 @@
 	}
 
 static const struct back_stat_desc back_stats[] = {
-    STAT(tx_packets),	       /* guest frames handed to the switch */
-    STAT(tx_bytes),	       /* their bytes */
-    STAT(tx_dropped),	       /* guest frames dropped: sum of the tx reasons below */
-    STAT(tx_frag_overflow),    /* 20 or 21 slots in one packet */
-    STAT(tx_bad_size),	       /* a slot larger than what remains of the packet */
-    STAT(tx_runt),	       /* first slot shorter than an Ethernet header */
-    STAT(tx_bad_gref),	       /* grant map or copy failed for a slot */
-    STAT(tx_bad_offload),      /* csum_blank or GSO that the frame's headers do not fit */
-    STAT(tx_empty_slots),      /* zero-size later slots answered at once (XSA-448) */
-    STAT(tx_zerocopy_sent),    /* frames forwarded with a mapped payload */
-    STAT(tx_zerocopy_success), /* of those, completed without a copy-out */
-    STAT(tx_zerocopy_fail),    /* of those, copied out by a slow consumer */
-    STAT(tx_copied),	       /* frames whose payload was grant-copied (copy mode) */
-    STAT(tx_stalls),	       /* polls stopped: every pending slot in flight */
-    STAT(tx_rate_limited),     /* times TX waited for credit (the backend's "rate" key) */
-    STAT(tx_mcast_add),	       /* multicast filter requests: addresses added */
-    STAT(tx_mcast_del),	       /* addresses removed (or not there) */
-    STAT(tx_mcast_full),       /* additions refused: the filter holds BACK_MCAST_MAX */
-    STAT(rx_packets),	       /* frames delivered into the guest's buffers */
-    STAT(rx_bytes),	       /* their bytes */
-    STAT(rx_direct),	       /* of rx_packets, delivered by the forwarding thread itself */
+    STAT(tx_packets),		 /* guest frames handed to the switch */
+    STAT(tx_bytes),		 /* their bytes */
+    STAT(tx_dropped),		 /* guest frames dropped: sum of the tx reasons below */
+    STAT(tx_frag_overflow),	 /* 20 or 21 slots in one packet */
+    STAT(tx_bad_size),		 /* a slot larger than what remains of the packet */
+    STAT(tx_runt),		 /* first slot shorter than an Ethernet header */
+    STAT(tx_bad_gref),		 /* grant map or copy failed for a slot */
+    STAT(tx_bad_offload),	 /* csum_blank or GSO that the frame's headers do not fit */
+    STAT(tx_gso_checksum_fixup), /* GSO without csum_blank, taken as blank (Linux does) */
+    STAT(tx_empty_slots),	 /* zero-size later slots answered at once (XSA-448) */
+    STAT(tx_zerocopy_sent),	 /* frames forwarded with a mapped payload */
+    STAT(tx_zerocopy_success),	 /* of those, completed without a copy-out */
+    STAT(tx_zerocopy_fail),	 /* of those, copied out by a slow consumer */
+    STAT(tx_copied),		 /* frames whose payload was grant-copied (copy mode) */
+    STAT(tx_stalls),		 /* polls stopped: every pending slot in flight */
+    STAT(tx_rate_limited),	 /* times TX waited for credit (the backend's "rate" key) */
+    STAT(tx_mcast_add),		 /* multicast filter requests: addresses added */
+    STAT(tx_mcast_del),		 /* addresses removed (or not there) */
+    STAT(tx_mcast_full),	 /* additions refused: the filter holds BACK_MCAST_MAX */
+    STAT(rx_packets),		 /* frames delivered into the guest's buffers */
+    STAT(rx_bytes),		 /* their bytes */
+    STAT(rx_direct),		 /* of rx_packets, delivered by the forwarding thread itself */
     STAT(rx_dropped),	  /* dropped after queueing: the rx_ reasons but queue_full, carrier_off */
     STAT(rx_queue_full),  /* refused by xmit: queue full in items or bytes */
     STAT(rx_direct_full), /* taken for direct delivery; no buffers, queue full: dropped */

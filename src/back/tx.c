@@ -468,6 +468,38 @@ static bool tx_offload_ok(const struct sw_pkt *pkt)
 }
 
 /*
+ * A GSO frame whose sender left csum_blank off: GSO needs a blank checksum,
+ * but some frontends send it so, and Linux's netback and netfront take such
+ * a frame as blank, writing the pseudo-header sum into its TCP checksum
+ * field (checksum_setup(), counted as rx_gso_checksum_fixup).  pvnetd does
+ * the same in the private header copy, if the frame is otherwise a GSO
+ * frame tx_offload_ok() takes; the field's old value is not used.
+ */
+static bool tx_gso_fixup(struct back_queue *q, struct back_tx_pending *p)
+{
+	struct sw_pkt *pkt = &p->pkt;
+	struct sw_l4 l4;
+
+	if (pkt->gso_type == SW_GSO_NONE || (pkt->flags & SW_PKT_CSUM_BLANK))
+		return false;
+	pkt->flags |= SW_PKT_CSUM_BLANK;
+	if (!tx_offload_ok(pkt) || sw_frame_parse(p->hdr, pkt->hdr_len, &l4) < 0) {
+		pkt->flags &= (uint8_t)~SW_PKT_CSUM_BLANK;
+		return false;
+	}
+	/* tx_offload_ok(): TCP, its header within the copy, payload after it. */
+	{
+		uint16_t seed = sw_tcp_pseudo(p->hdr, &l4, pkt->len - l4.l4_off);
+		uint8_t *field = p->hdr + l4.l4_off + SW_FRAME_TCP_CSUM_OFF;
+
+		field[0] = (uint8_t)(seed >> 8);
+		field[1] = (uint8_t)seed;
+	}
+	back_stat_add(&q->stats->tx_gso_checksum_fixup, 1);
+	return true;
+}
+
+/*
  * An offloaded frame whose transport header ends past the first
  * BACK_TX_HDR_LEN bytes (IPv6 extension headers, IP and TCP options):
  * take the following bytes, up to SW_PKT_OFFLOAD_HDR_MAX, into the header
@@ -524,10 +556,10 @@ static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *
 			memcpy(p->hdr + pl->hdr_at[i], page + pl->frag_off[i] - pl->hdr_take[i],
 			       pl->hdr_take[i]);
 	}
-	offload_ok = !ok || tx_offload_ok(&p->pkt);
+	offload_ok = !ok || tx_offload_ok(&p->pkt) || tx_gso_fixup(q, p);
 	if (!offload_ok && p->pkt.hdr_len < p->pkt.len && p->pkt.hdr_len < SW_PKT_OFFLOAD_HDR_MAX) {
 		tx_pull_hdr(p);
-		offload_ok = tx_offload_ok(&p->pkt);
+		offload_ok = tx_offload_ok(&p->pkt) || tx_gso_fixup(q, p);
 	}
 	if (ok && offload_ok)
 		return 0;

@@ -229,6 +229,11 @@ static uint32_t pseudo_sum(const uint8_t *hdr, const struct sw_l4 *l4, uint32_t 
 	       (tcp_len >> 16) + (tcp_len & 0xffff);
 }
 
+uint16_t sw_tcp_pseudo(const uint8_t *frame, const struct sw_l4 *l4, uint32_t tcp_len)
+{
+	return sw_csum_fold(NULL, 0, pseudo_sum(frame, l4, tcp_len));
+}
+
 /*
  * Rewrite segment @i's headers (a copy of the frame's) for @seglen payload
  * bytes from sequence number @seq; the TCP checksum is left blank.

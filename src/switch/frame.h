@@ -16,6 +16,7 @@
  *
  *   sw_frame_parse()     finds the transport header of a frame
  *   sw_csum_complete()   fills in a blank TCP/UDP checksum
+ *   sw_tcp_pseudo()      the blank TCP checksum a sender with offload leaves
  *   sw_tso_segment()     cuts a TCP GSO frame into gso_size segments, each
  *                        with its own IP and TCP headers, and either a full
  *                        checksum or a blank one
@@ -110,6 +111,17 @@ uint16_t sw_csum_fold(const uint8_t *p, uint32_t len, uint32_t sum);
  * of 0 is written as 0xffff (0 means "no checksum" to UDP, RFC 768).
  */
 void sw_csum_complete(uint8_t *frame, uint32_t len, uint32_t start, uint32_t field);
+
+/**
+ * sw_tcp_pseudo() - what a TCP sender with checksum offload leaves in the field
+ * @frame: the frame's headers, as sw_frame_parse() found them in @l4
+ * @l4: a TCP frame's (@l4->proto IPPROTO_TCP)
+ * @tcp_len: bytes from the TCP header to the frame's end
+ *
+ * Return: the folded pseudo-header sum (RFC 793; RFC 8200 8.1, over the
+ * final destination @l4->dst_off names), not inverted
+ */
+uint16_t sw_tcp_pseudo(const uint8_t *frame, const struct sw_l4 *l4, uint32_t tcp_len);
 
 /*
  * Longest headers sw_tso_segment() copies into each segment (Ethernet to TCP

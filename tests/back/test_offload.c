@@ -404,11 +404,13 @@ static void test_gso_refused(void **state)
 	tcp_frame(6, 30000, 2);
 	send_f(x, &opt);
 	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "tx_bad_offload") == 2, WAIT_MS));
-	/* GSO without a blank checksum */
+	/* GSO without a blank checksum over what is not TCP: no fix-up makes it one */
 	opt.flags = NETTXF_data_validated;
-	tcp_frame(4, 30000, 2);
-	send_f(x, &opt);
+	make_frame(x->buf, 30000, mac_b, mac_a, 2);
+	assert_int_equal(ff_tx_frame(&x->a, 0, x->buf, 30000, &opt), 0);
+	ff_tx_push(&x->a, 0);
 	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "tx_bad_offload") == 3, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_gso_checksum_fixup"), 0);
 	opt.flags = NETTXF_csum_blank | NETTXF_data_validated;
 	/* more segments than netback's scratch holds (one per ring slot): at B's RX */
 	opt.gso_size = 100;
@@ -421,6 +423,90 @@ static void test_gso_refused(void **state)
 	answered_all(x);
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 0);
 	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	fx_free(x);
+}
+
+/*
+ * A GSO frame without csum_blank, its checksum field holding anything:
+ * GSO needs a blank checksum, and Linux's netback takes such a frame as
+ * blank (some frontends send GSO so; checksum_setup() writes the
+ * pseudo-header sum, counted as rx_gso_checksum_fixup).  So does pvnetd:
+ * a guest with GSO gets the frame whole, blank, the field holding the
+ * pseudo-header sum over the whole TCP length; one without gets segments
+ * whose checksums verify.  Until 2026-12-07 such a frame was dropped as
+ * tx_bad_offload.
+ */
+static void test_gso_not_blank(void **state)
+{
+	struct ff_txopt opt = {.gso_size = 1448, .flags = NETTXF_data_validated};
+	struct ff_rxinfo info;
+	struct fx *x;
+
+	(void)state;
+	for (int l3 = 4; l3 <= 6; l3 += 2) {
+		uint32_t hdrs, field;
+
+		opt.gso_type = l3 == 4 ? XEN_NETIF_GSO_TYPE_TCPV4 : XEN_NETIF_GSO_TYPE_TCPV6;
+		x = fx_new(l3 == 4 ? BACK_TX_MAP : BACK_TX_COPY, NULL, NULL, NULL);
+		tcp_frame(l3, 20000, 30 + l3);
+		field = f.l4 + 16;
+		fb_put16(f.b + field, 0x1234); /* not the pseudo-header sum */
+		send_f(x, &opt);
+		assert_int_equal(recv_one(x, &info), (int)f.len);
+		assert_int_equal(info.gso_type, opt.gso_type);
+		assert_int_equal(info.gso_size, 1448);
+		assert_int_equal(info.flags & NETRXF_csum_blank, NETRXF_csum_blank);
+		assert_memory_equal(rbuf, f.b, field);
+		assert_int_equal(get16(rbuf + field),
+				 sw_csum_fold(NULL, 0, pseudo(rbuf, l3, f.len - f.l4)));
+		assert_memory_equal(rbuf + field + 2, f.b + field + 2, f.len - field - 2);
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_gso_checksum_fixup"), 1);
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_bad_offload"), 0);
+		fx_free(x);
+
+		/* For a guest without GSO: segments, each checksum valid in full. */
+		x = fx_new(BACK_TX_MAP, NULL, NULL, &no_gso_csum);
+		fb_put16(f.b + field, 0x1234);
+		hdrs = f.l4 + TCP_HL;
+		send_f(x, &opt);
+		{
+			unsigned int want = (20000 + 1447) / 1448;
+			unsigned int got = recv_n(x, want, segs, seglens, infos, false);
+			uint32_t off = 0;
+
+			assert_int_equal(got, want);
+			for (unsigned int i = 0; i < got; i++) {
+				uint32_t l4_len = seglens[i] - f.l4;
+
+				assert_int_equal(infos[i].flags & NETRXF_csum_blank, 0);
+				assert_int_equal(sw_csum_fold(segs[i] + f.l4, l4_len,
+							      pseudo(segs[i], l3, l4_len)),
+						 0xffff);
+				assert_memory_equal(segs[i] + hdrs, f.b + hdrs + off,
+						    seglens[i] - hdrs);
+				off += seglens[i] - hdrs;
+			}
+			assert_int_equal(off, 20000);
+		}
+		assert_int_equal(back_vif_stat(x->va, 0, "tx_gso_checksum_fixup"), 1);
+		fx_free(x);
+	}
+	/*
+	 * IPv6 with its TCP header ending at byte 270, past netback's first
+	 * 128-byte copy: fixed up once the rest of the headers are taken in.
+	 */
+	x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
+	dstopts = 184;
+	opt.gso_type = XEN_NETIF_GSO_TYPE_TCPV6;
+	tcp_frame(6, 20000, 40);
+	assert_int_equal(f.l4 + TCP_HL, SW_PKT_OFFLOAD_HDR_MAX);
+	fb_put16(f.b + f.l4 + 16, 0x1234);
+	send_f(x, &opt);
+	assert_int_equal(recv_one(x, &info), (int)f.len);
+	assert_int_equal(info.flags & NETRXF_csum_blank, NETRXF_csum_blank);
+	assert_int_equal(get16(rbuf + f.l4 + 16),
+			 sw_csum_fold(NULL, 0, pseudo(rbuf, 6, f.len - f.l4)));
+	assert_int_equal(back_vif_stat(x->va, 0, "tx_gso_checksum_fixup"), 1);
 	fx_free(x);
 }
 
@@ -709,6 +795,7 @@ int main(void)
 	    cmocka_unit_test(test_gso_no_payload),
 	    cmocka_unit_test(test_csum_fill_one_family),
 	    cmocka_unit_test_teardown(test_headers_past_copy, no_dstopts),
+	    cmocka_unit_test_teardown(test_gso_not_blank, no_dstopts),
 	    cmocka_unit_test_teardown(test_frag_ah_offload, no_dstopts),
 	    cmocka_unit_test_teardown(test_gso_routing_header, no_dstopts),
 	};
