@@ -451,20 +451,19 @@ static void tx_plan_pkt(struct back_queue *q, const netif_tx_request_t *slots,
  * frame it fails dropped; it takes a GSO frame with an IPv6 fragment or
  * AH header there and drops it only where it must be cut).
  * Without such a check a guest could hand another's netfront offload
- * flags laid over any bytes.
+ * flags laid over any bytes.  @l4: where the headers are, when it parsed
+ * them (a frame with offload flags).
  */
-static bool tx_offload_ok(const struct sw_pkt *pkt)
+static bool tx_offload_ok(const struct sw_pkt *pkt, struct sw_l4 *l4)
 {
-	struct sw_l4 l4;
-
 	if (!(pkt->flags & SW_PKT_CSUM_BLANK) && pkt->gso_type == SW_GSO_NONE)
 		return true;
-	if (!(pkt->flags & SW_PKT_CSUM_BLANK) || sw_frame_parse(pkt->hdr, pkt->hdr_len, &l4) < 0)
+	if (!(pkt->flags & SW_PKT_CSUM_BLANK) || sw_frame_parse(pkt->hdr, pkt->hdr_len, l4) < 0)
 		return false;
 	if (pkt->gso_type == SW_GSO_NONE)
-		return l4.proto == IPPROTO_TCP || l4.proto == IPPROTO_UDP;
-	return l4.proto == IPPROTO_TCP && l4.l3 == (pkt->gso_type == SW_GSO_TCPV4 ? 4 : 6) &&
-	       l4.gso_ok && (uint32_t)l4.l4_off + l4.l4_len < pkt->len;
+		return l4->proto == IPPROTO_TCP || l4->proto == IPPROTO_UDP;
+	return l4->proto == IPPROTO_TCP && l4->l3 == (pkt->gso_type == SW_GSO_TCPV4 ? 4 : 6) &&
+	       l4->gso_ok && (uint32_t)l4->l4_off + l4->l4_len < pkt->len;
 }
 
 /*
@@ -478,23 +477,22 @@ static bool tx_offload_ok(const struct sw_pkt *pkt)
 static bool tx_gso_fixup(struct back_queue *q, struct back_tx_pending *p)
 {
 	struct sw_pkt *pkt = &p->pkt;
+	uint8_t *field;
 	struct sw_l4 l4;
+	uint16_t seed;
 
 	if (pkt->gso_type == SW_GSO_NONE || (pkt->flags & SW_PKT_CSUM_BLANK))
 		return false;
 	pkt->flags |= SW_PKT_CSUM_BLANK;
-	if (!tx_offload_ok(pkt) || sw_frame_parse(p->hdr, pkt->hdr_len, &l4) < 0) {
+	if (!tx_offload_ok(pkt, &l4)) {
 		pkt->flags &= (uint8_t)~SW_PKT_CSUM_BLANK;
 		return false;
 	}
 	/* tx_offload_ok(): TCP, its header within the copy, payload after it. */
-	{
-		uint16_t seed = sw_tcp_pseudo(p->hdr, &l4, pkt->len - l4.l4_off);
-		uint8_t *field = p->hdr + l4.l4_off + SW_FRAME_TCP_CSUM_OFF;
-
-		field[0] = (uint8_t)(seed >> 8);
-		field[1] = (uint8_t)seed;
-	}
+	seed = sw_tcp_pseudo(p->hdr, &l4, pkt->len - l4.l4_off);
+	field = p->hdr + l4.l4_off + SW_FRAME_TCP_CSUM_OFF;
+	field[0] = (uint8_t)(seed >> 8);
+	field[1] = (uint8_t)seed;
 	back_stat_add(&q->stats->tx_gso_checksum_fixup, 1);
 	return true;
 }
@@ -535,6 +533,7 @@ static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *
 	struct back_tx_pending *p = pl->p;
 	const uint8_t *page;
 	bool ok = true, offload_ok;
+	struct sw_l4 l4; /* tx_offload_ok()'s parse, unused here */
 
 	for (unsigned int i = 0; i < pl->ncopy; i++)
 		ok &= q->tx_copy[pl->copy0 + i].status == GNTST_okay;
@@ -556,10 +555,10 @@ static int tx_check_pkt(struct back_queue *q, struct tx_plan *pl, unsigned int *
 			memcpy(p->hdr + pl->hdr_at[i], page + pl->frag_off[i] - pl->hdr_take[i],
 			       pl->hdr_take[i]);
 	}
-	offload_ok = !ok || tx_offload_ok(&p->pkt) || tx_gso_fixup(q, p);
+	offload_ok = !ok || tx_offload_ok(&p->pkt, &l4) || tx_gso_fixup(q, p);
 	if (!offload_ok && p->pkt.hdr_len < p->pkt.len && p->pkt.hdr_len < SW_PKT_OFFLOAD_HDR_MAX) {
 		tx_pull_hdr(p);
-		offload_ok = tx_offload_ok(&p->pkt) || tx_gso_fixup(q, p);
+		offload_ok = tx_offload_ok(&p->pkt, &l4) || tx_gso_fixup(q, p);
 	}
 	if (ok && offload_ok)
 		return 0;
