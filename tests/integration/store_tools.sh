@@ -233,6 +233,10 @@ refused_uplink "'..' is not a namespace name" --uplink "vxlan:id=1,remote=192.0.
 # A TAP's name is what the kernel takes (1..15 bytes, no '/'), its namespace 1..64 bytes.
 refused_uplink "is not tap:NAME" --uplink "tap:abcdefghijklmnop@$nons"
 refused_uplink "is not tap:NAME" --uplink "tap:a/b@$nons"
+# The kernel takes any bytes but '/', ':' and blanks in a name; `pvnet status` shows it as a
+# JSON string, so it must be UTF-8 (an uplink named 0xff was left out of status).
+refused_uplink "not UTF-8 text" --uplink $'tap:\xffx@'"$nons"
+refused_uplink "not UTF-8 text" --uplink $'vxlan:id=1,remote=192.0.2.1,netns=\xc3'
 refused_uplink "is not tap:NAME" --uplink "tap:up0@$(printf 'n%.0s' {1..65})"
 for ok_up in "tap:vif1@$nons" "tap:vif1.@$nons" "tap:vifa.0@$nons" "tap:vif1.0x@$nons" \
 	"tap:xvif1.0@$nons"; do

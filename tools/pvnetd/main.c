@@ -18,6 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "common/log.h"
 #include "back/back.h"
 #include "hv/hv.h"
@@ -103,6 +105,17 @@ static void bad_option(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(2);
+}
+
+/* Is @s UTF-8 (jansson, which builds the control socket's replies, says)? */
+static bool utf8_ok(const char *s)
+{
+	json_t *j = json_string(s);
+
+	if (!j)
+		return false;
+	json_decref(j);
+	return true;
 }
 
 /* vif<DOMID>.<DEVID>: the switch port name netback gives a guest's vif, as Linux's does. */
@@ -494,6 +507,14 @@ int main(int argc, char **argv)
 		case 'u':
 			if (nup + nvx == PVNETD_MAX_UPLINKS)
 				bad_option("--uplink: at most %u uplinks", PVNETD_MAX_UPLINKS);
+			/*
+			 * The argument and the port name in it are JSON strings in
+			 * `pvnet status`: the kernel takes any bytes in a TAP's name,
+			 * but an uplink pvnetd could not show would be unseen there.
+			 */
+			if (!utf8_ok(optarg))
+				bad_option("--uplink: an argument that is not UTF-8 text (pvnet "
+					   "status shows it, and its port's name, as text)");
 			if (!strncmp(optarg, "vxlan:", 6)) {
 				if (uplink_vxlan_spec_parse(optarg, &vx[nvx], why, sizeof(why)) < 0)
 					bad_option("--uplink: '%s': %s", optarg, why);
