@@ -63,7 +63,6 @@ int sw_capture_start(struct sw *sw, const char *port, unsigned int dir, uint32_t
 {
 	struct sw_capture *cap;
 	struct sw_port *p = NULL;
-	unsigned int hi;
 	int rc = 0;
 
 	if (!dir || (dir & ~(SW_CAPTURE_IN | SW_CAPTURE_OUT)) || !snaplen ||
@@ -77,13 +76,7 @@ int sw_capture_start(struct sw *sw, const char *port, unsigned int dir, uint32_t
 	cap->snaplen = snaplen;
 
 	pthread_mutex_lock(&sw->ctl_lock);
-	hi = atomic_load_explicit(&sw->port_hi, memory_order_relaxed);
-	for (unsigned int i = 0; i < hi && i < SW_MAX_PORTS && !p; i++) {
-		struct sw_port *q = atomic_load_explicit(&sw->ports[i], memory_order_relaxed);
-
-		if (q && !strcmp(q->name, port))
-			p = q;
-	}
+	p = sw_port_by_name(sw, port);
 	if (!p) {
 		rc = -ENOENT;
 	} else if (atomic_load_explicit(&p->capture, memory_order_relaxed)) {

@@ -349,3 +349,55 @@ unsigned int sw_fdb_count(struct sw *sw)
 {
 	return (unsigned int)atomic_load_explicit(&sw->stats.fdb_entries, memory_order_relaxed);
 }
+
+int sw_fdb_dump(struct sw *sw, const char *port, uint32_t *cursor, struct sw_fdb_entry *out,
+		unsigned int max)
+{
+	uint32_t slots = (sw->fdb.mask + 1) * SW_FDB_BUCKET, i = *cursor;
+	uint32_t now_s = (uint32_t)(sw_now(sw) / 1000000000ULL);
+	struct sw_port *only = NULL;
+	unsigned int n = 0;
+
+	if (i >= slots || !max)
+		return -EINVAL;
+	/*
+	 * ctl_lock keeps every port an entry names published: sw_port_del()
+	 * flushes a port's entries before it lets go of the lock, and learning
+	 * checks under the table's lock that its port is still published.
+	 */
+	pthread_mutex_lock(&sw->ctl_lock);
+	if (port) {
+		only = sw_port_by_name(sw, port);
+		if (!only) {
+			pthread_mutex_unlock(&sw->ctl_lock);
+			return -ENOENT;
+		}
+	}
+	for (; i < slots && n < max; i++) {
+		uint64_t w = atomic_load(&sw->fdb.words[i]); /* seq_cst: see epoch.c */
+		uint32_t seen = atomic_load_explicit(&sw->fdb.seen[i], memory_order_relaxed);
+		unsigned int num = fdb_word_port(w);
+		struct sw_port *p;
+
+		if (!(w & FDB_VALID) || (only && num != only->num))
+			continue;
+		p = atomic_load_explicit(&sw->ports[num], memory_order_relaxed);
+		if (!p)
+			continue; /* not reached (see above); never a name of a freed port */
+		for (unsigned int b = 0; b < SW_ETH_ALEN; b++)
+			out[n].mac[b] = (uint8_t)(w >> (8 * (SW_ETH_ALEN - 1 - b)));
+		out[n].port = (uint16_t)num;
+		/* Signed, as the ager reads it: a refresh racing ahead of @now_s is age 0. */
+		out[n].age_s = (int32_t)(now_s - seen) > 0 ? now_s - seen : 0;
+		memcpy(out[n].port_name, p->name, sizeof(out[n].port_name));
+		n++;
+	}
+	pthread_mutex_unlock(&sw->ctl_lock);
+	*cursor = i < slots ? i : 0;
+	return (int)n;
+}
+
+void sw_get_config(const struct sw *sw, struct sw_config *cfg)
+{
+	*cfg = sw->cfg;
+}

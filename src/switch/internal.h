@@ -93,6 +93,9 @@ static inline uint64_t sw_mac_pack(const uint8_t *m)
 	       (uint64_t)m[3] << 16 | (uint64_t)m[4] << 8 | (uint64_t)m[5];
 }
 
+/* switch.c */
+struct sw_port *sw_port_by_name(struct sw *sw, const char *name);
+
 /* fdb.c */
 int sw_fdb_init(struct sw_fdb *fdb, const struct sw_config *cfg);
 void sw_fdb_fini(struct sw_fdb *fdb);

@@ -208,8 +208,14 @@ void sw_destroy(struct sw *sw)
 	free(sw);
 }
 
-/* Is @name a published port's?  Under ctl_lock, which every change of ports[] holds. */
-static bool port_name_is_taken(struct sw *sw, const char *name)
+/**
+ * sw_port_by_name() - the published port of a name; ctl_lock held
+ * @sw: the switch
+ * @name: the name
+ *
+ * Return: the port, or NULL if none is named @name
+ */
+struct sw_port *sw_port_by_name(struct sw *sw, const char *name)
 {
 	unsigned int hi = atomic_load_explicit(&sw->port_hi, memory_order_relaxed);
 
@@ -217,9 +223,9 @@ static bool port_name_is_taken(struct sw *sw, const char *name)
 		struct sw_port *q = atomic_load_explicit(&sw->ports[i], memory_order_relaxed);
 
 		if (q && !strcmp(q->name, name))
-			return true;
+			return q;
 	}
-	return false;
+	return NULL;
 }
 
 int sw_port_add(struct sw *sw, const char *name, const struct sw_port_ops *ops, void *priv,
@@ -246,7 +252,7 @@ int sw_port_add(struct sw *sw, const char *name, const struct sw_port_ops *ops, 
 
 	pthread_mutex_lock(&sw->ctl_lock);
 	/* Names are how `pvnet capture` and `pvnet status` find a port: one port each. */
-	if (port_name_is_taken(sw, name)) {
+	if (sw_port_by_name(sw, name)) {
 		ret = -EEXIST;
 		goto out_unlock;
 	}

@@ -331,6 +331,51 @@ int sw_fdb_lookup(struct sw *sw, const uint8_t mac[SW_ETH_ALEN], uint16_t *port_
 unsigned int sw_fdb_count(struct sw *sw);
 
 /**
+ * struct sw_fdb_entry - one learned MAC, as sw_fdb_dump() reads it
+ * @mac: the address
+ * @port: its port's number
+ * @age_s: seconds since a frame from it last entered that port (the table
+ *	forgets it at the ageing time; a second or so later, as the ager runs
+ *	once a second)
+ * @port_name: its port's name
+ */
+struct sw_fdb_entry {
+	uint8_t mac[SW_ETH_ALEN];
+	uint16_t port;
+	uint32_t age_s;
+	char port_name[SW_PORT_NAME_MAX];
+};
+
+/**
+ * sw_fdb_dump() - read the MAC table, a part at a time
+ * @sw: the switch
+ * @port: only the MACs of the port of this name, or NULL for every port
+ * @cursor: where to read from: 0 at first, then what the previous call
+ *	left in it; set to where the next call goes on, or to 0 once the
+ *	whole table has been read
+ * @out: room for @max entries
+ * @max: most entries to read, at least 1
+ *
+ * The table is read in its own (hash) order, without stopping learning: a
+ * MAC learned or moved between two calls may be missed or read twice, as
+ * a MAC table read while the bridge forwards is.  Port names are taken
+ * with the ports' lock held, so none is freed while it is copied.
+ *
+ * Return: the number of entries written, 0..@max (a call reads on until
+ * @out is full or the table ends), -ENOENT if no port is named @port, or
+ * -EINVAL for a cursor past the table or a @max of 0.
+ */
+int sw_fdb_dump(struct sw *sw, const char *port, uint32_t *cursor, struct sw_fdb_entry *out,
+		unsigned int max);
+
+/**
+ * sw_get_config() - the limits a switch runs with
+ * @sw: the switch
+ * @cfg: receives its configuration (@clock: the clock it reads)
+ */
+void sw_get_config(const struct sw *sw, struct sw_config *cfg);
+
+/**
  * sw_port_stats_names() - the per-port counter table
  * @n: set to the number of counters
  *

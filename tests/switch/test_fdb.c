@@ -227,13 +227,164 @@ static void test_age_clock_behind(void **state)
 	sw_destroy(sw);
 }
 
+/*
+ * Read the whole table through sw_fdb_dump() @max entries a call; each
+ * entry into @seen[MAC number] (the count of times read) and @got.
+ * Returns the number of calls.
+ */
+static unsigned int dump_all(struct sw *sw, const char *port, unsigned int max,
+			     struct sw_fdb_entry *got, unsigned int *ngot)
+{
+	struct sw_fdb_entry e[8];
+	uint32_t cursor = 0;
+	unsigned int calls = 0;
+	int n;
+
+	assert_true(max <= 8);
+	*ngot = 0;
+	do {
+		n = sw_fdb_dump(sw, port, &cursor, e, max);
+		assert_true(n >= 0 && (unsigned int)n <= max);
+		/* A call stops early only at the table's end. */
+		if (cursor)
+			assert_int_equal(n, max);
+		for (int i = 0; i < n; i++) {
+			assert_true(*ngot < NMACS);
+			got[(*ngot)++] = e[i];
+		}
+		calls++;
+		assert_true(calls < 100000);
+	} while (cursor);
+	return calls;
+}
+
+/* The entry of MAC number @m in @got, which must hold it exactly once. */
+static const struct sw_fdb_entry *entry_of(const struct sw_fdb_entry *got, unsigned int ngot,
+					   unsigned int m)
+{
+	const struct sw_fdb_entry *found = NULL;
+	uint8_t mac[6];
+
+	fake_mac(mac, m);
+	for (unsigned int i = 0; i < ngot; i++) {
+		if (memcmp(got[i].mac, mac, 6))
+			continue;
+		assert_null(found);
+		found = &got[i];
+	}
+	assert_non_null(found);
+	return found;
+}
+
+/*
+ * `pvnet fdb` reads the table through sw_fdb_dump(): every learned MAC
+ * once, with its port's number and name and its age, in parts of any
+ * size; one port's alone; a moved MAC under its new port; a deleted
+ * port's MACs gone; bad requests refused and the cursor left alone.
+ */
+static void test_dump(void **state)
+{
+	struct sw_fdb_entry got[NMACS], e[8];
+	struct fake_port p[3];
+	unsigned int ngot, calls;
+	uint32_t cursor;
+	struct sw *sw;
+	uint8_t m[6];
+	uint64_t t0;
+
+	fake_reset();
+	t0 = fake_now_ns;
+	sw = fake_sw(0, 0);
+	for (unsigned int i = 0; i < 3; i++)
+		fake_port_add(sw, &p[i], i);
+	/* MACs 1..5 on p0 at t0, 6..8 on p1 at t0 + 3 s; nothing on p2. */
+	for (unsigned int i = 1; i <= 5; i++) {
+		fake_mac(m, i);
+		fake_send(sw, &p[0], i, bcast, m);
+	}
+	fake_now_ns = t0 + 3 * S;
+	for (unsigned int i = 6; i <= 8; i++) {
+		fake_mac(m, i);
+		fake_send(sw, &p[1], i, bcast, m);
+	}
+	fake_now_ns = t0 + 10 * S;
+	fake_mac(m, 2);
+	fake_send(sw, &p[0], 9, bcast, m); /* refreshed: age 0 */
+
+	for (unsigned int max = 1; max <= 8; max++) {
+		calls = dump_all(sw, NULL, max, got, &ngot);
+		assert_int_equal(ngot, 8);
+		/* One more call finds the end, unless the last entry was in the last slot. */
+		assert_true(calls >= (8 + max - 1) / max && calls <= 8 / max + 1);
+		for (unsigned int i = 1; i <= 8; i++) {
+			const struct sw_fdb_entry *x = entry_of(got, ngot, i);
+			unsigned int port = i <= 5 ? 0 : 1;
+
+			assert_int_equal(x->port, p[port].port->num);
+			assert_string_equal(x->port_name, port ? "p1" : "p0");
+			assert_int_equal(x->age_s, i == 2 ? 0 : i <= 5 ? 10 : 7);
+		}
+	}
+	dump_all(sw, "p1", 2, got, &ngot);
+	assert_int_equal(ngot, 3);
+	for (unsigned int i = 6; i <= 8; i++)
+		assert_string_equal(entry_of(got, ngot, i)->port_name, "p1");
+	dump_all(sw, "p2", 8, got, &ngot);
+	assert_int_equal(ngot, 0);
+
+	/* MAC 3 moves to p2; p1 goes away with its three. */
+	fake_mac(m, 3);
+	fake_send(sw, &p[2], 10, bcast, m);
+	assert_int_equal(sw_port_del(sw, p[1].port), 0);
+	dump_all(sw, NULL, 3, got, &ngot);
+	assert_int_equal(ngot, 5);
+	assert_string_equal(entry_of(got, ngot, 3)->port_name, "p2");
+	assert_int_equal(entry_of(got, ngot, 3)->age_s, 0);
+	assert_string_equal(entry_of(got, ngot, 1)->port_name, "p0");
+	dump_all(sw, "p2", 8, got, &ngot);
+	assert_int_equal(ngot, 1);
+
+	/* Refused: no such port (p1 is gone), a cursor past the table, no room. */
+	cursor = 5;
+	assert_int_equal(sw_fdb_dump(sw, "p1", &cursor, e, 8), -ENOENT);
+	assert_int_equal(cursor, 5);
+	cursor = (sw->fdb.mask + 1) * SW_FDB_BUCKET;
+	assert_int_equal(sw_fdb_dump(sw, NULL, &cursor, e, 8), -EINVAL);
+	cursor = cursor - 1; /* the last slot: a valid place to start */
+	assert_true(sw_fdb_dump(sw, NULL, &cursor, e, 8) >= 0);
+	assert_int_equal(cursor, 0);
+	assert_int_equal(sw_fdb_dump(sw, NULL, &cursor, e, 0), -EINVAL);
+	sw_destroy(sw);
+}
+
+/* sw_get_config() gives back what the switch was made with. */
+static void test_get_config(void **state)
+{
+	struct sw_config cfg, out;
+	struct sw *sw;
+
+	sw_config_init(&cfg);
+	cfg.fdb_max = 777;
+	cfg.port_mac_limit = 5;
+	cfg.ageing_s = 42;
+	cfg.clock = fake_clock;
+	assert_int_equal(sw_create(&cfg, &sw), 0);
+	sw_get_config(sw, &out);
+	assert_int_equal(out.fdb_max, 777);
+	assert_int_equal(out.port_mac_limit, 5);
+	assert_int_equal(out.ageing_s, 42);
+	assert_ptr_equal(out.clock, fake_clock);
+	sw_destroy(sw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hash_keyed),	     cmocka_unit_test(test_hash_spreads),
 	    cmocka_unit_test(test_bucket_full),	     cmocka_unit_test(test_learn_requests),
 	    cmocka_unit_test(test_age_configured),   cmocka_unit_test(test_relearn_same_port),
-	    cmocka_unit_test(test_age_clock_behind),
+	    cmocka_unit_test(test_age_clock_behind), cmocka_unit_test(test_dump),
+	    cmocka_unit_test(test_get_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
