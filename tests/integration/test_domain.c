@@ -767,9 +767,20 @@ static int capture_start(int fd, json_t *req, int *sock)
  * may not become a guest; bad arguments are refused with a reason; one
  * capture per port; a capture ends with its connection.
  */
-static void test_capture_requests(void **state)
+/* A new domain with one vif (32 buffers each way); @name: its switch port's name. */
+static void one_vif(struct pvnet_domain **dom, struct pvnet_vif **vif, char name[32])
 {
 	struct pvnet_vif_config cfg;
+
+	assert_int_equal(pvnet_domain_create(run_dir, 256, dom), 0);
+	pvnet_vif_config_default(&cfg);
+	cfg.tx_buffers = cfg.rx_buffers = 32;
+	assert_int_equal(pvnet_vif_create(*dom, &cfg, vif), 0);
+	snprintf(name, 32, "vif%u.0", pvnet_domain_id(*dom));
+}
+
+static void test_capture_requests(void **state)
+{
 	struct pvnet_domain *dom;
 	struct pvnet_vif *vif;
 	int fd, guest, sock, nfds;
@@ -777,11 +788,7 @@ static void test_capture_requests(void **state)
 	char name[32];
 
 	(void)state;
-	assert_int_equal(pvnet_domain_create(run_dir, 256, &dom), 0);
-	pvnet_vif_config_default(&cfg);
-	cfg.tx_buffers = cfg.rx_buffers = 32;
-	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), 0);
-	snprintf(name, sizeof(name), "vif%u.0", pvnet_domain_id(dom));
+	one_vif(&dom, &vif, name);
 
 	/* A guest's connection. */
 	guest = ctl_open();
@@ -950,6 +957,132 @@ static void test_capture_limit(void **state)
 	pvnet_domain_destroy(dom);
 }
 
+/* The fdb entries pvnetd gives for @port in one request (no cursor), or NULL on an error. */
+static json_t *fdb_of(int fd, const char *port)
+{
+	json_t *reply;
+	int rc;
+
+	reply = raw_call(fd, json_pack("{s:s, s:s}", "op", "fdb", "port", port), &rc);
+	if (rc < 0) {
+		const char *why = json_string_value(json_object_get(reply, "error"));
+
+		fail_msg("fdb of %s: %s", port, why ? why : strerror(-rc));
+	}
+	return reply;
+}
+
+/*
+ * The MAC table through the control socket (`pvnet fdb`): a vif's MAC is
+ * there once the vif sent a frame, under its port, with an age of
+ * seconds, and gone with the vif; one port's alone; the request's members
+ * checked; a guest's connection refused, as for captures.
+ */
+static void test_fdb_requests(void **state)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	struct pvnet_domain *dom;
+	struct pvnet_vif *vif;
+	struct pvnet_pkt p;
+	uint8_t f[60] = {0}, mac[6];
+	char name[32], smac[18];
+	json_t *reply = NULL, *e;
+	int fd, guest, rc;
+
+	(void)state;
+	one_vif(&dom, &vif, name);
+	pvnet_vif_mac(vif, mac);
+	snprintf(smac, sizeof(smac), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
+		 mac[3], mac[4], mac[5]);
+
+	fd = ctl_open();
+	reply = fdb_of(fd, name);
+	assert_int_equal(json_array_size(json_object_get(reply, "entries")), 0);
+	assert_int_equal(json_integer_value(json_object_get(reply, "cursor")), 0);
+	assert_int_equal(json_integer_value(json_object_get(reply, "max")), 16384);
+	assert_int_equal(json_integer_value(json_object_get(reply, "ageing")), 300);
+	json_decref(reply);
+
+	memcpy(f, bcast, 6);
+	memcpy(f + 6, mac, 6);
+	f[12] = 0x88; /* a local experimental EtherType: nobody answers it */
+	f[13] = 0xb5;
+	p = (struct pvnet_pkt){.data = f, .len = sizeof(f)};
+	assert_int_equal(pvnet_send(vif, 0, &p, 1), 1);
+	for (int i = 0; i < 400; i++) {
+		reply = fdb_of(fd, name);
+		if (json_array_size(json_object_get(reply, "entries")))
+			break;
+		json_decref(reply);
+		reply = NULL;
+		usleep(10000);
+	}
+	if (!reply)
+		fail_msg("pvnetd did not learn %s's MAC within 4 s", name);
+	assert_int_equal(json_array_size(json_object_get(reply, "entries")), 1);
+	e = json_array_get(json_object_get(reply, "entries"), 0);
+	assert_string_equal(json_string_value(json_object_get(e, "mac")), smac);
+	assert_string_equal(json_string_value(json_object_get(e, "port")), name);
+	assert_true(json_integer_value(json_object_get(e, "age")) <= 2);
+	assert_true(json_integer_value(json_object_get(reply, "count")) >= 1);
+	json_decref(reply);
+
+	/* The whole table (no "port"): the MAC is there too, once. */
+	reply = raw_call(fd, json_pack("{s:s, s:i}", "op", "fdb", "cursor", 0), &rc);
+	assert_int_equal(rc, 0);
+	{
+		size_t i, found = 0;
+
+		json_array_foreach(json_object_get(reply, "entries"), i, e)
+		{
+			found += !strcmp(json_string_value(json_object_get(e, "mac")), smac);
+		}
+		assert_int_equal(found, 1);
+	}
+	json_decref(reply);
+
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "fdb", "port", 5), NULL, 0, EINVAL,
+			  "\"port\" must be a port name");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "fdb", "port", ""), NULL, 0, EINVAL,
+			  "\"port\" must be a port name");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "fdb", "port", "nope"), NULL, 0, ENOENT,
+			  "fdb: no port \"nope\" on the switch");
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "fdb", "cursor", -1), NULL, 0, EINVAL,
+			  "\"cursor\" must be 0 or the \"cursor\" of the last reply");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "fdb", "cursor", "1"), NULL, 0, EINVAL,
+			  "\"cursor\" must be 0");
+	expect_error_says(fd, json_pack("{s:s, s:I}", "op", "fdb", "cursor", (json_int_t)1 << 32),
+			  NULL, 0, EINVAL, "\"cursor\" must be 0");
+	expect_error_says(fd,
+			  json_pack("{s:s, s:I}", "op", "fdb", "cursor", (json_int_t)UINT32_MAX),
+			  NULL, 0, EINVAL, "fdb: \"cursor\" 4294967295 is past the table");
+
+	/* A guest's connection may not read it. */
+	guest = ctl_open();
+	assert_int_equal(raw_domain_create(guest, 4), 0);
+	expect_error_says(guest, json_pack("{s:s}", "op", "fdb"), NULL, 0, EPERM,
+			  "may not read the MAC table");
+	close(guest);
+
+	/* Gone with its vif's port. */
+	pvnet_vif_destroy(vif);
+	pvnet_domain_destroy(dom);
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "fdb", "port", name), NULL, 0, ENOENT,
+			  "no port");
+	reply = raw_call(fd, json_pack("{s:s}", "op", "fdb"), &rc);
+	assert_int_equal(rc, 0);
+	{
+		size_t i;
+
+		json_array_foreach(json_object_get(reply, "entries"), i, e)
+		{
+			assert_string_not_equal(json_string_value(json_object_get(e, "mac")), smac);
+		}
+	}
+	json_decref(reply);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -965,6 +1098,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_domain_slots_run_out),
 	    cmocka_unit_test(test_capture_requests),
 	    cmocka_unit_test(test_capture_limit),
+	    cmocka_unit_test(test_fdb_requests),
 	};
 
 	if (argc != 2) {

@@ -221,8 +221,8 @@ static void test_text_many_vifs(void **state)
 static void test_stdout_full(void **state)
 {
 	static const char *const forms[][2] = {
-	    {"status", NULL},	{"status", "--json"}, {"show", NULL},
-	    {"show", "--json"}, {"version", NULL},    {"help", NULL},
+	    {"status", NULL},  {"status", "--json"}, {"show", NULL}, {"show", "--json"},
+	    {"version", NULL}, {"help", NULL},	     {"fdb", NULL},  {"fdb", "--json"},
 	};
 
 	(void)state;
@@ -258,6 +258,212 @@ static void test_run_dir_after_command(void **state)
 	assert_true(file_has(err_path, "pvnet status: unknown argument '--bogus'"));
 }
 
+/* MACs each vif sends from in test_fdb (its own and made-up ones): 300 in all, over a reply's 256. */
+#define FDB_PER_VIF 30
+
+/* Source MAC @k of vif @d: its own for 0, else 02:00:00:00:<d>:<k>. */
+static void fdb_mac(unsigned int d, unsigned int k, uint8_t mac[6])
+{
+	if (!k) {
+		pvnet_vif_mac(vifs[d], mac);
+		return;
+	}
+	memcpy(mac, (uint8_t[6]){0x02, 0, 0, 0, (uint8_t)d, (uint8_t)k}, 6);
+}
+
+static void fdb_mac_str(unsigned int d, unsigned int k, char s[18])
+{
+	uint8_t m[6];
+
+	fdb_mac(d, k, m);
+	snprintf(s, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+/* A switch-wide counter from status (the brief one: all the vifs' counters do not fit). */
+static long long switch_stat(const char *name)
+{
+	json_t *st;
+	long long v;
+	int rc;
+
+	st = ask(json_pack("{s:s, s:b}", "op", "status", "vifs", 0), &rc);
+	assert_int_equal(rc, 0);
+	v = json_integer_value(json_object_get(json_object_get(st, "switch"), name));
+	json_decref(st);
+	return v;
+}
+
+/* Send FDB_PER_VIF broadcast frames from each vif, one per source MAC, and wait for the table. */
+static void fdb_fill(void)
+{
+	uint8_t f[FDB_PER_VIF][60];
+	struct pvnet_pkt p[FDB_PER_VIF];
+
+	for (unsigned int d = 0; d < NVIFS; d++) {
+		unsigned int sent = 0;
+
+		for (unsigned int k = 0; k < FDB_PER_VIF; k++) {
+			memset(f[k], 0, sizeof(f[k]));
+			memset(f[k], 0xff, 6);
+			fdb_mac(d, k, f[k] + 6);
+			f[k][12] = 0x88; /* a local experimental EtherType: nobody answers */
+			f[k][13] = 0xb5;
+			p[k] = (struct pvnet_pkt){.data = f[k], .len = sizeof(f[k])};
+		}
+		/* 18 TX buffers a queue: a few bursts, as completions come back. */
+		for (int i = 0; sent < FDB_PER_VIF && i < 4000; i++) {
+			int n = pvnet_send(vifs[d], 0, p + sent, FDB_PER_VIF - sent);
+
+			assert_true(n >= 0);
+			sent += (unsigned int)n;
+			if (sent < FDB_PER_VIF)
+				usleep(1000);
+		}
+		assert_int_equal(sent, FDB_PER_VIF);
+	}
+	for (int i = 0; i < 400; i++) {
+		if (switch_stat("fdb_entries") == NVIFS * FDB_PER_VIF)
+			return;
+		usleep(10000);
+	}
+	fail_msg("pvnetd learned %lld of %d MACs in 4 s", switch_stat("fdb_entries"),
+		 NVIFS * FDB_PER_VIF);
+}
+
+/* The lines of pvnet's output at @path (at most @max, under 1 MiB), each NUL-terminated. */
+static unsigned int read_lines(const char *path, char *buf, size_t cap, char **line,
+			       unsigned int max)
+{
+	FILE *f = fopen(path, "r");
+	unsigned int n = 0;
+	size_t len;
+
+	assert_non_null(f);
+	len = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	for (char *s = buf, *nl; *s && n < max; s = nl + 1) {
+		nl = strchr(s, '\n');
+		assert_non_null(nl);
+		*nl = '\0';
+		line[n++] = s;
+	}
+	return n;
+}
+
+/*
+ * `pvnet fdb` of more MACs than one reply holds (300, a reply 256): every
+ * MAC once under its port, sorted by port and MAC, the table's size,
+ * room and ageing below; one port's alone; --json the same entries; an
+ * unknown port exit 1 saying so; status's switch counters.
+ */
+static void test_fdb(void **state)
+{
+	static char buf[1 << 20];
+	char *line[NVIFS * FDB_PER_VIF + 8], port[32], mac[18], want[160];
+	unsigned int n, seen[NVIFS][FDB_PER_VIF] = {{0}};
+	json_t *doc, *e, *prev = NULL;
+	json_error_t jerr;
+	size_t i;
+
+	(void)state;
+	fdb_fill();
+	assert_int_equal(run_pvnet(out_path, "fdb", NULL), 0);
+	n = read_lines(out_path, buf, sizeof(buf), line, NVIFS * FDB_PER_VIF + 8);
+	assert_int_equal(n, NVIFS * FDB_PER_VIF + 2);
+	assert_string_equal(line[0], "port             mac               age");
+	for (unsigned int l = 1; l <= NVIFS * FDB_PER_VIF; l++) {
+		unsigned int dom_id, d, k, found = 0;
+		long age;
+		char s[18];
+
+		if (sscanf(line[l], "%31s %17s %ld", port, mac, &age) != 3 ||
+		    sscanf(port, "vif%u.%u", &dom_id, &d) != 2 || dom_id != pvnet_domain_id(dom) ||
+		    d >= NVIFS || age < 0 || age > 10)
+			fail_msg("line %u: \"%s\"", l, line[l]);
+		for (k = 0; k < FDB_PER_VIF; k++) {
+			fdb_mac_str(d, k, s);
+			if (!strcmp(s, mac)) {
+				seen[d][k]++;
+				found = 1;
+			}
+		}
+		if (!found)
+			fail_msg("line %u: %s is not a MAC vif %u sent from", l, mac, d);
+		/* Sorted: by port (one digit each here), then by MAC. */
+		if (l > 1 && strcmp(line[l - 1], line[l]) >= 0)
+			fail_msg("lines %u and %u out of order: \"%s\", \"%s\"", l - 1, l,
+				 line[l - 1], line[l]);
+	}
+	for (unsigned int d = 0; d < NVIFS; d++)
+		for (unsigned int k = 0; k < FDB_PER_VIF; k++)
+			if (seen[d][k] != 1)
+				fail_msg("MAC %u of vif %u shown %u times", k, d, seen[d][k]);
+	snprintf(want, sizeof(want),
+		 "%d MACs learned, room for 16384; forgotten after 300 s unseen",
+		 NVIFS * FDB_PER_VIF);
+	assert_string_equal(line[n - 1], want);
+
+	/* One port. */
+	snprintf(port, sizeof(port), "vif%u.3", pvnet_domain_id(dom));
+	assert_int_equal(run_pvnet(out_path, "fdb", port, NULL), 0);
+	n = read_lines(out_path, buf, sizeof(buf), line, NVIFS * FDB_PER_VIF + 8);
+	assert_int_equal(n, FDB_PER_VIF + 2);
+	for (unsigned int l = 1; l <= FDB_PER_VIF; l++)
+		assert_true(!strncmp(line[l], port, strlen(port)) && line[l][strlen(port)] == ' ');
+	snprintf(want, sizeof(want),
+		 "%d MACs on %s; %d MACs learned, room for 16384; "
+		 "forgotten after 300 s unseen",
+		 FDB_PER_VIF, port, NVIFS * FDB_PER_VIF);
+	assert_string_equal(line[n - 1], want);
+
+	/* JSON: the same entries, in the same order. */
+	assert_int_equal(run_pvnet(out_path, "fdb", "--json", NULL), 0);
+	doc = json_load_file(out_path, 0, &jerr);
+	assert_non_null(doc);
+	assert_int_equal(json_array_size(json_object_get(doc, "entries")), NVIFS * FDB_PER_VIF);
+	assert_int_equal(json_integer_value(json_object_get(doc, "count")), NVIFS * FDB_PER_VIF);
+	assert_int_equal(json_integer_value(json_object_get(doc, "max")), 16384);
+	assert_int_equal(json_integer_value(json_object_get(doc, "ageing")), 300);
+	json_array_foreach(json_object_get(doc, "entries"), i, e)
+	{
+		const char *p = json_string_value(json_object_get(e, "port"));
+		const char *m = json_string_value(json_object_get(e, "mac"));
+
+		assert_non_null(p);
+		assert_non_null(m);
+		assert_true(json_is_integer(json_object_get(e, "age")));
+		if (prev) {
+			int c = strcmp(json_string_value(json_object_get(prev, "port")), p);
+
+			assert_true(
+			    c < 0 ||
+			    (c == 0 &&
+			     strcmp(json_string_value(json_object_get(prev, "mac")), m) < 0));
+		}
+		prev = e;
+	}
+	json_decref(doc);
+
+	/* An unknown port, a second one: exit 1, exit 2, each saying why. */
+	assert_int_equal(run_pvnet(out_path, "fdb", "nope", NULL), 1);
+	assert_true(file_has(err_path, "pvnet fdb: no port \"nope\" on the switch\n"));
+	assert_int_equal(run_pvnet(out_path, "fdb", port, "vif0.0", NULL), 2);
+	assert_true(file_has(err_path, "pvnet fdb: unknown argument 'vif0.0'"));
+
+	/* status: the table's counters and limits. */
+	assert_int_equal(switch_stat("fdb_max"), 16384);
+	assert_int_equal(switch_stat("ageing"), 300);
+	assert_int_equal(switch_stat("fdb_aged"), 0);
+	assert_int_equal(switch_stat("fdb_full"), 0);
+	assert_int_equal(run_pvnet(out_path, "status", NULL), 0);
+	snprintf(want, sizeof(want),
+		 "switch: %d MACs learned, room for 16384, forgotten after 300 "
+		 "s unseen; 0 aged out, 0 not learned (table full)\n",
+		 NVIFS * FDB_PER_VIF);
+	assert_true(file_has(out_path, want));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +471,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_text_many_vifs),
 	    cmocka_unit_test(test_stdout_full),
 	    cmocka_unit_test(test_run_dir_after_command),
+	    cmocka_unit_test(test_fdb),
 	};
 
 	if (argc != 3) {

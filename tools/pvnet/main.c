@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* main.c - pvnet: the command line of pvnet (status, show, attach, capture, bench) */
+/* main.c - pvnet: the command line of pvnet (status, show, fdb, attach, capture, bench) */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -29,6 +29,9 @@ static void usage(FILE *f)
 		   "  show [--json] [VIF]\n"
 		   "                    vifs: xenbus state, why a vif was disabled, per-queue\n"
 		   "                    counters (ethtool -S style); VIF is e.g. vif1.0\n"
+		   "  fdb [--json] [PORT]\n"
+		   "                    the switch's MAC table: each learned MAC, its port, and\n"
+		   "                    the seconds since it was last seen; PORT: only its own\n"
 		   "  bench [OPTIONS]   the main benchmark: the field reports' experiments\n"
 		   "                    through pvnetd, with verdicts (pvnet bench --help)\n"
 		   "  attach --netns NS --ifname NAME [--mac MAC] [--queues N] [--mtu MTU]\n"
@@ -45,7 +48,7 @@ static void usage(FILE *f)
 		   "  -h, --help         this text; COMMAND --help: that command's\n"
 		   "  -V, --version      print the version\n"
 		   "\n"
-		   "Exit status of status, show, version and help: 0 done, 1 pvnetd could\n"
+		   "Exit status of status, show, fdb, version and help: 0 done, 1 pvnetd could\n"
 		   "not be reached or answered an error, 2 usage (the other commands say\n"
 		   "theirs in their --help).\n");
 }
@@ -217,6 +220,20 @@ static int bad_argument(const char *cmd, const char *arg)
 	return 2;
 }
 
+/* The arguments of `pvnet show` and `pvnet fdb`: [--json] [NAME].  0, or 2 after saying why. */
+static int json_and_name(const char *cmd, int argc, char **argv, bool *as_json, const char **name)
+{
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--json"))
+			*as_json = true;
+		else if (!*name && argv[a][0] != '-')
+			*name = argv[a];
+		else
+			return bad_argument(cmd, argv[a]);
+	}
+	return 0;
+}
+
 static int cmd_show(int argc, char **argv)
 {
 	const char *only = NULL;
@@ -224,14 +241,8 @@ static int cmd_show(int argc, char **argv)
 	json_t *reply, *vif, *out;
 	size_t i, shown = 0;
 
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--json"))
-			as_json = true;
-		else if (!only && argv[a][0] != '-')
-			only = argv[a];
-		else
-			return bad_argument("show", argv[a]);
-	}
+	if (json_and_name("show", argc, argv, &as_json, &only))
+		return 2;
 	reply = fetch_status("show", only);
 	if (!reply)
 		return 1;
@@ -297,6 +308,108 @@ static int cmd_show(int argc, char **argv)
 static json_int_t geti(const json_t *o, const char *a, const char *b)
 {
 	return json_integer_value(json_object_get(json_object_get(o, a), b));
+}
+
+/* Order of `pvnet fdb`'s lines: by port (vif2.0 before vif10.0), then by MAC. */
+static int fdb_order(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	int c = strverscmp(str_of(x, "port"), str_of(y, "port"));
+
+	return c ? c : strcmp(str_of(x, "mac"), str_of(y, "mac"));
+}
+
+/*
+ * The MAC table, as `bridge fdb show` and `ovs-appctl fdb/show` give a
+ * bridge's: pvnetd answers a part at a time (a control message holds a
+ * few hundred entries), so the parts are asked for on one connection
+ * until pvnetd's cursor comes back 0, then sorted.
+ */
+static int cmd_fdb(int argc, char **argv)
+{
+	const char *only = NULL;
+	bool as_json = false;
+	json_t *all, *reply = NULL, *req, *e, **v = NULL;
+	json_int_t cursor = 0, pages = 0;
+	size_t i, n;
+	int fd, rc;
+
+	if (json_and_name("fdb", argc, argv, &as_json, &only))
+		return 2;
+	fd = ctl_open();
+	if (fd < 0)
+		return 1;
+	all = json_array();
+	do {
+		json_decref(reply);
+		reply = NULL;
+		req = json_pack("{s:s, s:I, s:s*}", "op", "fdb", "cursor", cursor, "port", only);
+		rc = req ? ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL) : -ENOMEM;
+		json_decref(req);
+		if (rc == -ETIMEDOUT) {
+			fprintf(stderr, "pvnet fdb: pvnetd at %s did not answer within %d s\n",
+				run_dir, PVNET_CLI_TIMEOUT_MS / 1000);
+			goto out;
+		}
+		if (rc < 0) {
+			const char *why = reply ? str_of(reply, "error") : strerror(-rc);
+
+			/* Most of pvnetd's begin "fdb: ": "pvnet fdb: no port ...". */
+			fprintf(stderr, "pvnet %s%s\n", strncmp(why, "fdb: ", 5) ? "fdb: " : "",
+				why);
+			goto out;
+		}
+		json_array_extend(all, json_object_get(reply, "entries"));
+		cursor = json_integer_value(json_object_get(reply, "cursor"));
+		/* The table has at most 2^21 slots, a part some hundred entries. */
+		if (++pages > 1 << 21) {
+			fprintf(stderr, "pvnet fdb: pvnetd's answers do not come to an end\n");
+			rc = -EPROTO;
+			goto out;
+		}
+	} while (cursor);
+
+	n = json_array_size(all);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		fprintf(stderr, "pvnet fdb: %s\n", strerror(ENOMEM));
+		rc = -ENOMEM;
+		goto out;
+	}
+	json_array_foreach(all, i, e) v[i] = e;
+	qsort(v, n, sizeof(*v), fdb_order);
+	if (as_json) {
+		json_t *sorted = json_array(), *doc;
+
+		for (i = 0; i < n; i++)
+			json_array_append(sorted, v[i]);
+		doc =
+		    json_pack("{s:o, s:O, s:O, s:O}", "entries", sorted, "count",
+			      json_object_get(reply, "count"), "max", json_object_get(reply, "max"),
+			      "ageing", json_object_get(reply, "ageing"));
+		if (doc)
+			json_dumpf(doc, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(doc);
+	} else {
+		printf("%-16s %-17s %s\n", "port", "mac", "age");
+		for (i = 0; i < n; i++)
+			printf("%-16s %-17s %lld\n", str_of(v[i], "port"), str_of(v[i], "mac"),
+			       (long long)json_integer_value(json_object_get(v[i], "age")));
+		if (only)
+			printf("%zu MAC%s on %s; ", n, n == 1 ? "" : "s", only);
+		printf("%lld MACs learned, room for %lld; forgotten after %lld s unseen\n",
+		       (long long)json_integer_value(json_object_get(reply, "count")),
+		       (long long)json_integer_value(json_object_get(reply, "max")),
+		       (long long)json_integer_value(json_object_get(reply, "ageing")));
+	}
+	rc = 0;
+out:
+	free(v);
+	json_decref(reply);
+	json_decref(all);
+	close(fd);
+	return rc ? 1 : 0;
 }
 
 static int cmd_status(int argc, char **argv)
@@ -372,6 +485,13 @@ static int cmd_status(int argc, char **argv)
 			       (long long)json_integer_value(json_object_get(dom, "captured")),
 			       (long long)json_integer_value(json_object_get(dom, "dropped")));
 		}
+		printf("switch: %lld MACs learned, room for %lld, forgotten after %lld s unseen; "
+		       "%lld aged out, %lld not learned (table full)\n",
+		       (long long)geti(reply, "switch", "fdb_entries"),
+		       (long long)geti(reply, "switch", "fdb_max"),
+		       (long long)geti(reply, "switch", "ageing"),
+		       (long long)geti(reply, "switch", "fdb_aged"),
+		       (long long)geti(reply, "switch", "fdb_full"));
 		printf("destroyed domains: %lld (left in use: %lld mappings, %lld grants, %lld "
 		       "event channels)\n",
 		       (long long)geti(reply, "destroyed", "domains"),
@@ -417,7 +537,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if ((!strcmp(argv[0], "status") || !strcmp(argv[0], "show")) && wants_help(argc, argv)) {
+	if ((!strcmp(argv[0], "status") || !strcmp(argv[0], "show") || !strcmp(argv[0], "fdb")) &&
+	    wants_help(argc, argv)) {
 		usage(stdout);
 		return stdout_done(0);
 	}
@@ -425,6 +546,8 @@ int main(int argc, char **argv)
 		return stdout_done(cmd_status(argc, argv));
 	if (!strcmp(argv[0], "show"))
 		return stdout_done(cmd_show(argc, argv));
+	if (!strcmp(argv[0], "fdb"))
+		return stdout_done(cmd_fdb(argc, argv));
 	if (!strcmp(argv[0], "bench"))
 		return bench_main(argc, argv, run_dir_given ? run_dir : NULL);
 	if (!strcmp(argv[0], "attach"))
@@ -442,7 +565,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], "capture"))
 			return capture_main(2, sub, run_dir);
 		if (strcmp(argv[1], "status") && strcmp(argv[1], "show") &&
-		    strcmp(argv[1], "version") && strcmp(argv[1], "help")) {
+		    strcmp(argv[1], "fdb") && strcmp(argv[1], "version") &&
+		    strcmp(argv[1], "help")) {
 			fprintf(stderr, "pvnet help: unknown command '%s'\n", argv[1]);
 			return 2;
 		}

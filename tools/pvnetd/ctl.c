@@ -503,6 +503,32 @@ static json_t *uplinks2json(struct pvnetd *d)
 	return a;
 }
 
+/* The switch-wide counters (the MAC table's), with its limits. */
+static json_t *switch2json(struct sw *sw)
+{
+	const struct sw_stat_desc *names;
+	json_t *o = json_object();
+	struct sw_config cfg;
+	uint64_t *vals;
+	unsigned int n;
+
+	names = sw_stats_names(&n);
+	vals = calloc(n, sizeof(*vals));
+	if (!o || !vals) {
+		free(vals);
+		json_decref(o);
+		return NULL; /* json_pack() fails on it: an "out of memory" reply */
+	}
+	sw_stats_get(sw, vals);
+	for (unsigned int i = 0; i < n; i++)
+		json_object_set_new(o, names[i].name, json_integer((json_int_t)vals[i]));
+	free(vals);
+	sw_get_config(sw, &cfg);
+	json_object_set_new(o, "fdb_max", json_integer(cfg.fdb_max));
+	json_object_set_new(o, "ageing", json_integer(cfg.ageing_s));
+	return o;
+}
+
 /* Every capture running, with its counters so far: who looks at which port is no secret. */
 static json_t *captures2json(struct ctl *c)
 {
@@ -575,17 +601,84 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 		}
 	}
 	return json_pack(
-	    "{s:s, s:s, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, "
-	    "s:I, s:I, s:I}}",
+	    "{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
+	    "s:{s:I, s:I, s:I, s:I}}",
 	    "version", PVNET_VERSION, "tx_mode", c->d->tx_mode, "domains", doms, "vifs", vifs,
-	    "uplinks", uplinks2json(c->d), "captures", captures2json(c), "hv", "domains",
-	    (json_int_t)st.domains, "zombies", (json_int_t)st.zombies, "maps_in_use",
-	    (json_int_t)st.maps_in_use, "evtchns_open", (json_int_t)st.evtchns_open,
-	    "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops", (json_int_t)st.map_ops,
-	    "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches", (json_int_t)st.batches,
-	    "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
+	    "uplinks", uplinks2json(c->d), "captures", captures2json(c), "switch",
+	    switch2json(c->d->sw), "hv", "domains", (json_int_t)st.domains, "zombies",
+	    (json_int_t)st.zombies, "maps_in_use", (json_int_t)st.maps_in_use, "evtchns_open",
+	    (json_int_t)st.evtchns_open, "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops",
+	    (json_int_t)st.map_ops, "grant_unmap_ops", (json_int_t)st.unmap_ops, "grant_batches",
+	    (json_int_t)st.batches, "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
 	    (json_int_t)c->leaked.maps_in_use, "grants_active", (json_int_t)c->leaked.grants_active,
 	    "evtchns_open", (json_int_t)c->leaked.evtchns_open);
+}
+
+/*
+ * Entries of the MAC table one `fdb` reply carries.  An entry is some 60
+ * bytes of JSON and at most 150 (a TAP uplink's name of 15 bytes, each
+ * escaped as \uXXXX): 256 of them stay well inside one control message.
+ */
+#define CTL_FDB_PAGE 256
+
+/*
+ * The switch's MAC table (`pvnet fdb`), CTL_FDB_PAGE entries a request:
+ * "cursor" (0, or absent, at first) says where to go on, and the reply's
+ * "cursor" is where the next request does, 0 once the table is read.  A
+ * tool's connection only, as for captures: which MAC sits behind which
+ * port is the host's to know, and a request scans the whole table.
+ */
+static json_t *op_fdb(struct ctl_conn *cc, const json_t *req)
+{
+	const char *port = json_string_value(json_object_get(req, "port"));
+	struct sw_fdb_entry *e;
+	uint64_t cursor = 0;
+	struct sw_config cfg;
+	uint32_t cur;
+	json_t *a;
+	int n;
+
+	if (cc->domid)
+		return ctlmsg_error(EPERM, "fdb: domain %u's connection may not read the MAC table",
+				    cc->domid);
+	if (json_object_get(req, "port") && (!port || !*port || strlen(port) >= SW_PORT_NAME_MAX))
+		return ctlmsg_error(EINVAL, "fdb: \"port\" must be a port name (e.g. vif1.0; pvnet "
+					    "status lists them)");
+	if (json_object_get(req, "cursor") && get_uint(req, "cursor", UINT32_MAX, &cursor) < 0)
+		return ctlmsg_error(EINVAL, "fdb: \"cursor\" must be 0 or the \"cursor\" of the "
+					    "last reply");
+	e = calloc(CTL_FDB_PAGE, sizeof(*e));
+	if (!e)
+		return NULL;
+	cur = (uint32_t)cursor;
+	n = sw_fdb_dump(cc->ctl->d->sw, port, &cur, e, CTL_FDB_PAGE);
+	if (n < 0) {
+		free(e);
+		if (n == -ENOENT)
+			return ctlmsg_error(ENOENT, "fdb: no port \"%s\" on the switch", port);
+		return ctlmsg_error(EINVAL, "fdb: \"cursor\" %" PRIu64 " is past the table",
+				    cursor);
+	}
+	a = json_array();
+	for (int i = 0; i < n && a; i++) {
+		char mac[18];
+
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e[i].mac[0],
+			 e[i].mac[1], e[i].mac[2], e[i].mac[3], e[i].mac[4], e[i].mac[5]);
+		if (json_array_append_new(a, json_pack("{s:s, s:s, s:I}", "mac", mac, "port",
+						       e[i].port_name, "age",
+						       (json_int_t)e[i].age_s)) < 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	free(e);
+	if (!a)
+		return NULL; /* an "out of memory" error */
+	sw_get_config(cc->ctl->d->sw, &cfg);
+	return json_pack("{s:o, s:I, s:I, s:I, s:I}", "entries", a, "cursor", (json_int_t)cur,
+			 "count", (json_int_t)sw_fdb_count(cc->ctl->d->sw), "max",
+			 (json_int_t)cfg.fdb_max, "ageing", (json_int_t)cfg.ageing_s);
 }
 
 /*
@@ -719,6 +812,8 @@ static json_t *ctl_dispatch(struct ctl_conn *cc, const json_t *req, int *fds, un
 		return op_vif_destroy(cc, req);
 	if (!strcmp(op, "status"))
 		return op_status(cc->ctl, req);
+	if (!strcmp(op, "fdb"))
+		return op_fdb(cc, req);
 	if (!strcmp(op, "capture-start"))
 		return op_capture_start(cc, req, rfds, nrfds, owned);
 	if (!strcmp(op, "capture-stop"))
