@@ -376,7 +376,10 @@ static int cmd_fdb(int argc, char **argv)
 		rc = -ENOMEM;
 		goto out;
 	}
-	json_array_foreach(all, i, e) v[i] = e;
+	json_array_foreach(all, i, e)
+	{
+		v[i] = e;
+	}
 	qsort(v, n, sizeof(*v), fdb_order);
 	if (as_json) {
 		json_t *sorted = json_array(), *doc;
@@ -384,11 +387,15 @@ static int cmd_fdb(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			json_array_append(sorted, v[i]);
 		doc =
-		    json_pack("{s:o, s:O, s:O, s:O}", "entries", sorted, "count",
+		    json_pack("{s:o, s:O*, s:O*, s:O*}", "entries", sorted, "count",
 			      json_object_get(reply, "count"), "max", json_object_get(reply, "max"),
 			      "ageing", json_object_get(reply, "ageing"));
-		if (doc)
-			json_dumpf(doc, stdout, JSON_INDENT(2));
+		if (!doc) {
+			fprintf(stderr, "pvnet fdb: %s\n", strerror(ENOMEM));
+			rc = -ENOMEM;
+			goto out;
+		}
+		json_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(doc);
 	} else {
