@@ -124,7 +124,8 @@ check "... and stops cleanly" [ $? -eq 0 ]
 # Options pvnetd cannot take: exit status 2 (usage), the reason first on stderr, and
 # nothing started.
 for bad in "--tx-mode foo" "--max-queues 0" "--max-queues 17" "--poll-us 1001" \
-	"--mac-ageing 0" "--mac-ageing 1000001" "--rx-stall-timeout x" \
+	"--mac-ageing 0" "--mac-ageing 1000001" "--vif-mac-limit 0" "--vif-mac-limit 1025" \
+	"--rx-stall-timeout x" \
 	"--rx-stall-timeout 3600001" "--rx-queue-kib 127" "--rx-queue-kib 65537" \
 	"--log-level loud" "--uplink bogus" "--run-dir" "extra"; do
 	# shellcheck disable=SC2086 # the option and its value as words
@@ -176,7 +177,8 @@ check "a start that fails (an uplink in no namespace): exit status 1" [ $rc -eq 
 check "... leaves no pvnetd.pid" test -d "$tmp/fail" -a ! -e "$tmp/fail/pvnetd.pid"
 
 # Numbers are decimal digits and nothing else: a blank or a sign before them is refused.
-for opt in "--poll-us" "--max-queues" "--mac-ageing" "--rx-stall-timeout" "--rx-queue-kib"; do
+for opt in "--poll-us" "--max-queues" "--mac-ageing" "--vif-mac-limit" "--rx-stall-timeout" \
+	"--rx-queue-kib"; do
 	for val in " +5" " 4" "+5" "5 " ""; do
 		timeout 3 "$PVNETD" --run-dir "$tmp/bad" "$opt" "$val" 2>"$tmp/bad.err"
 		rc=$?

@@ -43,7 +43,8 @@ static int group_setup(void **state)
 	struct pvnet_vif_config cfg;
 
 	(void)state;
-	if (itest_start(&T, pvnetd_path, "status", NULL) < 0)
+	/* Each vif may learn 32 MACs (test_fdb fills 30 and tries 5 more on one). */
+	if (itest_start(&T, pvnetd_path, "status", "--vif-mac-limit", "32", NULL) < 0)
 		return -1;
 	snprintf(out_path, sizeof(out_path), "%s.out", T.run_dir);
 	snprintf(err_path, sizeof(err_path), "%s.err", T.run_dir);
@@ -293,41 +294,51 @@ static long long switch_stat(const char *name)
 	return v;
 }
 
-/* Send FDB_PER_VIF broadcast frames from each vif, one per source MAC, and wait for the table. */
-static void fdb_fill(void)
+/* Send broadcast frames from vif @d, one from each of its MACs @from..@to - 1. */
+static void fdb_send(unsigned int d, unsigned int from, unsigned int to)
 {
-	uint8_t f[FDB_PER_VIF][60];
-	struct pvnet_pkt p[FDB_PER_VIF];
+	uint8_t f[64][60];
+	struct pvnet_pkt p[64];
+	unsigned int sent = 0, n = to - from;
 
-	for (unsigned int d = 0; d < NVIFS; d++) {
-		unsigned int sent = 0;
-
-		for (unsigned int k = 0; k < FDB_PER_VIF; k++) {
-			memset(f[k], 0, sizeof(f[k]));
-			memset(f[k], 0xff, 6);
-			fdb_mac(d, k, f[k] + 6);
-			f[k][12] = 0x88; /* a local experimental EtherType: nobody answers */
-			f[k][13] = 0xb5;
-			p[k] = (struct pvnet_pkt){.data = f[k], .len = sizeof(f[k])};
-		}
-		/* 18 TX buffers a queue: a few bursts, as completions come back. */
-		for (int i = 0; sent < FDB_PER_VIF && i < 4000; i++) {
-			int n = pvnet_send(vifs[d], 0, p + sent, FDB_PER_VIF - sent);
-
-			assert_true(n >= 0);
-			sent += (unsigned int)n;
-			if (sent < FDB_PER_VIF)
-				usleep(1000);
-		}
-		assert_int_equal(sent, FDB_PER_VIF);
+	assert_true(n <= 64);
+	for (unsigned int k = 0; k < n; k++) {
+		memset(f[k], 0, sizeof(f[k]));
+		memset(f[k], 0xff, 6);
+		fdb_mac(d, from + k, f[k] + 6);
+		f[k][12] = 0x88; /* a local experimental EtherType: nobody answers */
+		f[k][13] = 0xb5;
+		p[k] = (struct pvnet_pkt){.data = f[k], .len = sizeof(f[k])};
 	}
+	/* 18 TX buffers a queue: a few bursts, as completions come back. */
+	for (int i = 0; sent < n && i < 4000; i++) {
+		int r = pvnet_send(vifs[d], 0, p + sent, n - sent);
+
+		assert_true(r >= 0);
+		sent += (unsigned int)r;
+		if (sent < n)
+			usleep(1000);
+	}
+	assert_int_equal(sent, n);
+}
+
+/* Wait (4 s at most) until the switch has learnt @n MACs in all. */
+static void fdb_wait(long long n)
+{
 	for (int i = 0; i < 400; i++) {
-		if (switch_stat("fdb_entries") == NVIFS * FDB_PER_VIF)
+		if (switch_stat("fdb_entries") == n)
 			return;
 		usleep(10000);
 	}
-	fail_msg("pvnetd learned %lld of %d MACs in 4 s", switch_stat("fdb_entries"),
-		 NVIFS * FDB_PER_VIF);
+	fail_msg("pvnetd learned %lld of %lld MACs in 4 s", switch_stat("fdb_entries"), n);
+}
+
+/* Send FDB_PER_VIF broadcast frames from each vif, one per source MAC, and wait for the table. */
+static void fdb_fill(void)
+{
+	for (unsigned int d = 0; d < NVIFS; d++)
+		fdb_send(d, 0, FDB_PER_VIF);
+	fdb_wait(NVIFS * FDB_PER_VIF);
 }
 
 /* The lines of pvnet's output at @path (at most @max, under 1 MiB), each NUL-terminated. */
@@ -365,6 +376,7 @@ static void test_fdb(void **state)
 	json_t *doc, *e, *prev = NULL;
 	json_error_t jerr;
 	size_t i;
+	int rc;
 
 	(void)state;
 	fdb_fill();
@@ -399,8 +411,7 @@ static void test_fdb(void **state)
 		for (unsigned int k = 0; k < FDB_PER_VIF; k++)
 			if (seen[d][k] != 1)
 				fail_msg("MAC %u of vif %u shown %u times", k, d, seen[d][k]);
-	snprintf(want, sizeof(want),
-		 "%d MACs learned, room for 16384; forgotten after 300 s unseen",
+	snprintf(want, sizeof(want), "%d MACs learned, room for 8192; forgotten after 300 s unseen",
 		 NVIFS * FDB_PER_VIF);
 	assert_string_equal(line[n - 1], want);
 
@@ -412,7 +423,7 @@ static void test_fdb(void **state)
 	for (unsigned int l = 1; l <= FDB_PER_VIF; l++)
 		assert_true(!strncmp(line[l], port, strlen(port)) && line[l][strlen(port)] == ' ');
 	snprintf(want, sizeof(want),
-		 "%d MACs on %s; %d MACs learned, room for 16384; "
+		 "%d MACs on %s; %d MACs learned, room for 8192; "
 		 "forgotten after 300 s unseen",
 		 FDB_PER_VIF, port, NVIFS * FDB_PER_VIF);
 	assert_string_equal(line[n - 1], want);
@@ -423,7 +434,7 @@ static void test_fdb(void **state)
 	assert_non_null(doc);
 	assert_int_equal(json_array_size(json_object_get(doc, "entries")), NVIFS * FDB_PER_VIF);
 	assert_int_equal(json_integer_value(json_object_get(doc, "count")), NVIFS * FDB_PER_VIF);
-	assert_int_equal(json_integer_value(json_object_get(doc, "max")), 16384);
+	assert_int_equal(json_integer_value(json_object_get(doc, "max")), 8192); /* 256 x 32 */
 	assert_int_equal(json_integer_value(json_object_get(doc, "ageing")), 300);
 	json_array_foreach(json_object_get(doc, "entries"), i, e)
 	{
@@ -452,16 +463,31 @@ static void test_fdb(void **state)
 	assert_true(file_has(err_path, "pvnet fdb: unknown argument 'vif0.0'"));
 
 	/* status: the table's counters and limits. */
-	assert_int_equal(switch_stat("fdb_max"), 16384);
+	assert_int_equal(switch_stat("fdb_max"), 8192);
 	assert_int_equal(switch_stat("ageing"), 300);
 	assert_int_equal(switch_stat("fdb_aged"), 0);
 	assert_int_equal(switch_stat("fdb_full"), 0);
 	assert_int_equal(run_pvnet(out_path, "status", NULL), 0);
 	snprintf(want, sizeof(want),
-		 "switch: %d MACs learned, room for 16384, forgotten after 300 "
+		 "switch: %d MACs learned, room for 8192, forgotten after 300 "
 		 "s unseen; 0 aged out, 0 not learned (table full)\n",
 		 NVIFS * FDB_PER_VIF);
 	assert_true(file_has(out_path, want));
+
+	/* --vif-mac-limit 32: of five more sources on vif 0, two are learnt, three not. */
+	fdb_send(0, FDB_PER_VIF, FDB_PER_VIF + 5);
+	fdb_wait(NVIFS * FDB_PER_VIF + 2);
+	snprintf(port, sizeof(port), "vif%u.0", pvnet_domain_id(dom));
+	assert_int_equal(run_pvnet(out_path, "fdb", port, NULL), 0);
+	n = read_lines(out_path, buf, sizeof(buf), line, NVIFS * FDB_PER_VIF + 8);
+	assert_int_equal(n, 32 + 2);
+	doc = ask(json_pack("{s:s, s:s}", "op", "status", "vif", port), &rc);
+	assert_int_equal(rc, 0);
+	e = json_object_get(json_array_get(json_object_get(doc, "vifs"), 0), "switch");
+	assert_int_equal(json_integer_value(json_object_get(e, "fdb_entries")), 32);
+	assert_int_equal(json_integer_value(json_object_get(e, "learn_limit")), 3);
+	json_decref(doc);
+	assert_int_equal(switch_stat("fdb_full"), 0);
 }
 
 int main(int argc, char **argv)

@@ -79,6 +79,10 @@ static void usage(FILE *f)
 		"                         queue (docs/netback.md, \"Memory\")\n"
 		"  -a, --mac-ageing SECS  the switch forgets a MAC not seen for this long,\n"
 		"                         1..1000000, default 300 (a Linux bridge's ageing_time)\n"
+		"  -m, --vif-mac-limit N  MACs the switch learns on one vif at most, 1..1024,\n"
+		"                         default 64 (a guest that bridges containers has\n"
+		"                         more than one); the table holds 256 vifs at the\n"
+		"                         limit (docs/switch.md)\n"
 		"  -s, --rx-stall-timeout MS\n"
 		"                         a guest RX queue whose next frame has waited this\n"
 		"                         long for buffers is stalled: its frames are dropped\n"
@@ -106,6 +110,13 @@ static void bad_option(const char *fmt, ...)
 	fputc('\n', stderr);
 	exit(2);
 }
+
+_Static_assert(SW_MAX_PORTS *PVNETD_VIF_MAC_LIMIT_MAX +
+		       PVNETD_MAX_UPLINKS * (UPLINK_TAP_MAC_LIMIT > UPLINK_VXLAN_MAC_LIMIT
+						 ? UPLINK_TAP_MAC_LIMIT
+						 : UPLINK_VXLAN_MAC_LIMIT) <=
+		   SW_FDB_MAX_LIMIT,
+	       "a table of vifs at --vif-mac-limit's most and every uplink fits the switch");
 
 /* Is @s UTF-8 (jansson, which builds the control socket's replies, says)? */
 static bool utf8_ok(const char *s)
@@ -424,6 +435,7 @@ int main(int argc, char **argv)
 	    {"rx-stall-timeout", required_argument, NULL, 's'},
 	    {"rx-queue-kib", required_argument, NULL, 'r'},
 	    {"mac-ageing", required_argument, NULL, 'a'},
+	    {"vif-mac-limit", required_argument, NULL, 'm'},
 	    {"version", no_argument, NULL, 'V'},
 	    {0},
 	};
@@ -450,7 +462,7 @@ int main(int argc, char **argv)
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
 	back_config_default(&bcfg);
 	sw_config_init(&swcfg);
-	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:r:a:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:r:a:m:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -492,6 +504,12 @@ int main(int argc, char **argv)
 				bad_option("--mac-ageing: '%s' is not 1..%u (s)", optarg,
 					   SW_AGEING_MAX_S);
 			swcfg.ageing_s = (unsigned int)v;
+			break;
+		case 'm':
+			if (cliarg_ulong(optarg, 1, PVNETD_VIF_MAC_LIMIT_MAX, &v) < 0)
+				bad_option("--vif-mac-limit: '%s' is not 1..%u", optarg,
+					   PVNETD_VIF_MAC_LIMIT_MAX);
+			swcfg.port_mac_limit = (unsigned int)v;
 			break;
 		case 's':
 			if (cliarg_ulong(optarg, 0, 3600000, &v) < 0)
@@ -637,13 +655,15 @@ int main(int argc, char **argv)
 	 * busy segment cannot keep a guest's MAC from being learnt (its
 	 * frames would then be flooded to every port).
 	 */
-	swcfg.fdb_max += nup * UPLINK_TAP_MAC_LIMIT + nvx * UPLINK_VXLAN_MAC_LIMIT;
+	swcfg.fdb_max = SW_MAX_PORTS * swcfg.port_mac_limit + nup * UPLINK_TAP_MAC_LIMIT +
+			nvx * UPLINK_VXLAN_MAC_LIMIT;
 	rc = sw_create(&swcfg, &d.sw);
 	if (rc < 0)
 		die("switch: %s", strerror(-rc));
-	if (nup + nvx)
-		info("switch: room for %u MACs, %u of them for the uplinks", swcfg.fdb_max,
-		     nup * UPLINK_TAP_MAC_LIMIT + nvx * UPLINK_VXLAN_MAC_LIMIT);
+	if (nup + nvx || swcfg.port_mac_limit != SW_DEFAULT_MAC_LIM)
+		info("switch: room for %u MACs, %u of them for the uplinks; up to %u on one vif",
+		     swcfg.fdb_max, nup * UPLINK_TAP_MAC_LIMIT + nvx * UPLINK_VXLAN_MAC_LIMIT,
+		     swcfg.port_mac_limit);
 	rc = ageing_start(&d);
 	if (rc < 0)
 		die("switch: MAC ageing timer: %s", strerror(-rc));

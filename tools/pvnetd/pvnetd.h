@@ -22,6 +22,13 @@ struct sw_port;
 /* --uplink may be given this many times. */
 #define PVNETD_MAX_UPLINKS 8u
 
+/*
+ * Most MACs --vif-mac-limit lets one vif have learnt: the table then holds
+ * 256 vifs at the limit (262144 MACs in 6 MiB of slots, 12 MiB with an
+ * uplink's room on top), inside the switch's bound with every uplink's.
+ */
+#define PVNETD_VIF_MAC_LIMIT_MAX 1024u
+
 /**
  * struct pvnetd_uplink - one uplink port, as `pvnet status` shows it
  * @type: "tap" or "vxlan"
