@@ -50,9 +50,11 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "switch/internal.h"
 
 #define FDB_VALID      (1ULL << 63)
@@ -395,6 +397,58 @@ int sw_fdb_dump(struct sw *sw, const char *port, uint32_t *cursor, struct sw_fdb
 	pthread_mutex_unlock(&sw->ctl_lock);
 	*cursor = i < slots ? i : 0;
 	return (int)n;
+}
+
+/* Is there a refusal to say in @r now, the counter being @count? */
+static bool report_due(const struct sw_report *r, uint64_t count, uint32_t now_s)
+{
+	return count != r->seen &&
+	       (!r->said || (int32_t)(now_s - r->said_s) >= (int32_t)SW_REPORT_EVERY_S);
+}
+
+/* The refusals since @r last said so ("since the last report", or ever); @r says them now. */
+static uint64_t report_take(struct sw_report *r, uint64_t count, uint32_t now_s, const char **since)
+{
+	uint64_t d = count - r->seen;
+
+	*since = r->said ? "since the last report" : "so far";
+	*r = (struct sw_report){.seen = count, .said_s = now_s, .said = true};
+	return d;
+}
+
+void sw_fdb_report(struct sw *sw, uint64_t now_ns)
+{
+	uint32_t now_s = (uint32_t)(now_ns / 1000000000ULL);
+	uint64_t full = atomic_load_explicit(&sw->stats.fdb_full, memory_order_relaxed);
+	const char *since;
+	unsigned int hi;
+
+	/* The ports' lock: no port is freed while it is read, and one reporter at a time. */
+	pthread_mutex_lock(&sw->ctl_lock);
+	hi = atomic_load_explicit(&sw->port_hi, memory_order_relaxed);
+	for (unsigned int i = 0; i < hi && i < SW_MAX_PORTS; i++) {
+		struct sw_port *p = atomic_load_explicit(&sw->ports[i], memory_order_relaxed);
+		uint64_t n, d;
+
+		if (!p)
+			continue;
+		n = atomic_load_explicit(&p->stats.learn_limit, memory_order_relaxed);
+		if (!report_due(&p->limit_report, n, now_s))
+			continue;
+		d = report_take(&p->limit_report, n, now_s, &since);
+		warn("switch: port %s is at its limit of %u MACs: %" PRIu64
+		     " frame%s from MACs it could not learn %s; frames to those are flooded",
+		     p->name, atomic_load_explicit(&p->mac_limit, memory_order_relaxed), d,
+		     d == 1 ? "" : "s", since);
+	}
+	if (report_due(&sw->full_report, full, now_s)) {
+		uint64_t d = report_take(&sw->full_report, full, now_s, &since);
+
+		warn("switch: the MAC table (room for %u) or a bucket of it is full: %" PRIu64
+		     " frame%s from MACs not learnt %s; frames to those are flooded",
+		     sw->fdb.max, d, d == 1 ? "" : "s", since);
+	}
+	pthread_mutex_unlock(&sw->ctl_lock);
 }
 
 void sw_get_config(const struct sw *sw, struct sw_config *cfg)

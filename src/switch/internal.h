@@ -64,6 +64,7 @@ struct sw_reader {
  * @epoch: global epoch, incremented by each grace period
  * @readers: SW_MAX_THREADS epoch slots
  * @stats: switch-wide counters
+ * @full_report: sw_fdb_report()'s about a full table (under @ctl_lock)
  */
 struct sw {
 	struct sw_config cfg;
@@ -74,6 +75,7 @@ struct sw {
 	_Atomic uint64_t epoch;
 	struct sw_reader *readers;
 	struct sw_stats stats;
+	struct sw_report full_report;
 };
 
 /**

@@ -21,7 +21,7 @@
  *                 per counter and port.  Learning a new or moved MAC is rare
  *                 and takes the FDB mutex once per batch.
  *   control       sw_create/destroy, sw_port_add/del, sw_port_set_mac_limit,
- *                 sw_fdb_age/lookup/count, stats readers.  Any thread; port
+ *                 sw_fdb_age/report/lookup/count/dump, stats readers.  Any thread; port
  *                 add/del are serialised by a mutex.
  *
  * Port life time (an epoch scheme, see epoch.c): sw_port_del() unpublishes
@@ -131,6 +131,18 @@ struct sw_port_stats {
 };
 
 /**
+ * struct sw_report - what sw_fdb_report() said last about one limit
+ * @seen: the refusal counter when it last said so (learn_limit, fdb_full)
+ * @said_s: when, in seconds of the switch's clock
+ * @said: whether it has said so at all
+ */
+struct sw_report {
+	uint64_t seen;
+	uint32_t said_s;
+	bool said;
+};
+
+/**
  * struct sw_port - one port of the switch
  * @ops: the port type's callbacks (caller of sw_port_add; read-only)
  * @priv: the port type's private pointer (caller of sw_port_add)
@@ -141,6 +153,7 @@ struct sw_port_stats {
  * @capture: the capture of this port, or NULL (sw_capture_start(); readers
  *	inside sw_forward() only)
  * @stats: counters; read them with sw_port_stats_get()
+ * @limit_report: sw_fdb_report()'s about @mac_limit (under the ports' lock)
  */
 struct sw_port {
 	const struct sw_port_ops *ops;
@@ -151,6 +164,7 @@ struct sw_port {
 	_Atomic uint32_t mac_limit;
 	_Atomic(struct sw_capture *) capture;
 	struct sw_port_stats stats;
+	struct sw_report limit_report;
 };
 
 /**
@@ -311,6 +325,24 @@ uint64_t sw_now(const struct sw *sw);
  * Return: the number of entries removed.
  */
 unsigned int sw_fdb_age(struct sw *sw, uint64_t now_ns);
+
+/* sw_fdb_report() says each limit's refusals at most this often. */
+#define SW_REPORT_EVERY_S 60
+
+/**
+ * sw_fdb_report() - log the ports that could not learn, and a full table
+ * @sw: the switch
+ * @now_ns: current time on the switch's clock (sw_now())
+ *
+ * A source a port may not learn (the port at its MAC limit, or the table
+ * or its bucket full) is counted, and every frame to it is flooded: a
+ * cost nobody sees unless told.  For each port whose learn_limit went up,
+ * and for the table when fdb_full did, logs a warning with the count
+ * since it last did, at most once every SW_REPORT_EVERY_S seconds each
+ * (the count then covers the quiet time too).  Called with sw_fdb_age(),
+ * by the control thread.
+ */
+void sw_fdb_report(struct sw *sw, uint64_t now_ns);
 
 /**
  * sw_fdb_lookup() - where is a MAC?

@@ -371,7 +371,7 @@ static unsigned int read_lines(const char *path, char *buf, size_t cap, char **l
 static void test_fdb(void **state)
 {
 	static char buf[1 << 20];
-	char *line[NVIFS * FDB_PER_VIF + 8], port[32], mac[18], want[160];
+	char *line[NVIFS * FDB_PER_VIF + 8], port[32], mac[18], want[160], path[PATH_MAX];
 	unsigned int n, seen[NVIFS][FDB_PER_VIF] = {{0}};
 	json_t *doc, *e, *prev = NULL;
 	json_error_t jerr;
@@ -488,6 +488,16 @@ static void test_fdb(void **state)
 	assert_int_equal(json_integer_value(json_object_get(e, "learn_limit")), 3);
 	json_decref(doc);
 	assert_int_equal(switch_stat("fdb_full"), 0);
+	/* ... and pvnetd says so in its log within a second or two (its ageing tick). */
+	snprintf(want, sizeof(want),
+		 "switch: port %s is at its limit of 32 MACs: 3 frames from MACs it could not "
+		 "learn so far; frames to those are flooded",
+		 port);
+	snprintf(path, sizeof(path), "%s.log", T.run_dir);
+	for (int t = 0; t < 300 && !file_has(path, want); t++)
+		usleep(10000);
+	if (!file_has(path, want))
+		fail_msg("pvnetd's log does not say \"%s\"", want);
 }
 
 int main(int argc, char **argv)

@@ -5,10 +5,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "../common/log_capture.h"
 #include "fake_port.h"
 #include "switch/internal.h"
 
@@ -357,6 +359,73 @@ static void test_dump(void **state)
 	sw_destroy(sw);
 }
 
+/* sw_fdb_report() at @t logs exactly one line, containing @what; or nothing, for NULL. */
+static void report_says(struct sw *sw, uint64_t t, const char *what)
+{
+	struct log_capture lc;
+	char *text;
+
+	log_capture_start(&lc);
+	sw_fdb_report(sw, t);
+	text = log_capture_end(&lc);
+	if (!what)
+		assert_string_equal(text, "");
+	else if (log_count(text, "switch:") != 1 || log_count(text, what) != 1)
+		fail_msg("logged \"%s\", not one line with \"%s\"", text, what);
+	free(text);
+}
+
+/*
+ * sw_fdb_report(): a port at its MAC limit, and a full table, are said
+ * with the frames refused since the last report, once a minute at most
+ * (the count then covering the quiet time), and not at all while nothing
+ * more is refused.
+ */
+static void test_report(void **state)
+{
+	struct fake_port a, b;
+	struct sw *sw;
+	uint8_t m[6];
+	uint64_t t0;
+
+	fake_reset();
+	t0 = fake_now_ns;
+	sw = fake_sw(4, 2); /* 4 MACs in all, 2 a port */
+	fake_port_add(sw, &a, 0);
+	fake_port_add(sw, &b, 1);
+	report_says(sw, t0, NULL); /* nothing refused yet */
+
+	for (unsigned int i = 1; i <= 5; i++) { /* p0: 2 learnt, 3 refused */
+		fake_mac(m, i);
+		fake_send(sw, &a, i, bcast, m);
+	}
+	report_says(sw, t0,
+		    "switch: port p0 is at its limit of 2 MACs: 3 frames from MACs it "
+		    "could not learn so far; frames to those are flooded");
+	report_says(sw, t0 + S, NULL); /* said already, nothing new */
+
+	/* One more refused: said a minute after the last report, not before. */
+	fake_mac(m, 6);
+	fake_send(sw, &a, 6, bcast, m);
+	report_says(sw, t0 + 59 * S, NULL);
+	report_says(sw, t0 + 60 * S,
+		    "switch: port p0 is at its limit of 2 MACs: 1 frame from MACs "
+		    "it could not learn since the last report");
+
+	/* p1, with room for 10, fills the table (2 more), and 2 are refused: the table's report. */
+	sw_port_set_mac_limit(b.port, 10);
+	for (unsigned int i = 11; i <= 14; i++) {
+		fake_mac(m, i);
+		fake_send(sw, &b, i, bcast, m);
+	}
+	assert_int_equal(sw_fdb_count(sw), 4);
+	assert_int_equal(fake_stat(&b, "learn_full"), 2);
+	report_says(sw, t0 + 61 * S,
+		    "switch: the MAC table (room for 4) or a bucket of it is full: 2 frames from "
+		    "MACs not learnt so far; frames to those are flooded");
+	sw_destroy(sw);
+}
+
 /* sw_get_config() gives back what the switch was made with. */
 static void test_get_config(void **state)
 {
@@ -384,7 +453,7 @@ int main(void)
 	    cmocka_unit_test(test_bucket_full),	     cmocka_unit_test(test_learn_requests),
 	    cmocka_unit_test(test_age_configured),   cmocka_unit_test(test_relearn_same_port),
 	    cmocka_unit_test(test_age_clock_behind), cmocka_unit_test(test_dump),
-	    cmocka_unit_test(test_get_config),
+	    cmocka_unit_test(test_get_config),	     cmocka_unit_test(test_report),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

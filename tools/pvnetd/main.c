@@ -193,7 +193,10 @@ static void on_signal(struct loop_watch *w, uint32_t events)
 	loop_stop(d->loop);
 }
 
-/* Every second: the switch forgets the MACs it has not seen for its ageing time. */
+/*
+ * Every second: the switch forgets the MACs it has not seen for its ageing
+ * time, and says which ports could not learn (at most once a minute each).
+ */
 static void on_age(struct loop_watch *w, uint32_t events)
 {
 	struct pvnetd *d = w->data;
@@ -205,6 +208,7 @@ static void on_age(struct loop_watch *w, uint32_t events)
 	n = sw_fdb_age(d->sw, sw_now(d->sw));
 	if (n)
 		debug("switch: %u MAC%s aged out", n, n == 1 ? "" : "s");
+	sw_fdb_report(d->sw, sw_now(d->sw));
 }
 
 static int ageing_start(struct pvnetd *d)
