@@ -481,6 +481,213 @@ static void test_directory_part_txn(void **state)
 	tc_close(d0);
 }
 
+/*
+ * Replies to the byte, as xenstored sends them: "OK" and an error's name
+ * each with its NUL, a transaction id and "T"/"F" as NUL-terminated strings.
+ */
+static void test_reply_bytes(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+	uint32_t t;
+
+	m = tc_write(d0, 0, "/rb", "v");
+	assert_int_equal(m->hdr.type, XS_WRITE);
+	assert_int_equal(m->hdr.len, sizeof("OK"));
+	assert_memory_equal(m->body, "OK", sizeof("OK"));
+	m = tc_read(d0, 0, "/rb/none");
+	assert_int_equal(m->hdr.type, XS_ERROR);
+	assert_int_equal(m->hdr.len, sizeof("ENOENT"));
+	assert_memory_equal(m->body, "ENOENT", sizeof("ENOENT"));
+	m = tc_call(d0, XS_TRANSACTION_START, 0, "", NULL);
+	assert_int_equal(m->hdr.type, XS_TRANSACTION_START);
+	assert_true(m->hdr.len >= 2);
+	assert_int_equal(m->body[m->hdr.len - 1], '\0');
+	assert_int_equal(strspn(m->body, "0123456789"), m->hdr.len - 1);
+	t = (uint32_t)strtoul(m->body, NULL, 10);
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "F", NULL));
+	/* domain 0 always exists */
+	m = tc_call(d0, XS_IS_DOMAIN_INTRODUCED, 0, "0", NULL);
+	assert_int_equal(m->hdr.type, XS_IS_DOMAIN_INTRODUCED);
+	assert_int_equal(m->hdr.len, sizeof("T"));
+	assert_memory_equal(m->body, "T", sizeof("T"));
+	m = tc_call(d0, XS_IS_DOMAIN_INTRODUCED, 0, "6", NULL);
+	assert_int_equal(m->hdr.len, sizeof("F"));
+	assert_memory_equal(m->body, "F", sizeof("F"));
+	tc_close(d0);
+}
+
+/* Numbers are read whole: 2^64 + 5 is no domid 5 and no offset 5, and 2^32 - 1 is an offset. */
+static void test_numbers_do_not_wrap(void **state)
+{
+	static const char wraps_to_5[] = "18446744073709551621";
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+	size_t glen;
+
+	TC_ERR(tc_call(d0, XS_GET_DOMAIN_PATH, 0, wraps_to_5, NULL), "EINVAL");
+	TC_ERR(tc_call(d0, XS_IS_DOMAIN_INTRODUCED, 0, wraps_to_5, NULL), "EINVAL");
+	assert_int_equal(store_mkdir(*state, "/n/abcdefgh"), 0);
+	TC_ERR(tc_call(d0, XS_DIRECTORY_PART, 0, "/n", wraps_to_5, NULL), "EINVAL");
+	/* the largest offset there is: past the end, so the empty name alone */
+	m = tc_call(d0, XS_DIRECTORY_PART, 0, "/n", "4294967295", NULL);
+	assert_int_equal(m->hdr.type, XS_DIRECTORY_PART);
+	glen = strlen(m->body) + 1;
+	assert_int_equal(m->hdr.len, glen + 1);
+	assert_int_equal(m->body[glen], '\0');
+	tc_close(d0);
+}
+
+/*
+ * Requests other than WATCH and UNWATCH look their transaction id up, as
+ * in xenstored: one that names no open transaction of the connection is
+ * ENOENT, and the request does nothing.
+ */
+static void test_unknown_tx_id(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	TC_OK(tc_call(d0, XS_WATCH, 0, "/u", "t", NULL));
+	tc_drain_events(d0);
+	TC_ERR(tc_call(d0, XS_GET_DOMAIN_PATH, 999, "5", NULL), "ENOENT");
+	TC_ERR(tc_call(d0, XS_GET_PERMS, 999, "/", NULL), "ENOENT");
+	TC_ERR(tc_call(d0, XS_DIRECTORY_PART, 999, "/", "0", NULL), "ENOENT");
+	TC_ERR(tc_call(d0, XS_RESET_WATCHES, 999, NULL), "ENOENT");
+	TC_ERR(tc_call(d0, XS_WRITE, 999, "/u", NULL), "ENOENT");
+	/* the watch is still there, and nothing was written */
+	TC_ERR(tc_read(d0, 0, "/u"), "ENOENT");
+	TC_OK(tc_write(d0, 0, "/u", "1"));
+	m = tc_event(d0);
+	assert_non_null(m);
+	assert_string_equal(m->body, "/u");
+	assert_null(tc_event(d0));
+	tc_close(d0);
+}
+
+/* Privileged requests are domain 0's alone: any other domid, the lowest and the highest, is EACCES. */
+static void test_privileged_only_dom0(void **state)
+{
+	static const domid_t guests[] = {1, DOMID_FIRST_RESERVED - 1};
+
+	for (size_t i = 0; i < sizeof(guests) / sizeof(guests[0]); i++) {
+		struct tclient *g = tc_open(*state, guests[i]);
+
+		TC_ERR(tc_call(g, XS_IS_DOMAIN_INTRODUCED, 0, "0", NULL), "EACCES");
+		TC_ERR(tc_call(g, XS_CONTROL, 0, "x", NULL), "EACCES");
+		tc_close(g);
+	}
+}
+
+/*
+ * Make @dir's child list 62 names of 63 characters and a last one such
+ * that the generation (with its NUL), the list and @extra more bytes come
+ * to a whole payload; the list is one creation away from done, so the
+ * generation it will have is the current one plus 2.  Returns that
+ * generation's length with its NUL.
+ */
+static size_t fill_dir_to(struct store *s, struct tclient *tc, const char *dir, size_t extra)
+{
+	char path[256], gen[32];
+	struct tmsg *m;
+	size_t glen, last;
+	int i;
+
+	for (i = 0; i < 62; i++) {
+		snprintf(path, sizeof(path), "%s/%063d", dir, i);
+		assert_int_equal(store_mkdir(s, path), 0);
+	}
+	m = tc_call(tc, XS_DIRECTORY_PART, 0, dir, "0", NULL);
+	TC_OK(m);
+	snprintf(gen, sizeof(gen), "%llu", strtoull(m->body, NULL, 10) + 2);
+	glen = strlen(gen) + 1;
+	last = XENSTORE_PAYLOAD_MAX - glen - 62 * 64 - 1 - extra;
+	i = snprintf(path, sizeof(path), "%s/", dir);
+	memset(path + i, 'z', last);
+	path[(size_t)i + last] = '\0';
+	assert_int_equal(store_mkdir(s, path), 0);
+	m = tc_call(tc, XS_DIRECTORY_PART, 0, dir, "99999", NULL);
+	assert_string_equal(m->body, gen);
+	return glen;
+}
+
+/*
+ * DIRECTORY_PART to the byte: a list that fits with its generation and
+ * the empty name that ends it comes whole, in a reply of exactly a
+ * payload; one byte longer, and its last name waits for the next part.
+ */
+static void test_directory_part_exact_fit(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0);
+	struct tmsg *m;
+	size_t glen;
+
+	glen = fill_dir_to(s, d0, "/fit", 1);
+	m = tc_call(d0, XS_DIRECTORY_PART, 0, "/fit", "0", NULL);
+	assert_int_equal(m->hdr.type, XS_DIRECTORY_PART);
+	assert_int_equal(m->hdr.len, XENSTORE_PAYLOAD_MAX);
+	assert_int_equal(m->body[glen - 1], '\0');
+	assert_int_equal(m->body[XENSTORE_PAYLOAD_MAX - 2], '\0');
+	assert_int_equal(m->body[XENSTORE_PAYLOAD_MAX - 3], 'z');
+
+	glen = fill_dir_to(s, d0, "/over", 0);
+	m = tc_call(d0, XS_DIRECTORY_PART, 0, "/over", "0", NULL);
+	assert_int_equal(m->hdr.type, XS_DIRECTORY_PART);
+	assert_int_equal(m->hdr.len, glen + 62 * 64);
+	m = tc_call(d0, XS_DIRECTORY_PART, 0, "/over", "3968", NULL);
+	assert_int_equal(m->hdr.type, XS_DIRECTORY_PART);
+	/* the last name, its NUL and the empty name: the list was one byte over */
+	assert_int_equal(m->hdr.len, XENSTORE_PAYLOAD_MAX - 62 * 64 + 1);
+	assert_int_equal(m->body[m->hdr.len - 1], '\0');
+	assert_int_equal(m->body[m->hdr.len - 2], '\0');
+	tc_close(d0);
+}
+
+/* RM unlinks exactly the name removed from its parent's list, not a sibling it is a prefix of. */
+static void test_rm_exact_name(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tmsg *m;
+
+	TC_OK(tc_mkdir(d0, 0, "/x/ab"));
+	TC_OK(tc_mkdir(d0, 0, "/x/a"));
+	TC_OK(tc_rm(d0, 0, "/x/a"));
+	m = tc_call(d0, XS_DIRECTORY, 0, "/x", NULL);
+	assert_int_equal(m->hdr.len, sizeof("ab"));
+	assert_memory_equal(m->body, "ab", sizeof("ab"));
+	TC_OK(tc_read(d0, 0, "/x/ab"));
+	tc_close(d0);
+}
+
+/* SET_PERMS on a special path that names no special node is ENOENT, as GET_PERMS. */
+static void test_set_perms_unknown_special(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+
+	TC_ERR(tc_call(d0, XS_SET_PERMS, 0, "@other", "n0", NULL), "ENOENT");
+	TC_ERR(tc_call(d0, XS_GET_PERMS, 0, "@other", NULL), "ENOENT");
+	tc_close(d0);
+}
+
+/* In process, a permission list holds only the bits of enum store_perm_bits: others are EINVAL. */
+static void test_in_process_perm_bits(void **state)
+{
+	struct store *s = *state;
+	struct store_perm p[2] = {{.id = 0, .perm = STORE_PERM_NONE}, {.id = 5, .perm = 4}};
+	struct store_perm *got;
+	unsigned int n;
+
+	assert_int_equal(store_write(s, "/pb", "", 0), 0);
+	assert_int_equal(store_set_perms(s, "/pb", p, 2), -EINVAL);
+	p[1].perm = 16;
+	assert_int_equal(store_set_perms(s, "/pb", p, 2), -EINVAL);
+	assert_int_equal(store_set_perms(s, "@releaseDomain", p, 2), -EINVAL);
+	assert_int_equal(store_get_perms(s, "/pb", &got, &n), 0);
+	assert_int_equal(n, 1);
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +704,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_directory_part, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_directory_part_trailing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_directory_part_txn, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reply_bytes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_numbers_do_not_wrap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unknown_tx_id, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_privileged_only_dom0, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_directory_part_exact_fit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rm_exact_name, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_set_perms_unknown_special, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_in_process_perm_bits, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -419,6 +419,163 @@ static void test_owner_absent_domain_ignored(void **state)
 	tc_close(d0);
 }
 
+/* @prefix, then a last component of @n characters (the same for each @n). */
+static void long_name(char *buf, const char *prefix, size_t n)
+{
+	size_t plen = strlen(prefix);
+
+	memcpy(buf, prefix, plen);
+	memset(buf + plen, 'c', n);
+	buf[plen + n] = '\0';
+}
+
+/*
+ * The node-size quota to the byte for every record a change touches.
+ * With the default 2048 bytes and one permission entry (4 bytes): a
+ * parent holding a 2000-character name (2001 bytes with its NUL) takes a
+ * second of 42 characters (2001 + 43 + 4 = 2048), not one of 43, and its
+ * children then count against a value written to it; a missing parent
+ * holds its child's name and NUL (2043 characters fit, 2044 not).  With
+ * three entries (12 bytes) a missing parent holds a name of 2035, a new
+ * node a value of 2036 bytes, and one with two one-character children 2032.
+ */
+static void test_node_size_every_record(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	static char path[2100], val[2100];
+
+	TC_OK(tc_write(g, 0, "p", ""));
+	long_name(path, "p/", 2000);
+	TC_OK(tc_write(g, 0, path, ""));
+	long_name(path, "p/", 43);
+	TC_ERR(tc_write(g, 0, path, ""), "ENOSPC");
+	long_name(path, "p/", 42);
+	TC_OK(tc_write(g, 0, path, ""));
+	TC_ERR(tc_write(g, 0, "p", "x"), "ENOSPC");
+	TC_OK(tc_write(g, 0, "p", ""));
+
+	long_name(path, "m/", 2044);
+	TC_ERR(tc_write(g, 0, path, ""), "ENOSPC");
+	TC_ERR(tc_read(g, 0, "m"), "ENOENT");
+	long_name(path, "m/", 2043);
+	TC_OK(tc_write(g, 0, path, ""));
+
+	/* an existing parent's value counts too: 2041 + "ab" + 4 fit, "c" more not */
+	memset(val, 'v', 2041);
+	val[2041] = '\0';
+	TC_OK(tc_write(g, 0, "v", val));
+	TC_OK(tc_write(g, 0, "v/ab", ""));
+	TC_ERR(tc_write(g, 0, "v/c", ""), "ENOSPC");
+
+	TC_OK(tc_write(g, 0, "q", ""));
+	TC_OK(tc_call(g, XS_SET_PERMS, 0, "q", "n5", "r6", "w6", NULL));
+	long_name(path, "q/x/", 2036);
+	TC_ERR(tc_write(g, 0, path, ""), "ENOSPC");
+	TC_ERR(tc_read(g, 0, "q/x"), "ENOENT");
+	long_name(path, "q/x/", 2035);
+	TC_OK(tc_write(g, 0, path, ""));
+	memset(val, 'v', 2037);
+	val[2037] = '\0';
+	TC_ERR(tc_write(g, 0, "q/n", val), "ENOSPC");
+	val[2036] = '\0';
+	TC_OK(tc_write(g, 0, "q/n", val));
+	val[2033] = '\0';
+	TC_ERR(tc_write(g, 0, "q", val), "ENOSPC");
+	val[2032] = '\0';
+	TC_OK(tc_write(g, 0, "q", val));
+	tc_close(g);
+}
+
+/*
+ * A released domain's count of nodes goes with it: a node it owned
+ * outside its home is domain 0's, and a new domain of that id starts
+ * with its home alone.  Quota 3: the new 5 makes two more nodes.
+ */
+static void test_released_domain_count_reset(void **state)
+{
+	struct store_config cfg;
+	struct store *s;
+	struct tclient *g, *d0;
+
+	(void)state;
+	store_config_default(&cfg);
+	cfg.nodes_per_domain = 3;
+	s = store_create(&cfg);
+	assert_non_null(s);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	d0 = tc_open(s, 0);
+	TC_OK(tc_write(d0, 0, "/pub", ""));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/pub", "b0", NULL));
+	g = tc_open(s, 5);
+	TC_OK(tc_write(g, 0, "/pub/x", "1"));
+	TC_OK(tc_write(g, 0, "/pub/y", "1"));
+	TC_ERR(tc_write(g, 0, "/pub/z", "1"), "ENOSPC");
+	tc_close(g);
+	assert_int_equal(store_domain_release(s, 5), 0);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	TC_OK(tc_write(g, 0, "a", "1"));
+	TC_OK(tc_write(g, 0, "b", "1"));
+	TC_ERR(tc_write(g, 0, "c", "1"), "ENOSPC");
+	tc_close(g);
+	tc_close(d0);
+	store_destroy(s);
+}
+
+/*
+ * A special node a released domain owned is domain 0's again: a new
+ * domain of that id may not set its permissions.
+ */
+static void test_released_special_owner(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0), *g;
+	struct tmsg *m;
+
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "@introduceDomain", "n5", "r6", NULL));
+	assert_int_equal(store_domain_release(s, 5), 0);
+	m = tc_call(d0, XS_GET_PERMS, 0, "@introduceDomain", NULL);
+	assert_int_equal(m->hdr.type, XS_GET_PERMS);
+	assert_int_equal(m->hdr.len, sizeof("n0\0r6"));
+	assert_memory_equal(m->body, "n0\0r6", sizeof("n0\0r6"));
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	TC_ERR(tc_call(g, XS_SET_PERMS, 0, "@introduceDomain", "n5", NULL), "EACCES");
+	tc_close(g);
+	tc_close(d0);
+}
+
+/*
+ * GET_PERMS answers a list of a whole payload: domain 0 may set one that
+ * long in process ("n0", 681 entries "r1000" and one "r10000" are 4096
+ * bytes), and one byte more is E2BIG.
+ */
+static void test_get_perms_whole_payload(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0);
+	static struct store_perm p[684];
+	struct tmsg *m;
+	unsigned int i;
+
+	p[0].id = 0;
+	for (i = 1; i < 682; i++)
+		p[i] = (struct store_perm){.id = 1000, .perm = STORE_PERM_READ};
+	p[682] = (struct store_perm){.id = 10000, .perm = STORE_PERM_READ};
+	assert_int_equal(store_write(s, "/many", "", 0), 0);
+	assert_int_equal(store_set_perms(s, "/many", p, 683), 0);
+	m = tc_call(d0, XS_GET_PERMS, 0, "/many", NULL);
+	assert_int_equal(m->hdr.type, XS_GET_PERMS);
+	assert_int_equal(m->hdr.len, XENSTORE_PAYLOAD_MAX);
+	assert_memory_equal(m->body + XENSTORE_PAYLOAD_MAX - sizeof("r10000"), "r10000",
+			    sizeof("r10000"));
+	p[682].id = 10001;
+	p[683] = (struct store_perm){.id = 1, .perm = STORE_PERM_NONE};
+	assert_int_equal(store_set_perms(s, "/many", p, 684), 0);
+	TC_ERR(tc_call(d0, XS_GET_PERMS, 0, "/many", NULL), "E2BIG");
+	tc_close(d0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +590,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_released_during_transaction, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grant_to_absent_domain_ignored, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner_absent_domain_ignored, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_node_size_every_record, setup, teardown),
+	    cmocka_unit_test(test_released_domain_count_reset),
+	    cmocka_unit_test_setup_teardown(test_released_special_owner, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_get_perms_whole_payload, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -551,6 +551,65 @@ static void test_failed_txn_never_commits(void **state)
 	tc_close(g);
 }
 
+/* TRANSACTION_END takes exactly "T" or "F", as xenstored: a longer word is neither. */
+static void test_end_word_exact(void **state)
+{
+	struct tclient *a = tc_open(*state, 0);
+	uint32_t t = tc_txn_start(a);
+
+	TC_OK(tc_write(a, t, "/ew", "1"));
+	TC_ERR(tc_call(a, XS_TRANSACTION_END, t, "TRUE", NULL), "EINVAL");
+	TC_ERR(tc_call(a, XS_TRANSACTION_END, t, "Fx", NULL), "EINVAL");
+	TC_ERR(tc_read(a, 0, "/ew"), "ENOENT");
+	TC_OK(tc_call(a, XS_TRANSACTION_END, t, "T", NULL));
+	TC_OK(tc_read(a, 0, "/ew"));
+	tc_close(a);
+}
+
+/*
+ * RESET_WATCHES ends the connection's transactions too, as xenstored's
+ * does: what they held is not committed, their ids are gone, and the
+ * guest's transaction quota is free again.
+ */
+static void test_reset_watches_ends_transactions(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	uint32_t t = tc_txn_start(g);
+
+	TC_OK(tc_write(g, t, "k", "v"));
+	for (int i = 1; i < 10; i++)
+		tc_txn_start(g);
+	TC_OK(tc_call(g, XS_RESET_WATCHES, 0, NULL));
+	TC_ERR(tc_read(g, t, "k"), "ENOENT");
+	TC_ERR(tc_call(g, XS_TRANSACTION_END, t, "T", NULL), "ENOENT");
+	TC_ERR(tc_read(g, 0, "k"), "ENOENT");
+	for (int i = 0; i < 10; i++)
+		tc_txn_start(g);
+	tc_close(g);
+}
+
+/*
+ * A node the transaction read and another client removed since is a
+ * conflict too (its generation is gone): EAGAIN, nothing committed.
+ */
+static void test_conflict_read_then_removed(void **state)
+{
+	struct tclient *a = tc_open(*state, 0);
+	struct tclient *b = tc_open(*state, 5);
+	uint32_t t;
+
+	TC_OK(tc_write(a, 0, "/local/domain/5/gone", "0"));
+	TC_OK(tc_write(a, 0, "/local/domain/5/d/x", "0"));
+	t = tc_txn_start(b);
+	TC_OK(tc_read(b, t, "gone"));
+	TC_OK(tc_write(b, t, "d/x", "1")); /* records d/x alone: not the home */
+	TC_OK(tc_rm(a, 0, "/local/domain/5/gone"));
+	TC_ERR(tc_call(b, XS_TRANSACTION_END, t, "T", NULL), "EAGAIN");
+	assert_memory_equal(tc_read(b, 0, "d/x")->body, "0", 1);
+	tc_close(a);
+	tc_close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -568,6 +627,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rm_out_of_room, setup, teardown),
 	    cmocka_unit_test(test_rm_out_of_room_in_children),
 	    cmocka_unit_test_setup_teardown(test_failed_txn_never_commits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_end_word_exact, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reset_watches_ends_transactions, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_conflict_read_then_removed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -334,6 +334,312 @@ static void test_readable_parent(void **state)
 	tc_close(g);
 }
 
+/*
+ * WATCH and UNWATCH ignore the transaction id (xenstored's XS_FLAG_NOTID):
+ * one that names no transaction is no error, and a watch set with the id
+ * of an open one hears of changes outside it at once.
+ */
+static void test_watch_ignores_tx_id(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *w = tc_open(*state, 0);
+	uint32_t t = tc_txn_start(w);
+
+	TC_OK(tc_call(w, XS_WATCH, 999, "/nt", "a", NULL));
+	expect_event(w, "/nt", "a");
+	TC_OK(tc_call(w, XS_WATCH, t, "/nt", "b", NULL));
+	expect_event(w, "/nt", "b");
+	TC_OK(tc_write(d0, 0, "/nt", "1"));
+	expect_event(w, "/nt", "a");
+	expect_event(w, "/nt", "b");
+	TC_OK(tc_call(w, XS_UNWATCH, 999, "/nt", "a", NULL));
+	TC_OK(tc_call(w, XS_UNWATCH, t, "/nt", "b", NULL));
+	TC_OK(tc_write(d0, 0, "/nt", "2"));
+	assert_null(tc_event(w));
+	TC_OK(tc_call(w, XS_TRANSACTION_END, t, "F", NULL));
+	tc_close(d0);
+	tc_close(w);
+}
+
+/*
+ * UNWATCH is exactly "<path>\0<token>\0" (EINVAL otherwise), and a path
+ * that cannot be canonical names no watch: ENOENT, as xenstored answers.
+ */
+static void test_unwatch_malformed(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+
+	TC_OK(tc_call(d0, XS_WATCH, 0, "/uw", "t", NULL));
+	tc_drain_events(d0);
+	TC_ERR(tc_call(d0, XS_UNWATCH, 0, "/uw", "t", "extra", NULL), "EINVAL");
+	TC_ERR(tc_call(d0, XS_UNWATCH, 0, "/uw", NULL), "EINVAL");
+	TC_ERR(tc_call(d0, XS_UNWATCH, 0, "/uw//x", "t", NULL), "ENOENT");
+	TC_ERR(tc_call(d0, XS_UNWATCH, 0, "/uw/", "t", NULL), "ENOENT");
+	/* the watch is still there */
+	TC_OK(tc_write(d0, 0, "/uw", "1"));
+	expect_event(d0, "/uw", "t");
+	TC_OK(tc_call(d0, XS_UNWATCH, 0, "/uw", "t", NULL));
+	tc_close(d0);
+}
+
+/*
+ * Watches belong to their connection: two may set the same path and
+ * token, and one's UNWATCH or RESET_WATCHES leaves the other's in place.
+ */
+static void test_watches_per_connection(void **state)
+{
+	struct tclient *a = tc_open(*state, 0);
+	struct tclient *b = tc_open(*state, 0);
+
+	TC_OK(tc_call(a, XS_WATCH, 0, "/pc", "t", NULL));
+	TC_OK(tc_call(b, XS_WATCH, 0, "/pc", "t", NULL));
+	expect_event(a, "/pc", "t");
+	expect_event(b, "/pc", "t");
+	TC_OK(tc_call(a, XS_UNWATCH, 0, "/pc", "t", NULL));
+	TC_ERR(tc_call(a, XS_UNWATCH, 0, "/pc", "t", NULL), "ENOENT");
+	TC_OK(tc_write(a, 0, "/pc", "1"));
+	assert_null(tc_event(a));
+	expect_event(b, "/pc", "t");
+	TC_OK(tc_call(a, XS_WATCH, 0, "/pc", "t", NULL));
+	expect_event(a, "/pc", "t");
+	TC_OK(tc_call(a, XS_RESET_WATCHES, 0, NULL));
+	TC_OK(tc_write(a, 0, "/pc", "2"));
+	assert_null(tc_event(a));
+	expect_event(b, "/pc", "t");
+	assert_null(tc_event(b));
+	tc_close(a);
+	tc_close(b);
+}
+
+/*
+ * Removing a subtree tells a watch above it and one on it of the removed
+ * node, once each; the descendants' events are exact, for watches on
+ * them only, down to the last one - also when the removal is committed
+ * from a transaction.
+ */
+static void test_rm_subtree_events(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *w = tc_open(*state, 0);
+	uint32_t t;
+
+	TC_OK(tc_call(w, XS_WATCH, 0, "/st", "top", NULL));
+	TC_OK(tc_call(w, XS_WATCH, 0, "/st/a", "node", NULL));
+	TC_OK(tc_call(w, XS_WATCH, 0, "/st/a/b/c", "leaf", NULL));
+	TC_OK(tc_call(w, XS_WATCH, 0, "/st/a/x", "last", NULL));
+	tc_drain_events(w);
+	for (int round = 0; round < 2; round++) {
+		TC_OK(tc_write(d0, 0, "/st/a/b/c", "1"));
+		TC_OK(tc_write(d0, 0, "/st/a/x", "1"));
+		tc_drain_events(w);
+		t = round ? tc_txn_start(d0) : 0;
+		TC_OK(tc_rm(d0, t, "/st/a"));
+		if (t)
+			TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+		expect_event(w, "/st/a", "top");
+		expect_event(w, "/st/a", "node");
+		expect_event(w, "/st/a/b/c", "leaf");
+		expect_event(w, "/st/a/x", "last");
+		assert_null(tc_event(w));
+	}
+	tc_close(d0);
+	tc_close(w);
+}
+
+/*
+ * The events a transaction queues for one path are merged, and the merged
+ * event still reaches every watcher one of them would have reached: the
+ * permissions before the first change and after the last decide.  Guest 5
+ * watches nodes it may read before or after a transaction, and each
+ * changes twice in one: granted, then written; written, then revoked;
+ * revoked, then written.  Each commit tells the guest once.
+ */
+static void test_txn_merged_event_perms(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *g = tc_open(*state, 5);
+	uint32_t t;
+
+	TC_OK(tc_write(d0, 0, "/mp/grant", ""));
+	TC_OK(tc_write(d0, 0, "/mp/late", ""));
+	TC_OK(tc_write(d0, 0, "/mp/revoke", ""));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/mp/late", "n0", "r5", NULL));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/mp/revoke", "n0", "r5", NULL));
+	TC_OK(tc_call(g, XS_WATCH, 0, "/mp", "t", NULL));
+	tc_drain_events(g);
+
+	t = tc_txn_start(d0);
+	TC_OK(tc_write(d0, t, "/mp/grant", "1"));
+	TC_OK(tc_call(d0, XS_SET_PERMS, t, "/mp/grant", "n0", "r5", NULL));
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+	expect_event(g, "/mp/grant", "t");
+	assert_null(tc_event(g));
+
+	t = tc_txn_start(d0);
+	TC_OK(tc_write(d0, t, "/mp/late", "1"));
+	TC_OK(tc_call(d0, XS_SET_PERMS, t, "/mp/late", "n0", NULL));
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+	expect_event(g, "/mp/late", "t");
+	assert_null(tc_event(g));
+
+	t = tc_txn_start(d0);
+	TC_OK(tc_call(d0, XS_SET_PERMS, t, "/mp/revoke", "n0", NULL));
+	TC_OK(tc_write(d0, t, "/mp/revoke", "1"));
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+	expect_event(g, "/mp/revoke", "t");
+	assert_null(tc_event(g));
+	tc_close(d0);
+	tc_close(g);
+}
+
+/* A commit fires its events in the order the paths first changed, each once. */
+static void test_txn_event_order(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	uint32_t t;
+
+	TC_OK(tc_call(d0, XS_WATCH, 0, "/eo", "t", NULL));
+	tc_drain_events(d0);
+	t = tc_txn_start(d0);
+	TC_OK(tc_write(d0, t, "/eo/a", "1"));
+	TC_OK(tc_write(d0, t, "/eo/c", "1"));
+	TC_OK(tc_write(d0, t, "/eo/a", "2"));
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+	expect_event(d0, "/eo/a", "t");
+	expect_event(d0, "/eo/c", "t");
+	assert_null(tc_event(d0));
+	tc_close(d0);
+}
+
+/*
+ * A node written and then removed with its parent in one transaction: at
+ * commit a watch on the parent hears of both, the write's event being no
+ * exact one (xenstored keeps one entry per node, and a non-exact change
+ * makes it non-exact).
+ */
+static void test_txn_write_then_rm_parent(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	uint32_t t;
+
+	TC_OK(tc_write(d0, 0, "/wr/a", ""));
+	TC_OK(tc_call(d0, XS_WATCH, 0, "/wr/a", "t", NULL));
+	tc_drain_events(d0);
+	t = tc_txn_start(d0);
+	TC_OK(tc_write(d0, t, "/wr/a/b", "1"));
+	TC_OK(tc_rm(d0, t, "/wr/a"));
+	TC_OK(tc_call(d0, XS_TRANSACTION_END, t, "T", NULL));
+	expect_event(d0, "/wr/a/b", "t");
+	expect_event(d0, "/wr/a", "t");
+	assert_null(tc_event(d0));
+	tc_close(d0);
+}
+
+/* Releasing a domain that was never introduced is ENOENT, and tells no watcher. */
+static void test_release_unknown_silent(void **state)
+{
+	struct store *s = *state;
+	struct tclient *d0 = tc_open(s, 0);
+
+	TC_OK(tc_call(d0, XS_WATCH, 0, "@releaseDomain", "r", NULL));
+	expect_event(d0, "@releaseDomain", "r");
+	assert_int_equal(store_domain_release(s, 42), -ENOENT);
+	assert_null(tc_event(d0));
+	tc_close(d0);
+}
+
+/* Write access is not read access: a watcher that may only write a node is not told of it. */
+static void test_write_only_not_told(void **state)
+{
+	struct tclient *d0 = tc_open(*state, 0);
+	struct tclient *g = tc_open(*state, 5);
+
+	TC_OK(tc_write(d0, 0, "/wo/node", "x"));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/wo", "n0", "w5", NULL));
+	TC_OK(tc_call(d0, XS_SET_PERMS, 0, "/wo/node", "n0", "w5", NULL));
+	TC_OK(tc_call(g, XS_WATCH, 0, "/wo", "t", NULL));
+	expect_event(g, "/wo", "t");
+	TC_OK(tc_write(g, 0, "/wo/node", "y"));
+	TC_OK(tc_write(d0, 0, "/wo/node", "z"));
+	assert_null(tc_event(g));
+	tc_close(d0);
+	tc_close(g);
+}
+
+/* Two in-process watches on /q; the first removes the second from its callback. */
+struct pair {
+	struct store *s;
+	int a, b;
+};
+
+static void pair_b(void *ctx, const char *path, const char *token)
+{
+	struct pair *p = ctx;
+
+	p->b++;
+}
+
+static void pair_a(void *ctx, const char *path, const char *token)
+{
+	struct pair *p = ctx;
+
+	if (++p->a == 2)
+		assert_int_equal(store_watch_del(p->s, "/q", "b", pair_b, p), 0);
+}
+
+/*
+ * Removing a watch drops its own undelivered events and no other's: one
+ * write queues an event for each of two watches, and the first callback
+ * removes the second watch, whose event then never comes.
+ */
+static void test_watch_del_drops_its_events(void **state)
+{
+	struct pair p = {.s = *state};
+
+	assert_int_equal(store_watch_add(p.s, "/q", "a", pair_a, &p), 0);
+	assert_int_equal(store_watch_add(p.s, "/q", "b", pair_b, &p), 0);
+	assert_int_equal(p.a, 1);
+	assert_int_equal(p.b, 1);
+	assert_int_equal(store_write(p.s, "/q", "1", 1), 0);
+	assert_int_equal(p.a, 2);
+	assert_int_equal(p.b, 1);
+	assert_int_equal(store_write(p.s, "/q", "2", 1), 0);
+	assert_int_equal(p.a, 3);
+	assert_int_equal(p.b, 1);
+	assert_int_equal(store_watch_del(p.s, "/q", "a", pair_a, &p), 0);
+}
+
+/*
+ * Releasing a domain gives back what its connections held at once, even
+ * before their owner closes them: a new domain of that id may open its
+ * ten transactions and its 128 watches.
+ */
+static void test_release_frees_quota(void **state)
+{
+	struct store *s = *state;
+	struct tclient *old = tc_open(s, 5), *g;
+	char tok[16];
+	int i;
+
+	for (i = 0; i < 10; i++)
+		tc_txn_start(old);
+	for (i = 0; i < 128; i++) {
+		snprintf(tok, sizeof(tok), "t%d", i);
+		TC_OK(tc_call(old, XS_WATCH, 0, "x", tok, NULL));
+	}
+	assert_int_equal(store_domain_release(s, 5), 0);
+	assert_int_equal(store_domain_introduce(s, 5), 0);
+	g = tc_open(s, 5);
+	for (i = 0; i < 10; i++)
+		tc_txn_start(g);
+	for (i = 0; i < 128; i++) {
+		snprintf(tok, sizeof(tok), "t%d", i);
+		TC_OK(tc_call(g, XS_WATCH, 0, "x", tok, NULL));
+	}
+	tc_close(g);
+	tc_close(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +652,17 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_release_closes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_in_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_readable_parent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_watch_ignores_tx_id, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unwatch_malformed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_watches_per_connection, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_rm_subtree_events, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_txn_merged_event_perms, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_txn_event_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_txn_write_then_rm_parent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_release_unknown_silent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_write_only_not_told, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_watch_del_drops_its_events, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_release_frees_quota, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -549,6 +549,115 @@ static void test_socket_event_burst(void **state)
 	guest_socket_close(s, l, fd, dir, &a);
 }
 
+/*
+ * A dead connection processes nothing: once its domain is released, a
+ * request it sends is refused (-EPIPE) and changes nothing, even where
+ * anyone may write.
+ */
+static void test_dead_conn_does_nothing(void **state)
+{
+	struct store *s = *state;
+	struct tclient *g = tc_open(s, 5);
+	struct store_perm open = {.id = 0, .perm = STORE_PERM_BOTH};
+	static const char req[] = "/open/x\0v";
+	char *val;
+
+	assert_int_equal(store_write(s, "/open", "", 0), 0);
+	assert_int_equal(store_set_perms(s, "/open", &open, 1), 0);
+	assert_int_equal(store_domain_release(s, 5), 0);
+	assert_int_equal(tc_send(g, XS_WRITE, 1, 0, req, sizeof(req) - 1), -EPIPE);
+	assert_null(tc_reply(g));
+	assert_int_equal(store_read(s, "/open/x", &val, NULL), -ENOENT);
+	tc_close(g);
+}
+
+/* A transport that takes at most 5 bytes per call: the tclient in @ctx gets them. */
+static int trickle_send(void *ctx, const void *buf, size_t len)
+{
+	size_t take = len < 5 ? len : 5;
+
+	tc_send_cb(ctx, buf, take);
+	return take == len ? 0 : (int)take;
+}
+
+/* Output a transport takes in pieces arrives whole and in order, byte for byte. */
+static void test_partial_sends(void **state)
+{
+	struct tclient *tc = tc_open(*state, 0);
+	struct tmsg *m;
+
+	store_conn_close(tc->c);
+	tc->c = store_conn_open(*state, 0, trickle_send, tc);
+	assert_non_null(tc->c);
+	TC_OK(tc_write(tc, 0, "/trickle", "some value"));
+	m = tc_read(tc, 0, "/trickle");
+	assert_int_equal(m->hdr.type, XS_READ);
+	assert_int_equal(m->hdr.len, 10);
+	assert_memory_equal(m->body, "some value", 10);
+	assert_int_equal(store_conn_pending(tc->c), 0);
+	tc_close(tc);
+}
+
+static int broken_send(void *ctx, const void *buf, size_t len)
+{
+	return -ECONNRESET;
+}
+
+/*
+ * A connection whose transport breaks while it answers a request is dead
+ * at once: the rest of the input it was given is not processed, and the
+ * caller hears -EPIPE.
+ */
+static void test_broken_transport_stops(void **state)
+{
+	struct store *s = *state;
+	struct store_conn *c = store_conn_open(s, 0, broken_send, NULL);
+	unsigned char buf[64];
+	size_t n = 0;
+	char *val;
+
+	assert_non_null(c);
+	n += build(buf + n, XS_WRITE, 1, "/br1\0v", 6);
+	n += build(buf + n, XS_WRITE, 2, "/br2\0v", 6);
+	assert_int_equal(store_conn_input(c, buf, n), -EPIPE);
+	assert_int_equal(store_read(s, "/br1", &val, NULL), 0);
+	free(val);
+	assert_int_equal(store_read(s, "/br2", &val, NULL), -ENOENT);
+	assert_int_equal(store_conn_input(c, buf, n), -EPIPE);
+	store_conn_close(c);
+}
+
+/*
+ * A client that hangs up is closed: its connection is not kept, so a
+ * guest that connects and hangs up more times than its 32 connections
+ * still gets answers.
+ */
+static void test_socket_hangup_frees(void **state)
+{
+	struct store *s = *state;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	char dir[] = "/tmp/pvnet-store-XXXXXX";
+	struct loop *l = loop_create();
+	struct tmsg m;
+	int fd;
+
+	fd = guest_socket(s, l, dir, &a);
+	close(fd);
+	for (int i = 0; i < 40; i++) {
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+		loop_run_once(l, 100); /* accept */
+		close(fd);
+		loop_run_once(l, 100); /* the hang-up */
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	sock_roundtrip(l, fd, XS_GET_DOMAIN_PATH, "5", 2, &m);
+	assert_int_equal(m.hdr.type, XS_GET_DOMAIN_PATH);
+	assert_string_equal(m.body, "/local/domain/5");
+	guest_socket_close(s, l, fd, dir, &a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -564,6 +673,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_socket, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_event_burst, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_socket_request_budget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dead_conn_does_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_partial_sends, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_broken_transport_stops, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_socket_hangup_frees, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
