@@ -657,6 +657,10 @@ int store_op_set_perms(struct store *s, const struct store_actor *a, const char 
 	/* Guests may not give their nodes away. */
 	if (a->domid != 0 && p[0].id != node->perms[0].id)
 		return -EPERM;
+	/* A longer list makes the node bigger: xenstored's write_node() checks every change. */
+	r = size_check(s, a, node->datalen, node->childlen, n);
+	if (r)
+		return r;
 	nn = node_dup(node, path);
 	if (!nn)
 		return -ENOMEM;

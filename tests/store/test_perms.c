@@ -576,6 +576,27 @@ static void test_get_perms_whole_payload(void **state)
 	tc_close(d0);
 }
 
+/*
+ * SET_PERMS is held to the node-size quota too, as xenstored's
+ * write_node() holds every change of a node: a guest's node with a value
+ * of 2044 bytes and one entry is full (2048), so a list of three entries
+ * (12 bytes) is ENOSPC and the node keeps its list.
+ */
+static void test_set_perms_node_size(void **state)
+{
+	struct tclient *g = tc_open(*state, 5);
+	static char val[2045];
+	struct tmsg *m;
+
+	memset(val, 'v', sizeof(val) - 1);
+	TC_OK(tc_write(g, 0, "full", val));
+	TC_ERR(tc_call(g, XS_SET_PERMS, 0, "full", "n5", "r6", "r6", NULL), "ENOSPC");
+	m = tc_call(g, XS_GET_PERMS, 0, "full", NULL);
+	assert_int_equal(m->hdr.len, sizeof("n5"));
+	assert_memory_equal(m->body, "n5", sizeof("n5"));
+	tc_close(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +615,7 @@ int main(void)
 	    cmocka_unit_test(test_released_domain_count_reset),
 	    cmocka_unit_test_setup_teardown(test_released_special_owner, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_get_perms_whole_payload, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_set_perms_node_size, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
