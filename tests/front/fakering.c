@@ -23,6 +23,7 @@ void be_attach_rings(struct be *b, struct pvnet_domain *dom, uint32_t tx_ref, ui
 	assert_non_null(rxs);
 	assert_false(ro);
 	b->dom = dom;
+	b->rx_offset = 0; /* at the start of each page, as Linux's netback; a test may move it */
 	/* Attach at the producer the frontend left, as Linux netback's BACK_RING_ATTACH. */
 	BACK_RING_ATTACH(&b->tx, txs, txs->rsp_prod, PVNET_PAGE_SIZE);
 	BACK_RING_ATTACH(&b->rx, rxs, rxs->rsp_prod, PVNET_PAGE_SIZE);
@@ -94,7 +95,8 @@ void be_tx_push(struct be *b)
 int be_rx_frame(struct be *b, const uint8_t *data, uint32_t len, uint16_t flags,
 		const struct netif_extra_info *extra)
 {
-	uint32_t slots = (len + PVNET_PAGE_SIZE - 1) / PVNET_PAGE_SIZE + (extra ? 1 : 0);
+	uint32_t room = PVNET_PAGE_SIZE - b->rx_offset;
+	uint32_t slots = (len + room - 1) / room + (extra ? 1 : 0);
 	uint32_t off = 0;
 
 	if (b->rx.sring->req_prod - b->rx.req_cons < slots)
@@ -102,7 +104,7 @@ int be_rx_frame(struct be *b, const uint8_t *data, uint32_t len, uint16_t flags,
 	for (uint32_t s = 0; off < len || s == 0; s++) {
 		netif_rx_request_t req;
 		netif_rx_response_t *rsp;
-		uint32_t chunk = len - off < PVNET_PAGE_SIZE ? len - off : PVNET_PAGE_SIZE;
+		uint32_t chunk = len - off < room ? len - off : room;
 		bool ro = true;
 		uint8_t *page;
 
@@ -110,10 +112,10 @@ int be_rx_frame(struct be *b, const uint8_t *data, uint32_t len, uint16_t flags,
 		page = h_grant_page(b->dom, req.gref, &ro);
 		assert_non_null(page);
 		assert_false(ro);
-		memcpy(page, data + off, chunk);
+		memcpy(page + b->rx_offset, data + off, chunk);
 		rsp = RING_GET_RESPONSE(&b->rx, b->rx.req_cons);
 		rsp->id = req.id;
-		rsp->offset = 0;
+		rsp->offset = b->rx_offset;
 		rsp->status = (int16_t)chunk;
 		rsp->flags = (off + chunk < len ? NETRXF_more_data : 0) | (s == 0 ? flags : 0) |
 			     (s == 0 && extra ? NETRXF_extra_info : 0);

@@ -21,6 +21,8 @@ struct be {
 	struct pvnet_domain *dom;
 	netif_tx_back_ring_t tx;
 	netif_rx_back_ring_t rx;
+	/* Where be_rx_frame() writes in each page: 0 (be_attach_rings()), or a headroom. */
+	uint16_t rx_offset;
 };
 
 /* One frame as the fake backend received it. */

@@ -3,13 +3,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "front/front.h"
 #include "harness.h"
@@ -58,6 +63,31 @@ int h_start_mode(struct harness *h, const char *pvnetd_exe, const char *tx_mode)
 	setenv("XENSTORED_PATH", sock, 1);
 	h->dom0 = xs_open(XS_OPEN_SOCKETONLY);
 	return h->dom0 ? 0 : -errno;
+}
+
+/* The harness and pvnetd of h_run_group()'s group: cmocka's group set-up takes no argument. */
+static struct harness *group_h;
+static const char *group_exe;
+
+static int group_setup(void **state)
+{
+	return h_start(group_h, group_exe);
+}
+
+static int group_teardown(void **state)
+{
+	return h_stop(group_h);
+}
+
+int h_run_group(struct harness *h, int argc, char **argv, const struct CMUnitTest *tests, size_t n)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s PVNETD\n", argv[0]);
+		return 2;
+	}
+	group_h = h;
+	group_exe = argv[1];
+	return _cmocka_run_group_tests(argv[0], tests, n, group_setup, group_teardown);
 }
 
 int h_stop(struct harness *h)

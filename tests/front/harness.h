@@ -60,6 +60,14 @@ int h_start(struct harness *h, const char *pvnetd_exe);
 int h_start_mode(struct harness *h, const char *pvnetd_exe, const char *tx_mode);
 int h_stop(struct harness *h);
 
+struct CMUnitTest;
+/*
+ * Run @tests as one cmocka group with a pvnetd (argv[1]) that @h starts
+ * before them and stops after them; 2 with a usage line when argv[1] is
+ * missing.
+ */
+int h_run_group(struct harness *h, int argc, char **argv, const struct CMUnitTest *tests, size_t n);
+
 /* Toolstack: write both device directories with libxl's keys and permissions. */
 void fb_toolstack(struct fake_be *fb, struct harness *h, uint16_t domid, uint32_t devid,
 		  const struct fake_be_opts *opts);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +57,8 @@ struct cbe {
 	/* Or, when n == 0: answer requests echo_from..echo_to - 1, each with its own id. */
 	RING_IDX echo_from, echo_to;
 	uint32_t echo_data;
+	/* The status every answer carries (0: XEN_NETIF_CTRL_STATUS_SUCCESS). */
+	uint32_t status;
 };
 
 struct ctx {
@@ -136,16 +139,13 @@ static bool cbe_fetch(struct cbe *b, RING_IDX upto)
 	return true;
 }
 
-/* Push one successful response to request @idx carrying @id, and notify. */
+/* Push one response (status b->status) to request @idx carrying @id, and notify. */
 static void cbe_answer_id(struct cbe *b, RING_IDX idx, uint16_t id, uint32_t data)
 {
 	uint64_t one = 1;
 
-	b->s->ring[b->rsp_prod % CBE_SLOTS].rsp =
-	    (struct xen_netif_ctrl_response){.id = id,
-					     .type = b->req[idx].type,
-					     .status = XEN_NETIF_CTRL_STATUS_SUCCESS,
-					     .data = data};
+	b->s->ring[b->rsp_prod % CBE_SLOTS].rsp = (struct xen_netif_ctrl_response){
+	    .id = id, .type = b->req[idx].type, .status = b->status, .data = data};
 	b->rsp_prod++;
 	__atomic_store_n(&b->s->rsp_prod, b->rsp_prod, __ATOMIC_RELEASE);
 	if (write(b->wake_fd, &one, sizeof(one)) < 0)
@@ -418,6 +418,228 @@ static void test_ctrl_abandoned_id_kept(void **state)
 	ctx_fini(&c);
 }
 
+/*
+ * The backend's status codes reach the caller: as errno values from the
+ * typed calls, as they are (clamped to int) from pvnet_vif_ctrl().
+ */
+static void test_ctrl_status_codes(void **state)
+{
+	static const struct {
+		uint32_t status;
+		int rc;
+	} map[] = {
+	    {XEN_NETIF_CTRL_STATUS_SUCCESS, 0},
+	    {XEN_NETIF_CTRL_STATUS_NOT_SUPPORTED, -EOPNOTSUPP},
+	    {XEN_NETIF_CTRL_STATUS_INVALID_PARAMETER, -EINVAL},
+	    {XEN_NETIF_CTRL_STATUS_BUFFER_OVERFLOW, -ENOSPC},
+	    {77, -EINVAL},
+	};
+	RING_IDX idx = 0;
+	uint32_t out;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 21);
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		c.be.status = map[i].status;
+		cbe_run1(&c.be, idx, 0);
+		assert_int_equal(pvnet_vif_set_hash_flags(c.vif, PVNET_HASH_IPV4_TCP), map[i].rc);
+		cbe_join(&c.be);
+		assert_int_equal(c.be.req[idx].type, XEN_NETIF_CTRL_TYPE_SET_HASH_FLAGS);
+		assert_int_equal(c.be.req[idx].data[0], PVNET_HASH_IPV4_TCP);
+		idx++;
+	}
+	/* A status past INT32_MAX is not taken for -errno. */
+	c.be.status = 0x80000001u;
+	cbe_run1(&c.be, idx, 5);
+	assert_int_equal(pvnet_vif_ctrl(c.vif, XEN_NETIF_CTRL_TYPE_GET_HASH_FLAGS, 0, 0, 0, &out),
+			 INT32_MAX);
+	cbe_join(&c.be);
+	assert_int_equal(out, 5);
+	idx++;
+	/* The typed calls pass their arguments as netif.h says. */
+	c.be.status = 0;
+	cbe_run1(&c.be, idx, 0);
+	assert_int_equal(pvnet_vif_set_hash_algorithm(c.vif, PVNET_HASH_ALG_TOEPLITZ), 0);
+	cbe_join(&c.be);
+	assert_int_equal(c.be.req[idx].type, XEN_NETIF_CTRL_TYPE_SET_HASH_ALGORITHM);
+	assert_int_equal(c.be.req[idx].data[0], XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ);
+	idx++;
+	cbe_run1(&c.be, idx, 0);
+	/* (bits netif.h does not define too: the backend judges them) */
+	assert_int_equal(pvnet_vif_set_hash_flags(c.vif, PVNET_HASH_IPV6 | 0x100), 0);
+	cbe_join(&c.be);
+	assert_int_equal(c.be.req[idx].data[0], PVNET_HASH_IPV6 | 0x100);
+	assert_vif_healthy(c.vif);
+	ctx_fini(&c);
+}
+
+/*
+ * The largest key (a page) and the largest mapping table (a page of
+ * entries) are accepted and sent; one entry or byte more is refused.
+ */
+static void test_ctrl_largest_key_and_table(void **state)
+{
+	static uint8_t key[PVNET_PAGE_SIZE + 1];
+	static uint32_t table[PVNET_PAGE_SIZE / sizeof(uint32_t) + 1];
+	void *page;
+	int64_t ref;
+	struct ctx c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)(i * 13);
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		table[i] = (uint32_t)(i % 4);
+	ctx_init(&c, 22);
+	ref = pvnet_vif_ctrl_page_ref(c.vif, &page);
+	assert_true(ref >= 0);
+	/* the data page is granted to the backend read-only */
+	{
+		bool ro = false;
+
+		assert_ptr_equal(h_grant_page(c.dom, (uint32_t)ref, &ro), page);
+		assert_true(ro);
+	}
+	assert_int_equal(pvnet_vif_set_hash_key(c.vif, key, PVNET_PAGE_SIZE + 1), -EINVAL);
+	cbe_run1(&c.be, 0, 0);
+	assert_int_equal(pvnet_vif_set_hash_key(c.vif, key, PVNET_PAGE_SIZE), 0);
+	cbe_join(&c.be);
+	assert_int_equal(c.be.req[0].data[1], PVNET_PAGE_SIZE);
+	assert_memory_equal(page, key, PVNET_PAGE_SIZE);
+	assert_int_equal(
+	    pvnet_vif_set_hash_mapping(c.vif, table, PVNET_PAGE_SIZE / sizeof(uint32_t) + 1),
+	    -EINVAL);
+	c.be.echo_from = 1;
+	c.be.echo_to = 3;
+	c.be.echo_data = 0;
+	cbe_run(&c.be);
+	assert_int_equal(
+	    pvnet_vif_set_hash_mapping(c.vif, table, PVNET_PAGE_SIZE / sizeof(uint32_t)), 0);
+	cbe_join(&c.be);
+	assert_int_equal(c.be.req[1].type, XEN_NETIF_CTRL_TYPE_SET_HASH_MAPPING_SIZE);
+	assert_int_equal(c.be.req[1].data[0], PVNET_PAGE_SIZE / sizeof(uint32_t));
+	assert_int_equal(c.be.req[2].type, XEN_NETIF_CTRL_TYPE_SET_HASH_MAPPING);
+	assert_int_equal(c.be.req[2].data[1], PVNET_PAGE_SIZE / sizeof(uint32_t));
+	assert_memory_equal(page, table, PVNET_PAGE_SIZE);
+	assert_vif_healthy(c.vif);
+	ctx_fini(&c);
+}
+
+/*
+ * The data page stays busy while any request naming it is unanswered,
+ * whatever requests that do not name it come and go; a request naming it
+ * as ADD_GREF_MAPPING does (data[1]) holds it too; and answers that came
+ * while no call waited are all taken by the next look at the page.
+ */
+static void test_ctrl_page_busy_across_calls(void **state)
+{
+	uint8_t key[40] = {1, 2, 3};
+	uint32_t flags;
+	void *page;
+	int64_t ref;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 23);
+	ref = pvnet_vif_ctrl_page_ref(c.vif, &page);
+	assert_true(ref >= 0);
+	assert_int_equal(pvnet_vif_set_hash_key(c.vif, key, sizeof(key)), -ETIMEDOUT); /* 0 */
+	cbe_run1(&c.be, 1, 0);
+	assert_int_equal(pvnet_vif_get_hash_flags(c.vif, &flags), 0); /* 1 */
+	cbe_join(&c.be);
+	assert_int_equal(pvnet_vif_set_hash_key(c.vif, key, sizeof(key)), -EBUSY);
+	assert_int_equal(pvnet_vif_ctrl_page_ref(c.vif, &page), -EBUSY);
+	/* a request that does not name the page, abandoned too (2) */
+	assert_int_equal(pvnet_vif_get_hash_flags(c.vif, &flags), -ETIMEDOUT);
+	/* both late answers come while no call waits, the page's last */
+	assert_true(cbe_fetch(&c.be, 3));
+	cbe_answer(&c.be, 2, 0);
+	cbe_answer(&c.be, 0, 0);
+	assert_int_equal(pvnet_vif_ctrl_page_ref(c.vif, &page), ref);
+
+	/* ADD_GREF_MAPPING names the page in data[1] (3, abandoned) */
+	assert_int_equal(
+	    pvnet_vif_ctrl(c.vif, XEN_NETIF_CTRL_TYPE_ADD_GREF_MAPPING, 0, (uint32_t)ref, 1, NULL),
+	    -ETIMEDOUT);
+	assert_int_equal(pvnet_vif_ctrl_page_ref(c.vif, &page), -EBUSY);
+	assert_true(cbe_fetch(&c.be, 4));
+	cbe_answer(&c.be, 3, 0);
+	assert_int_equal(pvnet_vif_ctrl_page_ref(c.vif, &page), ref);
+	assert_vif_healthy(c.vif);
+	ctx_fini(&c);
+}
+
+/*
+ * Going to sleep on the channel, a call asks for the very next response
+ * (rsp_event = rsp_cons + 1); the first request notifies the backend
+ * (SHARED_RING_INIT's req_event = 1).  The channel's kick end is replaced
+ * by a socket the test reads.
+ */
+static void test_ctrl_events(void **state)
+{
+	uint32_t flags;
+	int sv[2], kick;
+	char d[64];
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 24);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+	kick = c.vif->ctrl.ev.kick_fd;
+	c.vif->ctrl.ev.kick_fd = sv[0];
+	assert_int_equal(pvnet_vif_get_hash_flags(c.vif, &flags), -ETIMEDOUT);
+	assert_true(recv(sv[1], d, sizeof(d), MSG_DONTWAIT) >= 0);
+	assert_int_equal(c.be.s->rsp_event, 1);
+	assert_true(cbe_fetch(&c.be, 1));
+	cbe_answer(&c.be, 0, 0);
+	cbe_run1(&c.be, 1, 0);
+	assert_int_equal(pvnet_vif_get_hash_flags(c.vif, &flags), 0);
+	cbe_join(&c.be);
+	assert_int_equal(pvnet_vif_get_hash_flags(c.vif, &flags), -ETIMEDOUT);
+	assert_int_equal(c.be.s->rsp_event, 3);
+	c.vif->ctrl.ev.kick_fd = kick;
+	close(sv[0]);
+	close(sv[1]);
+	ctx_fini(&c);
+}
+
+/* The data page busy and the vif broken: the page call says broken, not busy. */
+static void test_ctrl_page_busy_then_broken(void **state)
+{
+	uint8_t key[40] = {0};
+	uint32_t flags;
+	void *page;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 25);
+	assert_int_equal(pvnet_vif_set_hash_key(c.vif, key, sizeof(key)), -ETIMEDOUT);
+	c.be.n = 1;
+	c.be.order[0] = 1;
+	c.be.id[0] = 0x4242; /* never issued */
+	cbe_run(&c.be);
+	assert_int_equal(pvnet_vif_get_hash_flags(c.vif, &flags), -EIO);
+	cbe_join(&c.be);
+	assert_int_equal(pvnet_vif_ctrl_page_ref(c.vif, &page), -EIO);
+	ctx_fini(&c);
+}
+
+/* A response producer beyond the requests made is a broken backend, whatever the slots hold. */
+static void test_ctrl_producer_beyond(void **state)
+{
+	uint32_t flags;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 26);
+	__atomic_store_n(&c.be.s->rsp_prod, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pvnet_vif_get_hash_flags(c.vif, &flags), -EIO);
+	assert_non_null(pvnet_vif_error(c.vif));
+	assert_non_null(strstr(pvnet_vif_error(c.vif), "beyond"));
+	ctx_fini(&c);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +648,12 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_ctrl_bad_ids),
 	    cmocka_unit_test(test_ctrl_data_page_busy),
 	    cmocka_unit_test(test_ctrl_abandoned_id_kept),
+	    cmocka_unit_test(test_ctrl_status_codes),
+	    cmocka_unit_test(test_ctrl_largest_key_and_table),
+	    cmocka_unit_test(test_ctrl_page_busy_across_calls),
+	    cmocka_unit_test(test_ctrl_events),
+	    cmocka_unit_test(test_ctrl_page_busy_then_broken),
+	    cmocka_unit_test(test_ctrl_producer_beyond),
 	};
 
 	if (argc < 2) {

@@ -101,6 +101,34 @@ static void test_tx_refused(void **state)
 			 -EOPNOTSUPP);
 }
 
+/*
+ * Each fragment past the first needs feature-sg, from the second on; a
+ * GSO type needs its own feature, not the other one's.
+ */
+static void test_tx_needs_what_was_negotiated(void **state)
+{
+	union front_tx_slot s[FRONT_TX_MAX_SLOTS];
+	struct front_tx_frag f[2] = {frag(1, 0, 1000), frag(2, 0, 500)};
+
+	assert_int_equal(front_tx_pkt2slots(f, 2, 0, 0, 0, 0, s), -EOPNOTSUPP);
+	assert_int_equal(front_tx_pkt2slots(f, 2, 0, 0, 0, PVNET_F_GSO_TCPV4, s), -EOPNOTSUPP);
+	assert_int_equal(front_tx_pkt2slots(f, 2, 0, 0, 0, PVNET_F_SG, s), 2);
+	assert_int_equal(front_tx_pkt2slots(f, 2, PVNET_PKT_CSUM_BLANK, PVNET_GSO_TCPV4, 1000,
+					    PVNET_F_SG | PVNET_F_GSO_TCPV6, s),
+			 -EOPNOTSUPP);
+	assert_int_equal(front_tx_pkt2slots(f, 2, PVNET_PKT_CSUM_BLANK, PVNET_GSO_TCPV6, 1000,
+					    PVNET_F_SG | PVNET_F_GSO_TCPV4, s),
+			 -EOPNOTSUPP);
+	assert_int_equal(front_tx_pkt2slots(f, 2, PVNET_PKT_CSUM_BLANK, PVNET_GSO_TCPV4, 1000,
+					    PVNET_F_SG | PVNET_F_GSO_TCPV4, s),
+			 3);
+	assert_int_equal(s[1].extra.u.gso.type, XEN_NETIF_GSO_TYPE_TCPV4);
+	assert_int_equal(front_tx_pkt2slots(f, 2, PVNET_PKT_CSUM_BLANK, PVNET_GSO_TCPV6, 1000,
+					    PVNET_F_SG | PVNET_F_GSO_TCPV6, s),
+			 3);
+	assert_int_equal(s[1].extra.u.gso.type, XEN_NETIF_GSO_TYPE_TCPV6);
+}
+
 /* ---- front_rx_slots2pkt on a ring in heap memory ---- */
 
 struct rxring {
@@ -219,6 +247,23 @@ static void test_rx_extras(void **state)
 		assert_int_equal(p.len, 60);
 		assert_false(p.flags & PVNET_PKT_HASH);
 	}
+}
+
+/* A hash extra of an algorithm netif.h does not define (neither NONE nor Toeplitz): no hash. */
+static void test_rx_hash_unknown_algorithm(void **state)
+{
+	struct rxring *x = *state;
+	netif_extra_info_t *ex = (netif_extra_info_t *)RING_GET_RESPONSE(&x->r, 31);
+	struct front_rx_pkt p;
+	const char *why = NULL;
+
+	put(x, 30, 0, NETRXF_extra_info, 60);
+	put_extra(x, 31, XEN_NETIF_EXTRA_TYPE_HASH, 0);
+	ex->u.hash.algorithm = XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ + 1;
+	assert_int_equal(front_rx_slots2pkt(&x->r, 30, 32, &p, &why), 2);
+	assert_false(p.error);
+	assert_int_equal(p.len, 60);
+	assert_false(p.flags & PVNET_PKT_HASH);
 }
 
 static void test_rx_dropped_frames(void **state)
@@ -416,8 +461,10 @@ int main(void)
 	    cmocka_unit_test(test_tx_single),
 	    cmocka_unit_test(test_tx_multi_and_gso),
 	    cmocka_unit_test(test_tx_refused),
+	    cmocka_unit_test(test_tx_needs_what_was_negotiated),
 	    cmocka_unit_test_setup_teardown(test_rx_simple, rx_setup, rx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rx_extras, rx_setup, rx_teardown),
+	    cmocka_unit_test_setup_teardown(test_rx_hash_unknown_algorithm, rx_setup, rx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rx_dropped_frames, rx_setup, rx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rx_hostile, rx_setup, rx_teardown),
 	    cmocka_unit_test_setup_teardown(test_rx_slot_limit_and_wrap, rx_setup, rx_teardown),

@@ -18,43 +18,7 @@
 #include "front/front.h"
 #include "front/xs.h"
 #include "harness.h"
-
-static const char *pvnetd_exe;
-static struct harness H;
-
-static int group_setup(void **state)
-{
-	return h_start(&H, pvnetd_exe);
-}
-
-static int group_teardown(void **state)
-{
-	return h_stop(&H);
-}
-
-struct ctx {
-	struct pvnet_domain *dom;
-	struct fake_be fb;
-	struct pvnet_vif_config cfg;
-};
-
-static void ctx_init(struct ctx *c, uint32_t devid, const struct fake_be_opts *opts)
-{
-	assert_int_equal(pvnet_domain_create(H.run_dir, 4096, &c->dom), 0);
-	fb_toolstack(&c->fb, &H, pvnet_domain_id(c->dom), devid, opts);
-	fb_start(&c->fb);
-	pvnet_vif_config_default(&c->cfg);
-	c->cfg.devid = devid;
-	c->cfg.prepared = true;
-	c->cfg.tx_buffers = 32;
-	c->cfg.rx_buffers = 64;
-}
-
-static void ctx_fini(struct ctx *c)
-{
-	fb_stop(&c->fb);
-	pvnet_domain_destroy(c->dom);
-}
+#include "vif_ctx.h"
 
 static void test_connect_single_queue(void **state)
 {
@@ -280,19 +244,6 @@ static void test_no_device(void **state)
 	pvnet_domain_destroy(dom);
 }
 
-/* Wait (bounded) for the vif's control fd and process what came. */
-static int process_until(struct pvnet_vif *vif, enum xenbus_state want)
-{
-	struct pollfd p = {.fd = pvnet_vif_control_fd(vif), .events = POLLIN};
-	int st = pvnet_vif_process(vif);
-
-	for (int i = 0; i < 100 && st != (int)want; i++) {
-		poll(&p, 1, 50);
-		st = pvnet_vif_process(vif);
-	}
-	return st;
-}
-
 static void test_backend_closes_then_reconnect(void **state)
 {
 	static uint8_t out[PVNET_MAX_FRAME];
@@ -467,32 +418,6 @@ static void test_domain_name(void **state)
 	assert_int_equal(pvnet_domain_set_name(a, "ns-a:eth1"), 0);
 	pvnet_domain_destroy(a);
 	pvnet_domain_destroy(b);
-}
-
-/* The toolstack side writes the backend's "carrier" key (NULL: removes it). */
-static void set_carrier(struct ctx *c, const char *v)
-{
-	char path[160];
-
-	snprintf(path, sizeof(path), "%s/carrier", c->fb.be);
-	if (v)
-		assert_true(xs_write(H.dom0, XBT_NULL, path, v, strlen(v)));
-	else
-		assert_true(xs_rm(H.dom0, XBT_NULL, path));
-}
-
-/* Process watch events (bounded) until pvnet_vif_carrier() says @want. */
-static bool carrier_until(struct pvnet_vif *vif, bool want)
-{
-	struct pollfd p = {.fd = pvnet_vif_control_fd(vif), .events = POLLIN};
-
-	for (int i = 0; i < 100; i++) {
-		pvnet_vif_process(vif);
-		if (pvnet_vif_carrier(vif) == want)
-			return true;
-		poll(&p, 1, 50);
-	}
-	return false;
 }
 
 /*
@@ -717,10 +642,5 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_domain_resources),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s PVNETD\n", argv[0]);
-		return 2;
-	}
-	pvnetd_exe = argv[1];
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return h_run_group(&H, argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }
