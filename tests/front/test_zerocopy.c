@@ -86,6 +86,10 @@ static void test_zero_copy(void **state)
 	bufs[0]->data = (char *)bufs[0]->page + 4000;
 	bufs[0]->len = 200;
 	assert_int_equal(pvnet_tx_submit(c.vif, 0, bufs, 1), -EINVAL);
+	/* So is one whose data starts before its page, even ending inside it. */
+	bufs[0]->data = (char *)bufs[0]->page - 16;
+	bufs[0]->len = 64;
+	assert_int_equal(pvnet_tx_submit(c.vif, 0, bufs, 1), -EINVAL);
 	pvnet_tx_free(c.vif, 0, bufs, 1);
 	/* A buffer of a whole page is a fragment (a slot may end at the page's end). */
 	assert_int_equal(pvnet_tx_alloc(c.vif, 0, bufs, 1), 1);
