@@ -111,10 +111,10 @@ static void bad_option(const char *fmt, ...)
 	exit(2);
 }
 
-_Static_assert(SW_MAX_PORTS *PVNETD_VIF_MAC_LIMIT_MAX +
-		       PVNETD_MAX_UPLINKS * (UPLINK_TAP_MAC_LIMIT > UPLINK_VXLAN_MAC_LIMIT
-						 ? UPLINK_TAP_MAC_LIMIT
-						 : UPLINK_VXLAN_MAC_LIMIT) <=
+_Static_assert((SW_MAX_PORTS * PVNETD_VIF_MAC_LIMIT_MAX) +
+		       (PVNETD_MAX_UPLINKS * (UPLINK_TAP_MAC_LIMIT > UPLINK_VXLAN_MAC_LIMIT
+						  ? UPLINK_TAP_MAC_LIMIT
+						  : UPLINK_VXLAN_MAC_LIMIT)) <=
 		   SW_FDB_MAX_LIMIT,
 	       "a table of vifs at --vif-mac-limit's most and every uplink fits the switch");
 
@@ -200,15 +200,16 @@ static void on_signal(struct loop_watch *w, uint32_t events)
 static void on_age(struct loop_watch *w, uint32_t events)
 {
 	struct pvnetd *d = w->data;
-	uint64_t ticks;
+	uint64_t ticks, now;
 	unsigned int n;
 
 	if (read(w->fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		warn("switch: MAC ageing timer: %s", strerror(errno));
-	n = sw_fdb_age(d->sw, sw_now(d->sw));
+	now = sw_now(d->sw);
+	n = sw_fdb_age(d->sw, now);
 	if (n)
 		debug("switch: %u MAC%s aged out", n, n == 1 ? "" : "s");
-	sw_fdb_report(d->sw, sw_now(d->sw));
+	sw_fdb_report(d->sw, now);
 }
 
 static int ageing_start(struct pvnetd *d)
