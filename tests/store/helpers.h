@@ -102,6 +102,15 @@ static inline struct tclient *tc_open(struct store *s, domid_t domid)
 	return tc;
 }
 
+/* A store with quotas @cfg and guest 5 in it: its connection. */
+static inline struct tclient *guest_store(const struct store_config *cfg, struct store **s)
+{
+	*s = store_create(cfg);
+	assert_non_null(*s);
+	assert_int_equal(store_domain_introduce(*s, 5), 0);
+	return tc_open(*s, 5);
+}
+
 static inline void tc_close(struct tclient *tc)
 {
 	if (tc->c)

@@ -19,15 +19,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A store with quotas @cfg and guest 5 in it: its connection. */
-static struct tclient *guest_store(const struct store_config *cfg, struct store **s)
-{
-	*s = store_create(cfg);
-	assert_non_null(*s);
-	assert_int_equal(store_domain_introduce(*s, 5), 0);
-	return tc_open(*s, 5);
-}
-
 static void test_isolation_commit(void **state)
 {
 	struct tclient *a = tc_open(*state, 0);

@@ -2,15 +2,6 @@
 /* test_txn_bounds.c - what a guest's transactions may hold: node quota, room and byte budget */
 #include "helpers.h"
 
-/* A store with quotas @cfg and guest 5 in it: its connection. */
-static struct tclient *guest_store(const struct store_config *cfg, struct store **s)
-{
-	*s = store_create(cfg);
-	assert_non_null(*s);
-	assert_int_equal(store_domain_introduce(*s, 5), 0);
-	return tc_open(*s, 5);
-}
-
 /*
  * A node removed in a transaction gives back one node of quota, not two:
  * quota 3, the home and a; b made and removed; c fits, d does not, inside
