@@ -30,7 +30,6 @@
  * to calls that gave up come from the test thread between calls.
  */
 
-static const char *pvnetd_exe;
 static struct harness H;
 
 /* Long enough for the answering thread on a loaded sanitizer build; each timeout costs this. */
@@ -74,18 +73,6 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int group_setup(void **state)
-{
-	(void)state;
-	return h_start(&H, pvnetd_exe);
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	return h_stop(&H);
 }
 
 static void ctx_init(struct ctx *c, uint32_t devid)
@@ -656,10 +643,5 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_ctrl_producer_beyond),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s PVNETD\n", argv[0]);
-		return 2;
-	}
-	pvnetd_exe = argv[1];
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return h_run_group(&H, argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }

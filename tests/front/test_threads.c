@@ -30,7 +30,6 @@
 /* Rounds per worker: enough to wrap each ring many times, short under TSan. */
 #define ROUNDS 400
 
-static const char *pvnetd_exe;
 static struct harness H;
 
 struct worker {
@@ -260,16 +259,6 @@ static void test_send_flow(void **state)
 	pvnet_domain_destroy(dom);
 }
 
-static int group_setup(void **state)
-{
-	return h_start(&H, pvnetd_exe);
-}
-
-static int group_teardown(void **state)
-{
-	return h_stop(&H);
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,10 +267,5 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_send_flow),
 	};
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s PVNETD\n", argv[0]);
-		return 2;
-	}
-	pvnetd_exe = argv[1];
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return h_run_group(&H, argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }
