@@ -10,7 +10,9 @@
  * /local/domain/<backend>/backend/vif/<domid>/<devid>/ owned by us and
  * readable by the guest (n<backend>,r<domid>), both with state
  * Initialising, then hands the vif to the XenbusState machine (xenbus.c).
- * Nodes created below a directory inherit its permissions.
+ * Nodes created below a directory inherit its permissions.  Destroying the
+ * vif removes both directories and each one above them left empty, as
+ * libxl does, up to the domain's own /local/domain/<id>.
  *
  * Fatal errors (tier 2).  On the loop thread back_vif_fatal() runs at once.
  * A worker that finds a guest misbehaving calls back_queue_fatal()
@@ -196,6 +198,34 @@ static int write_dir(struct store *s, const char *dir, const struct store_perm *
 	return rc;
 }
 
+/*
+ * Remove @path, then each directory above it that is left empty, as libxl
+ * does when it destroys a device (libxl__xs_path_cleanup), so that a gone
+ * guest leaves no empty backend/vif/<domid> behind; never a domain's own
+ * directory, /local/domain/<id>, which lives as long as its domain.
+ */
+static void rm_dir(struct store *s, const char *path)
+{
+	char dir[sizeof(((struct back_vif *)0)->be_path)];
+	unsigned int n;
+	char **kids, *slash;
+
+	store_rm(s, path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	while ((slash = strrchr(dir, '/')) != NULL) {
+		unsigned int depth = 0;
+
+		*slash = '\0';
+		for (const char *c = dir; *c; c++)
+			depth += *c == '/';
+		if (depth <= 3 || store_directory(s, dir, &kids, &n) < 0)
+			return; /* /local/domain/<id> (or above), or gone already */
+		free(kids);
+		if (n || store_rm(s, dir) < 0)
+			return;
+	}
+}
+
 static int write_dirs(struct back_vif *vif)
 {
 	struct back *b = vif->b;
@@ -286,8 +316,8 @@ fail_unwatch:
 	back_xenbus_disconnect(vif);
 	b->vifs = vif->next;
 fail_rm:
-	store_rm(b->store, vif->fe_path);
-	store_rm(b->store, vif->be_path);
+	rm_dir(b->store, vif->fe_path);
+	rm_dir(b->store, vif->be_path);
 	pthread_mutex_destroy(&vif->warn_lock);
 	pthread_mutex_destroy(&vif->mcast_lock);
 	free(vif);
@@ -305,8 +335,8 @@ void back_vif_destroy(struct back_vif *vif)
 	back_xenbus_stop(vif);
 	back_xenbus_disconnect(vif);
 	/* A vanished domain's directory is already gone: -ENOENT is fine. */
-	store_rm(b->store, vif->fe_path);
-	store_rm(b->store, vif->be_path);
+	rm_dir(b->store, vif->fe_path);
+	rm_dir(b->store, vif->be_path);
 	for (pp = &b->vifs; *pp; pp = &(*pp)->next) {
 		if (*pp == vif) {
 			*pp = vif->next;

@@ -487,6 +487,56 @@ static void test_destroy_connected(void **state)
 	/* teardown() checks that nothing leaked */
 }
 
+/* The names below the store directory @path: -errno, or how many (@kid the first, if any). */
+static int dir_list(struct fx *x, const char *path, char *kid, size_t kidlen)
+{
+	unsigned int n;
+	char **kids;
+	int rc = store_directory(x->w.store, path, &kids, &n);
+
+	if (rc < 0)
+		return rc;
+	if (kid)
+		snprintf(kid, kidlen, "%s", n ? kids[0] : "");
+	free(kids);
+	return (int)n;
+}
+
+/*
+ * Destroying a vif removes its directories and each one above them that
+ * is left empty, as libxl does: the domain's backend/vif/<domid> stays
+ * while another vif of it does and goes with the last (a pvnetd that ran
+ * many guests kept an empty one for each), and the domain's own directory
+ * and dom0's stay.
+ */
+static void test_destroy_cleans_up(void **state)
+{
+	struct fx *x = *state;
+	char be_dom[64], fe_dev[64], fe_vif[80], dom[32], kid[16];
+	struct back_vif *v1;
+
+	snprintf(be_dom, sizeof(be_dom), "/local/domain/0/backend/vif/%u", x->f.domid);
+	snprintf(dom, sizeof(dom), "/local/domain/%u", x->f.domid);
+	snprintf(fe_dev, sizeof(fe_dev), "%s/device", dom);
+	snprintf(fe_vif, sizeof(fe_vif), "%s/vif", fe_dev);
+	assert_int_equal(store_write(x->w.store, "/local/domain/0/name", "Domain-0", 8), 0);
+	assert_int_equal(back_vif_create(x->w.back, x->f.domid, 1, mac_a, &v1), 0);
+	back_vif_destroy(x->vif);
+	x->vif = NULL;
+	assert_int_equal(dir_list(x, be_dom, kid, sizeof(kid)), 1);
+	assert_string_equal(kid, "1");
+	assert_int_equal(dir_list(x, fe_vif, kid, sizeof(kid)), 1);
+	assert_string_equal(kid, "1");
+
+	back_vif_destroy(v1);
+	assert_int_equal(dir_list(x, be_dom, NULL, 0), -ENOENT);
+	assert_int_equal(dir_list(x, "/local/domain/0/backend", NULL, 0), -ENOENT);
+	assert_int_equal(dir_list(x, fe_dev, NULL, 0), -ENOENT);
+	assert_true(dir_list(x, dom, NULL, 0) >= 0);
+	assert_int_equal(dir_list(x, "/local/domain/0", kid, sizeof(kid)), 1);
+	assert_string_equal(kid, "name");
+}
+
 static void test_domain_dies(void **state)
 {
 	struct fx *x = *state;
@@ -1088,6 +1138,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_toolstack_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reconnect_loop_log, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_destroy_connected, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_destroy_cleans_up, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_domain_dies, setup, teardown_maybe),
 	    cmocka_unit_test_setup_teardown(test_ctrl_requests, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_echo, setup, teardown),
