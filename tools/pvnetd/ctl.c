@@ -49,6 +49,9 @@ static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT;
 /* Longest domain name: a namespace name (64) and an interface name (15) with room to spare. */
 #define CTL_NAME_MAX 128
 
+/* Domain 0's name, as xen-init-dom0 writes it on a Xen host (and `xl list` shows it). */
+#define CTL_DOM0_NAME "Domain-0"
+
 /* Captures one connection may run at once (a port has at most one anyway). */
 #define CTL_MAX_CAPTURES 8
 
@@ -269,6 +272,8 @@ static json_t *op_domain_name(struct ctl_conn *cc, const json_t *req)
 				    "domain-name: \"name\" must be 1..%d characters of A-Z, a-z, "
 				    "0-9, '.', '_', ':', '@' and '-'",
 				    CTL_NAME_MAX);
+	if (!strcmp(name, CTL_DOM0_NAME))
+		return ctlmsg_error(EEXIST, "domain-name: domain 0 is called %s", name);
 	for (struct ctl_conn *o = cc->ctl->conns; o; o = o->next)
 		if (o != cc && o->domid && !strcmp(o->name, name))
 			return ctlmsg_error(EEXIST, "domain-name: domain %u is already called %s",
@@ -987,6 +992,17 @@ struct ctl *ctl_create(struct pvnetd *d)
 	if (!c)
 		return NULL;
 	c->d = d;
+	/*
+	 * Domain 0's own directory, as xen-init-dom0 writes it when a Xen host
+	 * boots: its name and domid, owned by it and hidden from guests (the
+	 * store's default for a node dom0 makes).
+	 */
+	if (store_write(d->store, "/local/domain/0/name", CTL_DOM0_NAME, strlen(CTL_DOM0_NAME)) <
+		0 ||
+	    store_write(d->store, "/local/domain/0/domid", "0", 1) < 0) {
+		err("store: domain 0's directory could not be written");
+		goto free_ctl;
+	}
 	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/%s", d->run_dir, PVNETD_CTL_SOCK) >=
 	    sizeof(sa.sun_path)) {
 		err("control socket path %s/%s is too long", d->run_dir, PVNETD_CTL_SOCK);
