@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "back/internal.h"
+#include "cursor.h"
 #include "fake_front.h"
 #include "hv/hv_internal.h"
 
@@ -100,30 +101,6 @@ struct rf_world {
 };
 
 static struct rf_world *worlds[NWORLDS];
-
-/* The input, read front to back; zeros once it is used up. */
-struct cur {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t get8(struct cur *c)
-{
-	if (c->n == 0)
-		return 0;
-	c->n--;
-	return *c->p++;
-}
-
-static uint16_t get16(struct cur *c)
-{
-	return (uint16_t)(get8(c) | get8(c) << 8);
-}
-
-static uint32_t get32(struct cur *c)
-{
-	return (uint32_t)get16(c) | (uint32_t)get16(c) << 16;
-}
 
 static void fail(const char *what, unsigned int v)
 {
