@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* test_datapath.c - frontend processes through a real pvnetd: death mid-stream, drop accounting */
+/* test_datapath.c - frontend processes through a real pvnetd: death mid-stream, drop accounting, churn */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include <pvnet/pvnet.h>
+#include <xenstore.h>
 
 #include "common/ctlmsg.h"
 #include "itest.h"
@@ -412,6 +414,132 @@ static void test_accounting_slow_receiver(void **state)
 	rx_close(&b);
 }
 
+/* What a guest can make pvnetd take, and pvnetd must give back when the guest goes. */
+struct held {
+	int fds, threads;
+	unsigned int nodes;
+};
+
+static int dir_entries(const char *path)
+{
+	struct dirent *e;
+	DIR *d = opendir(path);
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Nodes of the store below @path, @path included, read as domain 0 reads them. */
+static unsigned int store_nodes(struct xs_handle *xs, const char *path)
+{
+	unsigned int n = 0, count = 1;
+	char **kids = xs_directory(xs, XBT_NULL, path, &n), sub[512];
+
+	assert_non_null(kids);
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", strcmp(path, "/") ? path : "", kids[i]);
+		count += store_nodes(xs, sub);
+	}
+	free(kids);
+	return count;
+}
+
+static struct held held_now(struct xs_handle *xs)
+{
+	char path[64];
+	struct held h;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)T.pid);
+	h.fds = dir_entries(path);
+	snprintf(path, sizeof(path), "/proc/%ld/task", (long)T.pid);
+	h.threads = dir_entries(path);
+	h.nodes = store_nodes(xs, "/");
+	return h;
+}
+
+/* One guest's life: it streams to @b, which receives some; then it is killed or ends. */
+static void guest_passes(struct rx_side *b, bool killed)
+{
+	long long destroyed = status_get("destroyed", "domains");
+	struct sender_report first, rep;
+	unsigned int bad = 0;
+	int fd, st;
+	pid_t pid;
+
+	pid = sender_start(b->mac, 1000, killed ? 0 : 3000, &fd, &first);
+	assert_true(rx_until(b, 500, 5000, &bad) >= 500);
+	if (killed) {
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		close(fd);
+	} else {
+		assert_int_equal(read(fd, &rep, sizeof(rep)), sizeof(rep));
+		sender_finish(pid, fd, &first, rep.sent);
+	}
+	while (rx_until(b, 1000000, 100, &bad))
+		;
+	for (int i = 0; i < 500 && status_get("destroyed", "domains") < destroyed + 1; i++)
+		usleep(10000);
+	assert_int_equal(status_get("destroyed", "domains"), destroyed + 1);
+	assert_int_equal(bad, 0);
+}
+
+/*
+ * Guests come and go and pvnetd keeps nothing of theirs: after ten more
+ * guests that connected, streamed and were killed or ended, pvnetd has
+ * the descriptors, threads and store nodes it had after the first (which
+ * started hv's thread that closes what guests held, and its pipe: those
+ * stay), and hv no mapping or event channel of theirs.  Each vif queue's
+ * worker is a thread and each event channel descriptors, so a guest that
+ * left one behind shows here; the store's nodes count the directories a
+ * toolstack must remove (a destroyed vif's empty backend/vif/<domid> did
+ * not go until 2026-12-07).
+ */
+static void test_guests_leave_nothing(void **state)
+{
+	char sock[PATH_MAX];
+	struct xs_handle *xs;
+	struct held base, now = {0};
+	long long maps, evtchns;
+	struct rx_side b;
+
+	snprintf(sock, sizeof(sock), "%s/xenstore.sock", run_dir);
+	setenv("XENSTORED_PATH", sock, 1);
+	xs = xs_open(XS_OPEN_SOCKETONLY);
+	assert_non_null(xs);
+	rx_open(&b);
+	rx_announce(&b);
+	guest_passes(&b, true);
+	usleep(200000); /* the closing thread's work, a moment after the domain went */
+	base = held_now(xs);
+	maps = status_get("hv", "maps_in_use");
+	evtchns = status_get("hv", "evtchns_open");
+
+	for (int i = 0; i < 10; i++)
+		guest_passes(&b, i % 2 == 0);
+	for (int i = 0; i < 500; i++) {
+		now = held_now(xs);
+		if (now.fds == base.fds && now.threads == base.threads && now.nodes == base.nodes)
+			break;
+		usleep(10000);
+	}
+	fprintf(stderr,
+		"# pvnetd: %d fds, %d threads, %u store nodes (after one guest: %d, %d, %u)\n",
+		now.fds, now.threads, now.nodes, base.fds, base.threads, base.nodes);
+	assert_int_equal(now.fds, base.fds);
+	assert_int_equal(now.threads, base.threads);
+	assert_int_equal(now.nodes, base.nodes);
+	assert_int_equal(status_get("hv", "maps_in_use"), maps);
+	assert_int_equal(status_get("hv", "evtchns_open"), evtchns);
+	assert_int_equal(status_get("hv", "zombies"), 0);
+	rx_close(&b);
+	xs_close(xs);
+}
+
 static int group_setup(void **state)
 {
 	return itest_start(&T, pvnetd_path, "datapath", "--log-level", "info", NULL);
@@ -427,6 +555,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sender_killed_mid_stream),
 	    cmocka_unit_test(test_accounting_slow_receiver),
+	    cmocka_unit_test(test_guests_leave_nothing),
 	};
 
 	if (argc != 2) {
