@@ -316,10 +316,22 @@ static const char *dgram_to(const struct mmsghdr *m, char buf[INET6_ADDRSTRLEN])
 	return buf;
 }
 
+/* Does a datagram refused with @err say its remote cannot be reached now (so would the next)? */
+static bool remote_refused(int err)
+{
+	return err == ENETUNREACH || err == EHOSTUNREACH || err == ENETDOWN || err == EACCES ||
+	       err == EPERM || err == EADDRNOTAVAIL;
+}
+
 /*
  * Send @n datagrams through @fd, counting the ones it refuses; why, once
  * in a while, to the log (no route, a firewall, a datagram over the
- * path's limit: what tx_errors alone cannot say).
+ * path's limit: what tx_errors alone cannot say).  sendmmsg() stops at a
+ * refused datagram, and the next call starts after it; when the refusal
+ * is the remote's (no route to it, a firewall), the batch's later
+ * datagrams to that remote are counted and dropped with it, so that a
+ * remote that cannot be reached costs a system call per batch, not one
+ * per datagram.  The others keep their order.
  */
 static void send_all(struct uplink_vxlan_port *p, struct xmit_scratch *s, int fd,
 		     struct mmsghdr *msgs, unsigned int n)
@@ -328,22 +340,33 @@ static void send_all(struct uplink_vxlan_port *p, struct xmit_scratch *s, int fd
 	unsigned int done = 0;
 
 	while (done < n) {
-		int r = sendmmsg(fd, msgs + done, n - done, MSG_DONTWAIT);
+		int r = sendmmsg(fd, msgs + done, n - done, MSG_DONTWAIT), err = errno;
 
 		if (r > 0) {
 			done += (unsigned int)r;
 			continue;
 		}
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && err == EINTR)
 			continue;
 		/* This datagram is refused (EAGAIN: the socket is full, so are the rest). */
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (r < 0 && (err == EAGAIN || err == EWOULDBLOCK)) {
 			count(&p->tx_eagain, n - done);
 			break;
 		}
 		count(&p->tx_errors, 1);
 		log_ratelimited(&s->rl, LOG_WARN, "uplink %s: a datagram to %s refused: %s",
-				p->spec.name, dgram_to(&msgs[done], to), strerror(errno));
+				p->spec.name, dgram_to(&msgs[done], to), strerror(err));
+		if (r < 0 && remote_refused(err)) {
+			/* Every datagram to one remote names the same address (spec.remote[]). */
+			const void *remote = msgs[done].msg_hdr.msg_name;
+			unsigned int kept = done + 1;
+
+			for (unsigned int i = done + 1; i < n; i++)
+				if (msgs[i].msg_hdr.msg_name != remote)
+					msgs[kept++] = msgs[i];
+			count(&p->tx_errors, n - kept);
+			n = kept;
+		}
 		done++;
 	}
 }

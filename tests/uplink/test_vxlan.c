@@ -2197,6 +2197,86 @@ static void test_port_tx_eagain(void **state)
 	member_destroy(&m);
 }
 
+/*
+ * Two remotes, one with no route (10.255.255.1, in a namespace of the
+ * test's whose only network is its loopback: nothing leaves it): in
+ * batches of broadcasts, which go to both, every datagram to that remote
+ * is refused and counted once under tx_errors, with the reason logged,
+ * while the other remote (127.0.0.2 on that loopback) gets each of its
+ * datagrams, once and in order.  The refusal is the remote's, so the send
+ * drops the batch's other datagrams to it together (one system call, not
+ * one each): what is left of the batch must keep its order.
+ */
+static char unreach_ns[32]; /* the namespace made, "" before: gone again after a failure too */
+
+static int unreach_teardown(void **state)
+{
+	(void)state;
+	ns_forget(unreach_ns);
+	return 0;
+}
+
+static void test_port_tx_unreachable(void **state)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+			     guest[6] = {0x02, 0, 0, 0, 0, 0x01};
+	static struct fb f[40];
+	static uint8_t buf[2048];
+	struct sockaddr_in a;
+	socklen_t alen = sizeof(a);
+	struct sw_pkt *pp[40];
+	struct tpkt t[40];
+	struct log_capture lc;
+	struct member m;
+	char text[192], *log;
+	bool created;
+	int saved, remote;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(unreach_ns, sizeof(unreach_ns), "pvnet-vxu-%d", (int)getpid());
+	assert_int_equal(uplink_netns_enter(unreach_ns, &created, &saved), 0);
+	assert_true(created);
+	lo_up();
+	remote = udp_bound("127.0.0.2", 0);
+	assert_int_equal(uplink_netns_leave(saved), 0);
+	assert_true(remote >= 0);
+	assert_int_equal(getsockname(remote, (struct sockaddr *)&a, &alen), 0);
+	snprintf(text, sizeof(text),
+		 "vxlan:id=7,remote=10.255.255.1,remote=127.0.0.2,local=127.0.0.1,dstport=%u,"
+		 "netns=%s",
+		 ntohs(a.sin_port), unreach_ns);
+	assert_int_equal(member_create_spec(&m, 7, text, false), 0);
+
+	log_capture_start(&lc);
+	for (unsigned int round = 0; round < 2; round++) {
+		unsigned int n = round ? 40 : 1;
+
+		for (unsigned int i = 0; i < n; i++) {
+			fb_build(&f[i], 4, IPPROTO_UDP, false, 100, (uint8_t)(i + 1));
+			set_macs(&f[i], bcast, guest);
+			pp[i] = tpkt_init(&t[i], f[i].b, f[i].len, 128, false, 0);
+		}
+		sw_forward(m.sw, m.cap.port, pp, n);
+		for (unsigned int i = 0; i < n; i++) {
+			assert_int_equal(fd_recv(remote, buf, sizeof(buf), 1000),
+					 8 + (int)f[i].len);
+			assert_memory_equal(buf + 8, f[i].b, f[i].len);
+			assert_int_equal(t[i].done, 1);
+		}
+		assert_int_equal(fd_recv(remote, buf, sizeof(buf), 50), -1);
+	}
+	log = log_capture_end(&lc);
+	assert_int_equal(uplink_vxlan_port_stat(m.vx, "tx_errors"), 41);
+	assert_int_equal(uplink_vxlan_port_stat(m.vx, "tx_eagain"), 0);
+	if (!strstr(log, "a datagram to 10.255.255.1 refused: Network is unreachable"))
+		fail_msg("the refusal's reason is not logged: \"%s\"", log);
+	free(log);
+	member_destroy(&m);
+	close(remote);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2231,6 +2311,7 @@ int main(void)
 	    cmocka_unit_test_teardown(test_port_shared_groups, groups_teardown),
 	    cmocka_unit_test_teardown(test_port_ecn_ipv6, ecn6_teardown),
 	    cmocka_unit_test_teardown(test_port_tx_eagain, eagain_teardown),
+	    cmocka_unit_test_teardown(test_port_tx_unreachable, unreach_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
