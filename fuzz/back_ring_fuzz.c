@@ -23,8 +23,13 @@
  * frame copied out at once, every frame queued for such a frontend
  * expired) or never.
  * Every timer that would depend on the wall clock (drain, stall) is set
- * far beyond an input's run time, so that an input does the same thing
- * every time it runs.
+ * far beyond an input's run time, and the random keys (the flow hash's
+ * each vif draws at connect, the MAC table's, the persistent-grant
+ * cache's) come from a generator of the harness's, seeded again before A
+ * connects: an input does the same thing every time it runs, alone or
+ * after others (with libsodium's generator, an RX frame for A went to
+ * either of its queues as the key fell, so that a saved input could fail
+ * once and pass the next time).
  *
  * An input is: a world byte, A's connect options, then operations: write
  * TX requests and extras (arbitrary fields), well-formed frames, move
@@ -52,6 +57,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "back/internal.h"
 #include "cursor.h"
@@ -211,6 +218,55 @@ static int world_make(struct world *w, enum back_tx_mode mode, struct back_confi
 	return w->back ? 0 : -1;
 }
 
+/*
+ * The keys libsodium would draw at random, from a sequence of the
+ * harness's instead (splitmix64): a key no guest knows is what netback
+ * needs, not what a fuzzer needs.  Seeded again before every input.
+ */
+static uint64_t rng_state;
+static bool rng_set;
+
+static uint64_t rng_next(void)
+{
+	uint64_t z = rng_state += 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t rng_random(void)
+{
+	return (uint32_t)rng_next();
+}
+
+static void rng_buf(void *const buf, const size_t size)
+{
+	uint8_t *b = buf;
+
+	for (size_t i = 0; i < size; i += 8) {
+		uint64_t v = rng_next();
+
+		memcpy(b + i, &v, size - i < 8 ? size - i : 8);
+	}
+}
+
+static const char *rng_name(void)
+{
+	return "back_ring_fuzz";
+}
+
+static struct randombytes_implementation rng_impl = {
+    .implementation_name = rng_name,
+    .random = rng_random,
+    .buf = rng_buf,
+};
+
+static void rng_seed(void)
+{
+	rng_state = 0x70766e6574; /* "pvnet" */
+}
+
 static struct rf_world *world_get(unsigned int i)
 {
 	struct ff_opts ob = FF_OPTS_DEFAULT;
@@ -222,6 +278,13 @@ static struct rf_world *world_get(unsigned int i)
 	if (x)
 		return x;
 	log_set_level(LOG_ERR);
+	/* Before libsodium initialises (the first world's switch does), as it requires. */
+	if (!rng_set) {
+		if (randombytes_set_implementation(&rng_impl) != 0)
+			fail("setting the harness's random keys", 0);
+		rng_set = true;
+	}
+	rng_seed();
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		abort();
@@ -863,6 +926,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o1 = get8(&c);
 	o2 = get8(&c);
 	x = world_get(w % NWORLDS);
+	rng_seed();
 	hostile_connect(x, o1, o2);
 	/* Bounded: every op reads at least one byte. */
 	while (c.n > 0)
