@@ -23,6 +23,8 @@ cleanup() {
 trap cleanup EXIT
 
 start_pvnetd "$run" || exit 1
+check "pvnetd makes its run directory, mode 0755 (less the umask)" \
+	[ "$(stat -c %a "$run")" = "$(printf %o $((0755 & ~$(umask))))" ]
 export XENSTORED_PATH="$run/xenstore.sock"
 T="timeout 10"
 
@@ -189,6 +191,53 @@ for opt in "--poll-us" "--max-queues" "--mac-ageing" "--vif-mac-limit" "--rx-sta
 	done
 done
 
+# Each number's range is taken at both ends, and pvnetd then does what it says: the least
+# of each, then the most, with every --tx-mode by name (map is also the default, so it is
+# given with the least, where a wrong mode would show).
+lim_json() { # DIR PY-EXPR: the expression of s (pvnet status --json) is true
+	"$PVNET" -d "$1" status --json | python3 -c "import json, sys; s = json.load(sys.stdin); sys.exit(not ($2))"
+}
+if start_pvnetd "$tmp/lo" --max-queues 1 --poll-us 0 --mac-ageing 1 --vif-mac-limit 1 \
+	--rx-stall-timeout 0 --rx-queue-kib 128 --tx-mode map; then
+	check "pvnetd at each option's least: tx mode map, MACs forgotten after 1 s, 1 a vif" \
+		lim_json "$tmp/lo" 's["tx_mode"] == "map" and s["switch"]["ageing"] == 1 and s["switch"]["fdb_max"] == 256'
+	check "... 128 KiB held per queue, 1 queue a vif" grep -q \
+		"guest RX: up to 128 KiB waiting per queue, 1 queues per vif, 16 vifs per guest: up to 2 MiB" \
+		"$tmp/lo.log"
+	check "... its MAC table's room in the log" grep -q \
+		"switch: room for 256 MACs, 0 of them for the uplinks; up to 1 on one vif" "$tmp/lo.log"
+	stop_pvnetd
+	check "... and stops cleanly" [ $? -eq 0 ]
+else
+	not_ok "pvnetd starts at each option's least"
+fi
+if start_pvnetd "$tmp/hi" --max-queues 16 --poll-us 1000 --mac-ageing 1000000 \
+	--vif-mac-limit 1024 --rx-stall-timeout 3600000 --rx-queue-kib 65536 --tx-mode persistent; then
+	check "pvnetd at each option's most: tx mode persistent, ageing 1000000 s, 1024 MACs a vif" \
+		lim_json "$tmp/hi" 's["tx_mode"] == "persistent" and s["switch"]["ageing"] == 1000000 and s["switch"]["fdb_max"] == 262144'
+	check "... 65536 KiB held per queue, 16 queues a vif" grep -q \
+		"guest RX: up to 65536 KiB waiting per queue, 16 queues per vif, 16 vifs per guest: up to 16384 MiB" \
+		"$tmp/hi.log"
+	stop_pvnetd
+	check "... and stops cleanly" [ $? -eq 0 ]
+else
+	not_ok "pvnetd starts at each option's most"
+fi
+# SIGHUP and SIGINT stop pvnetd as SIGTERM does: exit status 0, its files removed.
+for sig in HUP INT; do
+	if start_pvnetd "$tmp/sig"; then
+		kill -"$sig" "$PVNETD_PID"
+		wait "$PVNETD_PID"
+		rc=$?
+		PVNETD_PID=
+		check "pvnetd exits 0 on SIG$sig" [ $rc -eq 0 ]
+		check "... its sockets and pvnetd.pid removed" \
+			test ! -e "$tmp/sig/pvnetd.sock" -a ! -e "$tmp/sig/pvnetd.pid"
+	else
+		not_ok "pvnetd starts (SIG$sig)"
+	fi
+done
+
 # An uplink whose switch port name another port could have is refused before anything
 # starts (exit 2), the namespace not looked for yet: a TAP named as a guest's vif is
 # (vif<DOMID>.<DEVID>), two uplinks of one name.  The namespaces do not exist, so an
@@ -232,6 +281,10 @@ refused_uplink "the srcport range of vxlan1:47890 holds UDP port 47891" \
 	--uplink "vxlan:id=1,remote=192.0.2.1,dstport=47890,srcport=47891-47898,netns=$nons" \
 	--uplink "vxlan:id=2,remote=192.0.2.2,dstport=47891,netns=$nons"
 refused_uplink "'..' is not a namespace name" --uplink "vxlan:id=1,remote=192.0.2.1,netns=.."
+# The same tunnel twice (VNI, port, namespace and a remote): said as such, not as a clash.
+refused_uplink "is a tunnel given before (same VNI, port, namespace and a remote)" \
+	--uplink "vxlan:id=5,remote=192.0.2.1,netns=$nons" \
+	--uplink "vxlan:id=5,remote=192.0.2.3,remote=192.0.2.1,netns=$nons"
 # A TAP's name is what the kernel takes (1..15 bytes, no '/'), its namespace 1..64 bytes.
 refused_uplink "is not tap:NAME" --uplink "tap:abcdefghijklmnop@$nons"
 refused_uplink "is not tap:NAME" --uplink "tap:a/b@$nons"
@@ -241,7 +294,7 @@ refused_uplink "not UTF-8 text" --uplink $'tap:\xffx@'"$nons"
 refused_uplink "not UTF-8 text" --uplink $'vxlan:id=1,remote=192.0.2.1,netns=\xc3'
 refused_uplink "is not tap:NAME" --uplink "tap:up0@$(printf 'n%.0s' {1..65})"
 for ok_up in "tap:vif1@$nons" "tap:vif1.@$nons" "tap:vifa.0@$nons" "tap:vif1.0x@$nons" \
-	"tap:xvif1.0@$nons"; do
+	"tap:xvif1.0@$nons" "tap:vif.0@$nons" "tap:vix1.0@$nons"; do
 	$T "$PVNETD" --run-dir "$tmp/up" --uplink "$ok_up" 2>/dev/null
 	rc=$?
 	check "pvnetd --uplink $ok_up is no vif's name: past the options (exit 1, no namespace)" \
@@ -426,6 +479,17 @@ else
 	echo "# the hard open-file limit is below 4000: the channel budget checks are skipped"
 fi
 
+# pvnetd raises its soft open-file limit to the hard one, and counts from that.
+hard=$(ulimit -Hn)
+if [ "$hard" != unlimited ] && [ "$hard" -gt 1024 ]; then
+	(ulimit -Sn 1024 && exec "$PVNETD" --run-dir "$tmp/lim" 2>"$tmp/lim.log") &
+	PVNETD_PID=$!
+	wait_for_file "$tmp/lim/pvnetd.sock" 10
+	check "started under a soft open-file limit of 1024, pvnetd counts from the hard one ($hard)" \
+		grep -q "per guest (open-file limit $hard)" "$tmp/lim.log"
+	stop_pvnetd
+fi
+
 # pvnet's own usage: status 2 for what it cannot take, 0 for version and help.
 check "pvnet version names itself" grep -qx "pvnet [0-9.]*" <("$PVNET" version)
 check "pvnet help prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help)
@@ -441,6 +505,50 @@ for cmd in "status --help" "show -h" "status --json --help"; do
 	rc=$?
 	[[ $out == "Usage: pvnet"* ]] || rc=usage-missing
 	check "pvnet $cmd: the usage, exit status 0, without asking pvnetd ($rc)" [ "$rc" = 0 ]
+done
+# fdb, as status and show: --help and -h anywhere print the usage without asking pvnetd.
+for cmd in "fdb --help" "fdb -h" "fdb --json vif1.0 --help"; do
+	# shellcheck disable=SC2086 # the words of the command line
+	out=$("$PVNET" -d "$tmp/none" $cmd 2>/dev/null)
+	rc=$?
+	[[ $out == "Usage: pvnet"* ]] || rc=usage-missing
+	check "pvnet $cmd: the usage, exit status 0, without asking pvnetd ($rc)" [ "$rc" = 0 ]
+done
+check "pvnet help fdb prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help fdb)
+for bad in "fdb -x" "fdb --bogus vif1.0" "show -x"; do
+	# shellcheck disable=SC2086 # the words of the command line
+	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>"$tmp/bad.err"
+	rc=$?
+	read -r c a _ <<<"$bad"
+	check "pvnet $bad: exit status 2" [ $rc -eq 2 ]
+	check "... naming the argument" grep -qx "pvnet $c: unknown argument '$a'" "$tmp/bad.err"
+done
+# --json is the whole word, once; -d after the command, spelt either way, is said where it goes.
+for bad in "status --jsonx" "status --js" "status --json --json"; do
+	# shellcheck disable=SC2086 # the words of the command line
+	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>"$tmp/bad.err"
+	rc=$?
+	check "pvnet $bad: exit status 2" [ $rc -eq 2 ]
+	check "... naming the argument" grep -q "pvnet status: unknown argument '--js" "$tmp/bad.err"
+done
+"$PVNET" status --run-dir "$tmp/none" >/dev/null 2>"$tmp/bad.err"
+rc=$?
+check "pvnet status --run-dir DIR: exit status 2" [ $rc -eq 2 ]
+check "... saying -d DIR goes before the command" \
+	grep -qx "pvnet status: -d DIR goes before the command: pvnet -d DIR status" "$tmp/bad.err"
+# A run directory too long for a socket's path: exit 1, saying so.
+"$PVNET" -d "/tmp/$(printf 'd%.0s' {1..120})" status >/dev/null 2>"$tmp/bad.err"
+rc=$?
+check "pvnet -d (a run directory of 125 bytes) status: exit status 1" [ $rc -eq 1 ]
+check "... saying the path is too long" grep -qx "pvnet: run directory path too long" "$tmp/bad.err"
+# No pvnetd: exit 1, saying where it was looked for and what may be wrong.
+for cmd in status show fdb; do
+	"$PVNET" -d "$tmp/none" "$cmd" >/dev/null 2>"$tmp/none.err"
+	rc=$?
+	check "pvnet $cmd without a pvnetd: exit status 1" [ $rc -eq 1 ]
+	check "... saying so" grep -qx \
+		"pvnet: cannot reach pvnetd at $tmp/none/pvnetd.sock: No such file or directory (is pvnetd running?)" \
+		"$tmp/none.err"
 done
 check "pvnet attach names the option it lacks" grep -qx "pvnet attach: --netns is required" \
 	<("$PVNET" attach --ifname eth0 2>&1 >/dev/null)

@@ -59,6 +59,19 @@ check "pvnet status lists both uplinks with their traffic" bash -c \
 	"'$PVNET' -d '$RUN' status >'$TAP_TMP/st' &&
 	 grep -Eq '^  up0 \(tap\): [1-9][0-9]* frames in, [1-9][0-9]* out' '$TAP_TMP/st' &&
 	 grep -Eq '^  up1 \(tap\): [1-9][0-9]* frames in' '$TAP_TMP/st'"
+# Each uplink's own: the --uplink argument as given, and its counters each from its own (the
+# one oversized frame above counted as that, not as the first counter's value); the text
+# gives those that are not zero, after a ';', separated by ','.
+check "pvnet status --json: each uplink's spec, and up0's oversized frame, counted as such" bash -c \
+	"'$PVNET' -d '$RUN' status --json | python3 -c '
+import json, sys
+u = {x[\"name\"]: x for x in json.load(sys.stdin)[\"uplinks\"]}
+sys.exit(0 if u[\"up0\"][\"spec\"] == \"tap:up0@$U\" and u[\"up1\"][\"spec\"] == \"tap:up1@$V\" and
+         u[\"up0\"][\"counters\"][\"rx_oversize\"] == 1 and u[\"up0\"][\"counters\"][\"rx_runt\"] == 0
+         else 1)'"
+check "pvnet status: up0's counters that are not zero, rx_oversize among them" \
+	grep -Eq '^  up0 \(tap\): .* out; ([a-z0-9_]+ [1-9][0-9]*, )*rx_oversize 1(,|$)' "$TAP_TMP/st"
+check "... and none that is zero" bash -c "! grep -Eq '^  up0 \(tap\):.*[;,] [a-z0-9_]+ 0(,|\$)' '$TAP_TMP/st'"
 # The second uplink's TAP deleted under pvnetd (as a Linux bridge loses a deleted port): one
 # line says so, not an error a second; what the switch sends it is refused and counted; the
 # other uplink and the vif carry on.

@@ -519,8 +519,9 @@ static void test_refusals_said(void **state)
 			continue;
 		}
 		assert_int_equal(rc, -EMFILE);
-		assert_non_null(strstr(json_string_value(json_object_get(reply, "error")),
-				       "control connections open"));
+		/* Refused at exactly the documented most, not one before or after it. */
+		assert_string_equal(json_string_value(json_object_get(reply, "error")),
+				    "pvnetd has 256 control connections open, its most");
 		json_decref(reply);
 		n++;
 		break;
@@ -921,6 +922,100 @@ static void test_capture_requests(void **state)
 	close(fd);
 }
 
+/*
+ * capture-start's defaults and limits as documented: no direction or snap
+ * length is "inout" of 262144 bytes, the most taken; a bad direction or
+ * snap length refused, saying which and what is allowed.  capture-stop
+ * stops the port named, not one whose name it begins ("vif3" is not
+ * "vif3.0"), and wants a "port".  What a request brings or a capture
+ * leaves is closed: descriptors attached to a status, the reading end a
+ * capture hands out (its copy in pvnetd); pvnetd has as many open after
+ * as before.
+ */
+static void test_capture_details(void **state)
+{
+	struct pvnet_domain *dom;
+	struct pvnet_vif *vif;
+	char name[32], prefix[32];
+	json_t *req, *reply;
+	int fd = ctl_open(), sock, rc, nfds, mfd[3];
+
+	(void)state;
+	one_vif(&dom, &vif, name);
+	req = json_pack("{s:s, s:s}", "op", "capture-start", "port", name);
+	reply = NULL;
+	{
+		int rfds[CTLMSG_MAX_FDS];
+		unsigned int nr = 0;
+
+		assert_int_equal(ctlmsg_call(fd, req, NULL, 0, &reply, rfds, &nr), 0);
+		assert_int_equal(nr, 1);
+		close(rfds[0]);
+	}
+	json_decref(req);
+	assert_string_equal(json_string_value(json_object_get(reply, "direction")), "inout");
+	assert_int_equal(json_integer_value(json_object_get(reply, "snaplen")), 262144);
+	json_decref(reply);
+	snprintf(prefix, sizeof(prefix), "vif%u", pvnet_domain_id(dom));
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", prefix), NULL,
+			  0, ENOENT, "does not capture");
+	expect_error_says(fd, json_pack("{s:s}", "op", "capture-stop"), NULL, 0, EINVAL,
+			  "\"port\" must be a port name");
+	reply = raw_call(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", name), &rc);
+	assert_int_equal(rc, 0);
+	json_decref(reply);
+
+	expect_error_says(fd,
+			  json_pack("{s:s, s:s, s:s}", "op", "capture-start", "port", name,
+				    "direction", "sideways"),
+			  NULL, 0, EINVAL, "\"direction\" must be \"in\", \"out\" or \"inout\"");
+	expect_error_says(
+	    fd, json_pack("{s:s, s:s, s:i}", "op", "capture-start", "port", name, "snaplen", 0),
+	    NULL, 0, EINVAL, "\"snaplen\" must be 1..262144");
+	assert_int_equal(
+	    capture_start(fd,
+			  json_pack("{s:s, s:s, s:i, s:s}", "op", "capture-start", "port", name,
+				    "snaplen", 262144, "direction", "out"),
+			  &sock),
+	    0);
+	close(sock);
+	reply = raw_call(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", name), &rc);
+	assert_int_equal(rc, 0);
+	json_decref(reply);
+
+	/* Nothing left open: captures started and stopped, descriptors nobody asked for. */
+	nfds = pvnetd_fds();
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(
+		    capture_start(fd, json_pack("{s:s, s:s}", "op", "capture-start", "port", name),
+				  &sock),
+		    0);
+		close(sock);
+		reply =
+		    raw_call(fd, json_pack("{s:s, s:s}", "op", "capture-stop", "port", name), &rc);
+		assert_int_equal(rc, 0);
+		json_decref(reply);
+	}
+	for (int k = 0; k < 3; k++) {
+		mfd[k] = memfd_create("extra", MFD_CLOEXEC);
+		assert_true(mfd[k] >= 0);
+	}
+	for (int k = 0; k < 4; k++) {
+		req = json_pack("{s:s, s:b}", "op", "status", "vifs", 0);
+		reply = NULL;
+		assert_int_equal(ctlmsg_call(fd, req, mfd, 3, &reply, NULL, NULL), 0);
+		json_decref(req);
+		json_decref(reply);
+	}
+	for (int k = 0; k < 3; k++)
+		close(mfd[k]);
+	assert_int_equal(pvnetd_fds(), nfds);
+
+	close(fd);
+	pvnet_vif_destroy(vif);
+	pvnet_domain_destroy(dom);
+}
+
 /* A connection runs 8 captures at most: the ninth is refused (EMFILE), saying so. */
 static void test_capture_limit(void **state)
 {
@@ -1083,6 +1178,440 @@ static void test_fdb_requests(void **state)
 	close(fd);
 }
 
+/* A sealed memfd of @pages pages, as domain-create takes. */
+static int sealed_memfd(unsigned int pages)
+{
+	int mfd = memfd_create("domain", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, (off_t)pages * 4096), 0);
+	assert_int_equal(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
+	return mfd;
+}
+
+/*
+ * domain-create's reply, member by member (docs/control-socket.md): the
+ * domid, the domain's store socket in the run directory, the root of its
+ * store directory ("home", /local/domain), and one descriptor, the grant
+ * table; and exactly one memfd taken, two refused saying how many came.
+ */
+static void test_domain_create_reply(void **state)
+{
+	int fd = ctl_open(), mfd[2], rfds[CTLMSG_MAX_FDS], rc;
+	json_t *req, *reply = NULL;
+	char want[PATH_MAX + 32];
+	long long destroyed;
+	unsigned int nr = 0;
+	json_int_t domid;
+
+	(void)state;
+	mfd[0] = sealed_memfd(4);
+	mfd[1] = sealed_memfd(4);
+	expect_error_says(fd, json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4), mfd, 2,
+			  EINVAL, "pass exactly one memfd (got 2 fds)");
+	req = json_pack("{s:s, s:i}", "op", "domain-create", "pages", 4);
+	rc = ctlmsg_call(fd, req, mfd, 1, &reply, rfds, &nr);
+	json_decref(req);
+	close(mfd[0]);
+	close(mfd[1]);
+	assert_int_equal(rc, 0);
+	domid = json_integer_value(json_object_get(reply, "domid"));
+	assert_true(domid >= 1);
+	snprintf(want, sizeof(want), "%s/xenstore-dom%lld.sock", run_dir, (long long)domid);
+	assert_string_equal(json_string_value(json_object_get(reply, "store")), want);
+	assert_string_equal(json_string_value(json_object_get(reply, "home")), "/local/domain");
+	assert_int_equal(nr, 1);
+	/* The grant table: memory of some pages the guest maps. */
+	{
+		struct stat st;
+
+		assert_int_equal(fstat(rfds[0], &st), 0);
+		assert_true(st.st_size >= 4096);
+		close(rfds[0]);
+	}
+	json_decref(reply);
+	destroyed = stat_get("destroyed", "domains");
+	close(fd);
+	wait_destroyed(destroyed + 1);
+}
+
+/* The "error" of @req's (consumed) reply on @fd, which must be refused with @err; freed by the caller. */
+static char *error_of(int fd, json_t *req, int err)
+{
+	json_t *reply = NULL;
+	int rc = ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL);
+	char *why;
+
+	assert_int_equal(rc, -err);
+	assert_non_null(json_string_value(json_object_get(reply, "error")));
+	why = strdup(json_string_value(json_object_get(reply, "error")));
+	json_decref(reply);
+	json_decref(req);
+	return why;
+}
+
+/*
+ * The control socket's limits at their exact values, and what its replies
+ * say (docs/control-socket.md): a "remote" is a domid (up to 32751, the
+ * last before DOMID_FIRST_RESERVED), an event channel "port" any 32-bit
+ * number (one not open is named); vif-create's "devid" defaults to 0 and
+ * its reply names the vif's frontend and backend directories; a port name
+ * is under 32 bytes (SW_PORT_NAME_MAX) for fdb and capture-start; a status of
+ * one vif is of that vif only (vif1.1 is not vif1.10), and "vifs": true is
+ * the list with counters, as no "vifs" at all.  An unknown op, and a port
+ * capture-stop does not know, are quoted up to their limit (63 bytes of
+ * an op, 31 of a port name here), cut before a character, not through it.
+ */
+static void test_control_limits(void **state)
+{
+	int fd = ctl_open(), tool = ctl_open(), rc;
+	char want[256], op[2 + 40 * 2 + 1] = "a", port[31 + 2 + 1], *why;
+	struct pvnet_vif_config cfg;
+	struct pvnet_domain *dom;
+	struct pvnet_vif *v[12];
+	unsigned int domid;
+	long long destroyed;
+	json_t *reply;
+
+	(void)state;
+	assert_int_equal(raw_domain_create(fd, 4), 0);
+	expect_error_says(fd,
+			  json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 32752),
+			  NULL, 0, EINVAL, "\"remote\" must be a domid");
+	reply = raw_call(fd, json_pack("{s:s, s:i}", "op", "evtchn-alloc-unbound", "remote", 32751),
+			 &rc);
+	assert_int_equal(rc, 0);
+	json_decref(reply);
+	expect_error_says(
+	    fd, json_pack("{s:s, s:I}", "op", "evtchn-close", "port", (json_int_t)UINT32_MAX), NULL,
+	    0, EINVAL, "has no port 4294967295 open");
+	expect_error_says(
+	    fd, json_pack("{s:s, s:I}", "op", "evtchn-close", "port", (json_int_t)UINT32_MAX + 1),
+	    NULL, 0, EINVAL, "\"port\" must be a port number");
+
+	/* vif-create without a devid: vif<domid>.0, its directories in the reply. */
+	reply = raw_call(fd, json_pack("{s:s}", "op", "vif-create"), &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(
+	    sscanf(json_string_value(json_object_get(reply, "name")), "vif%u.0", &domid), 1);
+	snprintf(want, sizeof(want), "vif%u.0", domid);
+	assert_string_equal(json_string_value(json_object_get(reply, "name")), want);
+	snprintf(want, sizeof(want), "/local/domain/%u/device/vif/0", domid);
+	assert_string_equal(json_string_value(json_object_get(reply, "frontend")), want);
+	snprintf(want, sizeof(want), "/local/domain/0/backend/vif/%u/0", domid);
+	assert_string_equal(json_string_value(json_object_get(reply, "backend")), want);
+	json_decref(reply);
+	/* No frontend connects it: no queues, so no tx mode, carrier or features yet. */
+	snprintf(want, sizeof(want), "vif%u.0", domid);
+	reply = raw_call(tool, json_pack("{s:s, s:s}", "op", "status", "vif", want), &rc);
+	assert_int_equal(rc, 0);
+	{
+		json_t *vj = json_array_get(json_object_get(reply, "vifs"), 0);
+
+		assert_non_null(vj);
+		assert_int_equal(json_array_size(json_object_get(vj, "queues")), 0);
+		assert_null(json_object_get(vj, "tx_mode"));
+		assert_null(json_object_get(vj, "carrier"));
+		assert_null(json_object_get(vj, "error"));
+		assert_int_equal(json_object_size(json_object_get(vj, "features")), 0);
+		assert_int_equal(json_object_size(json_object_get(vj, "switch")), 0);
+	}
+	json_decref(reply);
+
+	/* One vif by name among vif.0 .. vif.11: vif.1 only, not vif.10 and vif.11. */
+	assert_int_equal(pvnet_domain_create(run_dir, 2048, &dom), 0);
+	for (unsigned int d = 0; d < 12; d++) {
+		pvnet_vif_config_default(&cfg);
+		cfg.devid = d;
+		cfg.tx_buffers = cfg.rx_buffers = 32;
+		assert_int_equal(pvnet_vif_create(dom, &cfg, &v[d]), 0);
+	}
+	snprintf(want, sizeof(want), "vif%u.1", pvnet_domain_id(dom));
+	reply = raw_call(tool, json_pack("{s:s, s:s}", "op", "status", "vif", want), &rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(json_array_size(json_object_get(reply, "vifs")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+				json_array_get(json_object_get(reply, "vifs"), 0), "name")),
+			    want);
+	json_decref(reply);
+	reply = raw_call(tool, json_pack("{s:s, s:b}", "op", "status", "vifs", 1), &rc);
+	assert_int_equal(rc, 0);
+	assert_true(json_array_size(json_object_get(reply, "vifs")) >= 13);
+	{
+		json_t *e;
+		size_t i;
+
+		json_array_foreach(json_object_get(reply, "vifs"), i, e)
+		{
+			assert_non_null(json_object_get(e, "queues"));
+			assert_non_null(json_object_get(e, "state"));
+		}
+	}
+	json_decref(reply);
+	/* "vifs": false: each vif's name, domid and devid only, each its own. */
+	reply = raw_call(tool, json_pack("{s:s, s:b}", "op", "status", "vifs", 0), &rc);
+	assert_int_equal(rc, 0);
+	{
+		json_t *e;
+		size_t i;
+
+		json_array_foreach(json_object_get(reply, "vifs"), i, e)
+		{
+			snprintf(want, sizeof(want), "vif%lld.%lld",
+				 (long long)json_integer_value(json_object_get(e, "domid")),
+				 (long long)json_integer_value(json_object_get(e, "devid")));
+			assert_string_equal(json_string_value(json_object_get(e, "name")), want);
+			assert_int_equal(json_object_size(e), 3);
+		}
+	}
+	json_decref(reply);
+	for (unsigned int d = 0; d < 12; d++)
+		pvnet_vif_destroy(v[d]);
+	pvnet_domain_destroy(dom);
+
+	/* A port name is under 32 bytes: 31 is looked for, 32 refused as no name. */
+	memset(port, 'a', 32);
+	port[32] = '\0';
+	expect_error_says(tool, json_pack("{s:s, s:s}", "op", "fdb", "port", port), NULL, 0, EINVAL,
+			  "\"port\" must be a port name");
+	expect_error_says(tool, json_pack("{s:s, s:s}", "op", "capture-start", "port", port), NULL,
+			  0, EINVAL, "\"port\" must be a port name");
+	port[31] = '\0';
+	expect_error_says(tool, json_pack("{s:s, s:s}", "op", "fdb", "port", port), NULL, 0, ENOENT,
+			  "no port");
+	expect_error_says(tool, json_pack("{s:s, s:s}", "op", "capture-start", "port", port), NULL,
+			  0, ENOENT, "no port");
+
+	/* Quoted up to the limit, cut before a character (é is two bytes). */
+	for (int k = 0; k < 40; k++)
+		strcat(op, "\xc3\xa9");
+	why = error_of(tool, json_pack("{s:s}", "op", op), EOPNOTSUPP);
+	op[63] = '\0';
+	snprintf(want, sizeof(want), "unknown op \"%s\"", op);
+	assert_string_equal(why, want);
+	free(why);
+	memset(port, 'a', 31);
+	strcpy(port + 31, "\xc3\xa9");
+	why = error_of(tool, json_pack("{s:s, s:s}", "op", "capture-stop", "port", port), ENOENT);
+	port[31] = '\0';
+	snprintf(want, sizeof(want), "capture-stop: this connection does not capture \"%s\"", port);
+	assert_string_equal(why, want);
+	free(why);
+
+	close(tool);
+	destroyed = stat_get("destroyed", "domains");
+	close(fd);
+	wait_destroyed(destroyed + 1);
+}
+
+/* The "name" of domain @domid in a status reply (NULL: none, or no such domain). */
+static const char *status_name(const json_t *status, unsigned int domid)
+{
+	json_t *d;
+	size_t i;
+
+	json_array_foreach(json_object_get(status, "domains"), i, d)
+	{
+		if (json_integer_value(json_object_get(d, "domid")) == domid)
+			return json_string_value(json_object_get(d, "name"));
+	}
+	return NULL;
+}
+
+/*
+ * domain-name, as a toolstack names a guest (docs/control-socket.md): 1..128
+ * characters of A-Z a-z 0-9 . _ : @ -, each limit and character taken or
+ * refused as documented; the name is /local/domain/<domid>/name, domain 0's
+ * node the guest may read but not write, and status gives it with the
+ * domain and with its vifs.  Naming again renames (the same name included),
+ * a name another live domain has is refused (EEXIST), and it is free again
+ * once that domain is gone.
+ */
+static void test_domain_names(void **state)
+{
+	char longest[129 + 1], path[64], dom0sock[PATH_MAX + 16];
+	struct pvnet_domain *dom;
+	struct pvnet_vif_config cfg;
+	struct pvnet_vif *vif;
+	struct xs_handle *guest, *dom0;
+	struct xs_permissions *perms;
+	unsigned int domid, n, len;
+	json_t *reply, *st;
+	long long destroyed;
+	int fd, rc;
+	char *v;
+
+	(void)state;
+	assert_int_equal(pvnet_domain_create(run_dir, 256, &dom), 0);
+	domid = pvnet_domain_id(dom);
+	pvnet_vif_config_default(&cfg);
+	cfg.tx_buffers = cfg.rx_buffers = 32;
+	assert_int_equal(pvnet_vif_create(dom, &cfg, &vif), 0);
+
+	/* The longest name, of every character there is room for: taken, whole. */
+	for (n = 0; n < 128; n++)
+		longest[n] = "Az09._:@-"[n % 9];
+	longest[128] = '\0';
+	assert_int_equal(pvnet_domain_set_name(dom, longest), 0);
+	st = itest_status(&T);
+	if (!status_name(st, domid) || strcmp(status_name(st, domid), longest))
+		fail_msg("status names domain %u \"%s\"", domid,
+			 status_name(st, domid) ? status_name(st, domid) : "(none)");
+	{
+		json_t *vj, *found = NULL;
+		char want[32];
+		size_t i;
+
+		snprintf(want, sizeof(want), "vif%u.0", domid);
+		json_array_foreach(json_object_get(st, "vifs"), i, vj)
+		{
+			if (!strcmp(json_string_value(json_object_get(vj, "name")), want))
+				found = vj;
+		}
+		assert_non_null(found);
+		assert_string_equal(json_string_value(json_object_get(found, "domain_name")),
+				    longest);
+	}
+	json_decref(st);
+
+	/* In the store: domain 0's node, the guest may read it and not write it. */
+	snprintf(dom0sock, sizeof(dom0sock), "%s/xenstore.sock", run_dir);
+	dom0 = xs_as(dom0sock);
+	guest = xs_as(pvnet_domain_store_path(dom));
+	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
+	v = xs_read(guest, XBT_NULL, path, &len);
+	assert_non_null(v);
+	assert_string_equal(v, longest);
+	free(v);
+	assert_false(xs_write(guest, XBT_NULL, path, "mine", 4));
+	perms = xs_get_permissions(dom0, XBT_NULL, path, &n);
+	assert_non_null(perms);
+	assert_int_equal(n, 2);
+	assert_int_equal(perms[0].id, 0);
+	assert_int_equal(perms[0].perms, XS_PERM_NONE);
+	assert_int_equal(perms[1].id, domid);
+	assert_int_equal(perms[1].perms, XS_PERM_READ);
+	free(perms);
+
+	/* One longer, empty, or a character outside the set: refused, the name kept. */
+	longest[128] = 'a';
+	longest[129] = '\0';
+	fd = ctl_open();
+	assert_int_equal(raw_domain_create(fd, 4), 0);
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", longest), NULL,
+			  0, EINVAL, "\"name\" must be 1..128 characters");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", ""), NULL, 0,
+			  EINVAL, "\"name\" must be 1..128 characters");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "a/b"), NULL, 0,
+			  EINVAL, "\"name\" must be");
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "a b"), NULL, 0,
+			  EINVAL, "\"name\" must be");
+	longest[128] = '\0';
+
+	/* Another live domain's name: refused, saying whose it is. */
+	snprintf(path, sizeof(path), "domain %u is already called", domid);
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", longest), NULL,
+			  0, EEXIST, path);
+	/* Its own name again, then another: renamed, in the store and in status. */
+	assert_int_equal(pvnet_domain_set_name(dom, longest), 0);
+	assert_int_equal(pvnet_domain_set_name(dom, "renamed@host"), 0);
+	snprintf(path, sizeof(path), "/local/domain/%u/name", domid);
+	v = xs_read(dom0, XBT_NULL, path, &len);
+	assert_non_null(v);
+	assert_string_equal(v, "renamed@host");
+	free(v);
+	st = itest_status(&T);
+	assert_string_equal(status_name(st, domid), "renamed@host");
+	json_decref(st);
+	/* The old name is free now; the new one once its domain is gone. */
+	reply = raw_call(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", longest), &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(json_string_value(json_object_get(reply, "name")), longest);
+	json_decref(reply);
+	expect_error(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "renamed@host"), NULL,
+		     0, EEXIST);
+	xs_close(guest);
+	xs_close(dom0);
+	destroyed = stat_get("destroyed", "domains");
+	pvnet_vif_destroy(vif);
+	pvnet_domain_destroy(dom);
+	wait_destroyed(destroyed + 1);
+	reply =
+	    raw_call(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "renamed@host"), &rc);
+	assert_int_equal(rc, 0);
+	json_decref(reply);
+	destroyed = stat_get("destroyed", "domains");
+	close(fd);
+	wait_destroyed(destroyed + 1);
+}
+
+/*
+ * A guest killed with a connected vif, as Xen destroys a domain: its vif
+ * goes first (the switch port with it, its rings unmapped, so nothing is
+ * left in use, and its backend directory in domain 0's store), then its
+ * store directory /local/domain/<domid>.
+ */
+static void test_killed_guest_with_vif(void **state)
+{
+	long long destroyed = stat_get("destroyed", "domains");
+	long long maps = stat_get("destroyed", "maps_in_use");
+	char name[32], home[64], dom0sock[PATH_MAX + 16];
+	struct xs_handle *dom0;
+	unsigned int domid, len;
+	int pipefd[2], fd, st;
+	json_t *reply;
+	char *home_v;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pvnet_domain *dom;
+		struct pvnet_vif *vif;
+		unsigned int id;
+
+		one_vif(&dom, &vif, name);
+		id = pvnet_domain_id(dom);
+		if (write(pipefd[1], &id, sizeof(id)) != sizeof(id))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	assert_int_equal(read(pipefd[0], &domid, sizeof(domid)), sizeof(domid));
+	close(pipefd[0]);
+	snprintf(name, sizeof(name), "vif%u.0", domid);
+	snprintf(home, sizeof(home), "/local/domain/%u", domid);
+	snprintf(dom0sock, sizeof(dom0sock), "%s/xenstore.sock", run_dir);
+	dom0 = xs_as(dom0sock);
+	fd = ctl_open();
+	reply = fdb_of(fd, name); /* its port is there */
+	json_decref(reply);
+	home_v = xs_read(dom0, XBT_NULL, home, &len); /* its home is there */
+	assert_non_null(home_v);
+	free(home_v);
+
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	wait_destroyed(destroyed + 1);
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "fdb", "port", name), NULL, 0, ENOENT,
+			  "no port");
+	assert_int_equal(stat_get("destroyed", "maps_in_use"), maps);
+	assert_int_equal(stat_get("hv", "maps_in_use"), 0);
+	errno = 0;
+	assert_null(xs_read(dom0, XBT_NULL, home, &len));
+	assert_int_equal(errno, ENOENT);
+	/* The vif's backend directory, domain 0's, goes with the vif. */
+	snprintf(home, sizeof(home), "/local/domain/0/backend/vif/%u/0", domid);
+	errno = 0;
+	assert_null(xs_read(dom0, XBT_NULL, home, &len));
+	assert_int_equal(errno, ENOENT);
+	xs_close(dom0);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1099,6 +1628,11 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_capture_requests),
 	    cmocka_unit_test(test_capture_limit),
 	    cmocka_unit_test(test_fdb_requests),
+	    cmocka_unit_test(test_domain_names),
+	    cmocka_unit_test(test_domain_create_reply),
+	    cmocka_unit_test(test_control_limits),
+	    cmocka_unit_test(test_capture_details),
+	    cmocka_unit_test(test_killed_guest_with_vif),
 	};
 
 	if (argc != 2) {

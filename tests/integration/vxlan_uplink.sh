@@ -74,6 +74,8 @@ start_pvnetd "$RUN" --uplink "vxlan:id=42,remote=192.168.79.1,local=192.168.79.2
 	--uplink "vxlan:id=44,remote=fd79:8::1,local=fd79:8::2,netns=$P" \
 	--uplink "vxlan:id=45,remote=192.168.82.1,local=192.168.79.2,netns=$P" \
 	--uplink "vxlan:id=46,remote=fd79:a::1,local=fd79:8::2,netns=$P" || exit 1
+check "the VXLAN uplinks' MACs get room of their own in the switch (5 x 1024)" \
+	grep -q "switch: room for 21504 MACs, 5120 of them for the uplinks" "$RUN.log"
 # VNIs 45 and 46 come up only now: what their devices send on coming up (IPv6 neighbour
 # and MLD messages, repeated) would otherwise reach the port before their uplinks join it,
 # and VNI 44's uplink, the first on its port, would count it (rx_bad_source).
