@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -46,6 +47,13 @@ int itest_start(struct itest *t, const char *pvnetd, const char *name, ...)
 	if (t->pid == 0) {
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
+		/*
+		 * A test that dies (a failed assertion's abort, meson's timeout)
+		 * takes its pvnetd with it, stopped or not, instead of leaving it
+		 * running on its run directory.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(126);
 		dup2(fd, 2);
 		execv(pvnetd, (char *const *)argv);
 		_exit(127);
