@@ -1508,10 +1508,22 @@ static void test_domain_names(void **state)
 			  EINVAL, "\"name\" must be");
 	longest[128] = '\0';
 
-	/* Another live domain's name: refused, saying whose it is. */
+	/* Another live domain's name: refused, saying whose it is; domain 0's too. */
 	snprintf(path, sizeof(path), "domain %u is already called", domid);
 	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", longest), NULL,
 			  0, EEXIST, path);
+	expect_error_says(fd, json_pack("{s:s, s:s}", "op", "domain-name", "name", "Domain-0"),
+			  NULL, 0, EEXIST, "domain 0 is called Domain-0");
+	/* Domain 0's own directory, as xen-init-dom0 writes it: hidden from the guest. */
+	v = xs_read(dom0, XBT_NULL, "/local/domain/0/name", &len);
+	assert_non_null(v);
+	assert_string_equal(v, "Domain-0");
+	free(v);
+	v = xs_read(dom0, XBT_NULL, "/local/domain/0/domid", &len);
+	assert_non_null(v);
+	assert_string_equal(v, "0");
+	free(v);
+	assert_null(xs_read(guest, XBT_NULL, "/local/domain/0/name", &len));
 	/* Its own name again, then another: renamed, in the store and in status. */
 	assert_int_equal(pvnet_domain_set_name(dom, longest), 0);
 	assert_int_equal(pvnet_domain_set_name(dom, "renamed@host"), 0);
