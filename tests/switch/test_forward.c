@@ -180,6 +180,97 @@ static void test_runts_dropped(void **state)
 	assert_int_equal(fake_stat(&e->fp[0], "rx_dropped"), 5);
 	assert_int_equal(fake_stat(&e->fp[0], "rx_packets"), 5);
 	assert_int_equal(sw_fdb_count(e->sw), 0);
+	/* A frame of exactly SW_PKT_MAX_FRAGS pieces is whole, and goes on. */
+	p[0] = fake_frame(5, bcast, a, 60);
+	p[0]->nfrags = SW_PKT_MAX_FRAGS;
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, 1), 1);
+	assert_int_equal(fake_nlog, NPORTS - 1);
+	assert_int_equal(fake_stat(&e->fp[0], "rx_length_errors"), 5);
+}
+
+/* Every per-port counter, read by name into @v (for the deltas of one batch). */
+static void stats_of(struct fake_port *fp, uint64_t v[64])
+{
+	unsigned int n;
+
+	sw_port_stats_names(&n);
+	assert_true(n <= 64);
+	sw_port_stats_get(fp->port, v);
+}
+
+/* @name's change between @before and @after. */
+static uint64_t delta(const uint64_t *before, const uint64_t *after, const char *name)
+{
+	unsigned int n;
+	const struct sw_stat_desc *d = sw_port_stats_names(&n);
+
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(d[i].name, name))
+			return after[i] - before[i];
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
+/*
+ * One batch with a frame of each fate, each of its own length: what
+ * `pvnet show` and `status` report for it is exact, on the input port
+ * (every frame and byte received, each drop under its reason, the sum of
+ * those as rx_dropped, the floods) and on each output port (what it took,
+ * in frames and bytes).  Tests of one drop reason at a time cannot tell a
+ * counter added to the wrong field or from the wrong sum.
+ */
+static void test_counters_one_batch(void **state)
+{
+	static const uint8_t lacp[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x02};
+	struct env *e = *state;
+	uint64_t before[NPORTS][64], after[NPORTS][64];
+	uint8_t a[6], b[6], u[6];
+	struct sw_pkt *p[7];
+
+	fake_mac(a, 1);
+	fake_mac(b, 2);
+	fake_mac(u, 99);
+	fake_send(e->sw, &e->fp[0], 1, bcast, a);
+	fake_send(e->sw, &e->fp[1], 2, bcast, b);
+	fake_nlog = 0;
+	for (unsigned int i = 0; i < NPORTS; i++)
+		stats_of(&e->fp[i], before[i]);
+	p[0] = fake_frame(10, b, a, 100);     /* unicast to p1 */
+	p[1] = fake_frame(11, bcast, a, 200); /* flooded */
+	p[2] = fake_frame(12, a, a, 300);     /* to its own port: same_port */
+	p[3] = fake_frame(13, bcast, a, 400); /* a runt header: rx_length_errors */
+	p[3]->hdr_len = 13;
+	p[4] = fake_frame(14, bcast, mcast4, 500); /* rx_src_invalid */
+	p[5] = fake_frame(15, lacp, a, 600);	   /* rx_link_local */
+	p[6] = fake_frame(16, u, a, 700);	   /* unknown: flooded */
+	assert_int_equal(sw_forward(e->sw, e->fp[0].port, p, 7), 3);
+	for (unsigned int i = 0; i < NPORTS; i++)
+		stats_of(&e->fp[i], after[i]);
+
+	assert_int_equal(delta(before[0], after[0], "rx_packets"), 7);
+	assert_int_equal(delta(before[0], after[0], "rx_bytes"), 2800);
+	assert_int_equal(delta(before[0], after[0], "rx_dropped"), 4);
+	assert_int_equal(delta(before[0], after[0], "rx_length_errors"), 1);
+	assert_int_equal(delta(before[0], after[0], "rx_src_invalid"), 1);
+	assert_int_equal(delta(before[0], after[0], "rx_link_local"), 1);
+	assert_int_equal(delta(before[0], after[0], "same_port"), 1);
+	assert_int_equal(delta(before[0], after[0], "rx_no_dest"), 0);
+	assert_int_equal(delta(before[0], after[0], "flood"), 2);
+	assert_int_equal(delta(before[0], after[0], "tx_packets"), 0);
+	assert_int_equal(delta(before[0], after[0], "learn_new"), 0);
+	assert_int_equal(delta(before[1], after[1], "tx_packets"), 3);
+	assert_int_equal(delta(before[1], after[1], "tx_bytes"), 100 + 200 + 700);
+	for (unsigned int i = 1; i < NPORTS; i++) {
+		assert_int_equal(delta(before[i], after[i], "rx_packets"), 0);
+		assert_int_equal(delta(before[i], after[i], "tx_dropped"), 0);
+		if (i > 1) {
+			assert_int_equal(delta(before[i], after[i], "tx_packets"), 2);
+			assert_int_equal(delta(before[i], after[i], "tx_bytes"), 200 + 700);
+		}
+	}
+	assert_int_equal(fake_nlog, 1 + 3 + 3);
+	for (unsigned int id = 12; id <= 15; id++)
+		assert_int_equal(fake_count_pkt(id), 0);
 }
 
 static void test_invalid_source_never_learned(void **state)
@@ -202,14 +293,58 @@ static void test_link_local_not_forwarded(void **state)
 	struct env *e = *state;
 	const uint8_t stp[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x00};
 	const uint8_t pause[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};
+	const uint8_t lldp[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e};
+	const uint8_t last[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x0f};
 	const uint8_t not_ll[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x10};
 	uint8_t a[6];
 
 	fake_mac(a, 1);
 	assert_int_equal(fake_send(e->sw, &e->fp[0], 1, stp, a), 0);
 	assert_int_equal(fake_send(e->sw, &e->fp[0], 2, pause, a), 0);
+	assert_int_equal(sw_fdb_count(e->sw), 0); /* a link-local frame's source is not learnt */
 	assert_int_equal(fake_send(e->sw, &e->fp[0], 3, not_ll, a), 1);
 	assert_int_equal(fake_stat(&e->fp[0], "rx_link_local"), 2);
+	/* The upper half of the range too: LLDP, and the last reserved group. */
+	assert_int_equal(fake_send(e->sw, &e->fp[0], 4, lldp, a), 0);
+	assert_int_equal(fake_send(e->sw, &e->fp[0], 5, last, a), 0);
+	assert_int_equal(fake_stat(&e->fp[0], "rx_link_local"), 4);
+	assert_int_equal(fake_nlog, NPORTS - 1); /* only not_ll went out */
+}
+
+/*
+ * Destinations the table cannot hold, the all-zero MAC (never a valid
+ * source), matches no entry, not even a free slot: flooded like any
+ * unknown unicast.  A MAC whose first byte has its top bit set is learnt
+ * once and found like any other (the table keeps all 48 bits).
+ */
+static void test_mac_edges(void **state)
+{
+	struct env *e = *state;
+	const uint8_t zero[6] = {0};
+	const uint8_t high[6] = {0x82, 0x00, 0x00, 0x00, 0x00, 0x01};
+	uint8_t a[6];
+	uint16_t num;
+
+	fake_mac(a, 1);
+	fake_send(e->sw, &e->fp[1], 1, bcast, a);
+	fake_nlog = 0;
+	assert_int_equal(sw_fdb_lookup(e->sw, zero, &num), -ENOENT);
+	assert_int_equal(fake_send(e->sw, &e->fp[1], 2, zero, a), 1);
+	assert_int_equal(fake_nlog, NPORTS - 1);
+	assert_int_equal(fake_stat(&e->fp[1], "flood"), 2);
+	assert_int_equal(fake_stat(&e->fp[1], "same_port"), 0);
+
+	for (unsigned int i = 0; i < 3; i++)
+		fake_send(e->sw, &e->fp[2], 10 + i, bcast, high);
+	assert_int_equal(fake_stat(&e->fp[2], "learn_new"), 1);
+	assert_int_equal(fake_stat(&e->fp[2], "fdb_entries"), 1);
+	assert_int_equal(sw_fdb_count(e->sw), 2);
+	assert_int_equal(sw_fdb_lookup(e->sw, high, &num), 0);
+	assert_int_equal(num, e->fp[2].port->num);
+	fake_nlog = 0;
+	assert_int_equal(fake_send(e->sw, &e->fp[1], 20, high, a), 1);
+	assert_int_equal(fake_nlog, 1);
+	assert_true(fake_delivered(2, 20));
 }
 
 static void test_mac_moves(void **state)
@@ -591,6 +726,70 @@ static void test_port_del_removes_macs(void **state)
 	fake_port_add(e->sw, &e->fp[2], 2);
 	fake_port_add(e->sw, &e->fp[3], 3);
 	assert_int_equal(e->fp[3].port->num, 3);
+	/* Port 0 goes with its MACs only (an empty slot is no entry of port 0). */
+	fake_send(e->sw, &e->fp[2], 4, bcast, a);
+	assert_int_equal(sw_fdb_count(e->sw), 2); /* b on port 0, a on port 2 */
+	assert_int_equal(sw_port_del(e->sw, e->fp[0].port), 0);
+	assert_int_equal(sw_fdb_count(e->sw), 1);
+	assert_int_equal(sw_fdb_lookup(e->sw, b, &num), -ENOENT);
+	assert_int_equal(sw_fdb_lookup(e->sw, a, &num), 0);
+	fake_port_add(e->sw, &e->fp[0], 0);
+	assert_int_equal(e->fp[0].port->num, 0);
+}
+
+static struct fake_port more_ports[SW_MAX_PORTS - NPORTS];
+
+/*
+ * A switch with every port number in use: a flood reaches each other port
+ * once, and frames to MACs on ports past 63 and past 127 (another word of
+ * the batch's port bitmap, the high bit of the table's port field) go to
+ * those ports alone, in one batch with others to ports 32 and 64 below
+ * them.
+ */
+static void test_all_ports(void **state)
+{
+	static const unsigned int dests[] = {32, 63, 64, 96, 127, 128, 160, 255};
+	const unsigned int nd = sizeof(dests) / sizeof(dests[0]);
+	struct env *e = *state;
+	struct sw_pkt *p[sizeof(dests) / sizeof(dests[0]) + 1];
+	struct fake_port *fp[SW_MAX_PORTS];
+	uint8_t a[6], m[6];
+	uint16_t num;
+
+	for (unsigned int i = 0; i < NPORTS; i++)
+		fp[i] = &e->fp[i];
+	for (unsigned int i = NPORTS; i < SW_MAX_PORTS; i++) {
+		fp[i] = &more_ports[i - NPORTS];
+		fake_port_add(e->sw, fp[i], i);
+		assert_int_equal(fp[i]->port->num, i);
+	}
+	fake_mac(a, 1);
+	assert_int_equal(fake_send(e->sw, fp[0], 1, bcast, a), 1);
+	assert_int_equal(fake_nlog, SW_MAX_PORTS - 1);
+	for (unsigned int i = 1; i < SW_MAX_PORTS; i++)
+		assert_true(fake_delivered(i, 1));
+
+	for (unsigned int k = 0; k < nd; k++) {
+		fake_mac(m, 1000 + dests[k]);
+		fake_send(e->sw, fp[dests[k]], 100 + k, bcast, m);
+		assert_int_equal(sw_fdb_lookup(e->sw, m, &num), 0);
+		assert_int_equal(num, dests[k]);
+	}
+	fake_nlog = 0;
+	for (unsigned int k = 0; k < nd; k++) {
+		fake_mac(m, 1000 + dests[k]);
+		p[k] = fake_frame(200 + k, m, a, 60);
+	}
+	p[nd] = fake_frame(300, bcast, a, 60);
+	assert_int_equal(sw_forward(e->sw, fp[0]->port, p, nd + 1), nd + 1);
+	assert_int_equal(fake_nlog, nd + SW_MAX_PORTS - 1);
+	for (unsigned int k = 0; k < nd; k++) {
+		assert_int_equal(fake_count_pkt(200 + k), 1);
+		assert_true(fake_delivered(dests[k], 200 + k));
+		assert_int_equal(fake_count_port(dests[k]), 2); /* its own and the flood */
+	}
+	for (unsigned int i = NPORTS; i < SW_MAX_PORTS; i++)
+		assert_int_equal(sw_port_del(e->sw, fp[i]->port), 0);
 }
 
 static struct sw *deadlock_sw;
@@ -616,6 +815,12 @@ static void test_port_add_errors(void **state)
 
 	assert_int_equal(sw_port_add(e->sw, "0123456789012345678901234567890123", &ops, NULL, &p),
 			 -ENAMETOOLONG);
+	/* The name and its NUL fill SW_PORT_NAME_MAX at most: 31 characters, not 32. */
+	assert_int_equal(sw_port_add(e->sw, "01234567890123456789012345678901", &ops, NULL, &p),
+			 -ENAMETOOLONG);
+	assert_int_equal(sw_port_add(e->sw, "0123456789012345678901234567890", &ops, NULL, &p), 0);
+	assert_string_equal(p->name, "0123456789012345678901234567890");
+	assert_int_equal(sw_port_del(e->sw, p), 0);
 	assert_int_equal(sw_port_add(e->sw, "", &ops, NULL, &p), -EINVAL);
 	assert_int_equal(sw_port_add(e->sw, "x", &noops, NULL, &p), -EINVAL);
 	for (;;) {
@@ -630,6 +835,13 @@ static void test_port_add_errors(void **state)
 		assert_int_equal(sw_port_del(e->sw, ports[i]), 0);
 	struct sw_port fake = {.sw = e->sw, .num = 200};
 	assert_int_equal(sw_port_del(e->sw, &fake), -EINVAL);
+	/* Nor is one that claims the number of a port that is there: that port stays. */
+	fake.num = e->fp[1].port->num;
+	assert_int_equal(sw_port_del(e->sw, &fake), -EINVAL);
+	fake_mac(a, 2);
+	fake_nlog = 0;
+	assert_int_equal(fake_send(e->sw, &e->fp[0], 2, bcast, a), 1);
+	assert_true(fake_delivered(1, 2));
 
 	/* sw_port_del from inside xmit must refuse, not wait for itself. */
 	deadlock_sw = e->sw;
@@ -715,7 +927,23 @@ static void test_config_bounds(void **state)
 	sw_config_init(&cfg);
 	cfg.ageing_s = 0;
 	assert_int_equal(sw_create(&cfg, &sw), -EINVAL);
+	cfg.ageing_s = SW_AGEING_MAX_S + 1;
+	assert_int_equal(sw_create(&cfg, &sw), -EINVAL);
 	assert_int_equal(sw_create(NULL, &sw), 0);
+	sw_destroy(sw);
+	/*
+	 * Each bound itself is a valid setting (pvnetd --mac-ageing 1..1000000):
+	 * a table of one MAC or of the most, ageing after a second or after the
+	 * longest time.
+	 */
+	sw_config_init(&cfg);
+	cfg.fdb_max = 1;
+	cfg.ageing_s = 1;
+	assert_int_equal(sw_create(&cfg, &sw), 0);
+	sw_destroy(sw);
+	cfg.fdb_max = SW_FDB_MAX_LIMIT;
+	cfg.ageing_s = SW_AGEING_MAX_S;
+	assert_int_equal(sw_create(&cfg, &sw), 0);
 	sw_destroy(sw);
 	sw_destroy(NULL);
 }
@@ -729,8 +957,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_same_port_dropped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_alone_no_dest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runts_dropped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_counters_one_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_source_never_learned, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_local_not_forwarded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mac_edges, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mac_moves, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ageing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_mac_limit, setup, teardown),
@@ -744,6 +974,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_batch_repeats_and_changes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_del_removes_macs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_add_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_all_ports, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_port_name_unique, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stats_table, setup, teardown),
 	    cmocka_unit_test(test_config_bounds),

@@ -475,7 +475,10 @@ static void test_ipv6_frag_ah(void **state)
  * home address), type 0 (the last address), a segment routing header
  * (Segment List[0], the last segment); with no segments left the IPv6
  * destination is final.  RPL's compressed list (type 3) is not read: such
- * a frame is not cut.
+ * a frame is not cut.  A segment list of one is that last segment; a type 0
+ * or 2 header with 8 bytes after its first 8 holds half an address, no final
+ * destination to read: not cut either.  Each segment's payload length counts
+ * the routing header.
  */
 static void test_tso_routing_final_dst(void **state)
 {
@@ -483,8 +486,8 @@ static void test_tso_routing_final_dst(void **state)
 		uint8_t type, left, ext;
 		uint32_t final; /* offset of the final destination in the frame */
 	} cases[] = {
-	    {2, 1, 2, 54 + 8}, {0, 2, 4, 54 + 24}, {4, 1, 4, 54 + 8},
-	    {4, 0, 4, 38},     {3, 0, 2, 38},	   {3, 1, 2, 0},
+	    {2, 1, 2, 54 + 8}, {0, 2, 4, 54 + 24}, {4, 1, 4, 54 + 8}, {4, 0, 4, 38}, {3, 0, 2, 38},
+	    {3, 1, 2, 0},      {4, 1, 2, 54 + 8},  {0, 1, 1, 0},      {2, 1, 1, 0},
 	};
 
 	(void)state;
@@ -524,6 +527,8 @@ static void test_tso_routing_final_dst(void **state)
 				assert_int_equal(g->hdr_len, hdrs);
 				memcpy(seg, g->hdr, g->hdr_len);
 				memcpy(seg + g->hdr_len, f.b + g->off, g->len);
+				/* The payload length counts the routing header too. */
+				assert_int_equal(get16(seg + 18), slen - 54);
 				sum = sw_csum_fold(seg + 22, 16, 0) +
 				      sw_csum_fold(seg + cases[i].final, 16, 0) + IPPROTO_TCP +
 				      tcp_len;
@@ -538,6 +543,156 @@ static void test_tso_routing_final_dst(void **state)
 	}
 }
 
+/* RFC 1071's sum, a byte at a time: what sw_csum_fold() must agree with. */
+static uint16_t ref_fold(const uint8_t *p, uint32_t len, uint32_t sum)
+{
+	uint64_t s = sum;
+
+	for (uint32_t i = 0; i < len; i++)
+		s += (i & 1) ? p[i] : (uint32_t)p[i] << 8;
+	while (s > 0xffff)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/*
+ * sw_csum_fold() against a sum written independently of it: RFC 1071's
+ * example, an odd length (the last byte is the high half of a word, as if
+ * padded with zero), and sums that carry more than once (a start of
+ * 0xffffffff, runs of 0xff).  The segmentation tests check their result
+ * with sw_csum_fold() itself, which a wrong fold would pass.
+ */
+static void test_csum_fold(void **state)
+{
+	static const uint8_t rfc1071[8] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
+	static const uint32_t starts[] = {0, 1, 0xffff, 0x10000, 0xfffffffe, 0xffffffff};
+	uint8_t b[67];
+	uint32_t x = 12345;
+
+	(void)state;
+	assert_int_equal(sw_csum_fold(rfc1071, 8, 0), 0xddf2);
+	assert_int_equal(sw_csum_fold((const uint8_t *)"\x12", 1, 0), 0x1200);
+	assert_int_equal(sw_csum_fold(rfc1071, 7, 0), 0xdcfb);
+	assert_int_equal(sw_csum_fold(NULL, 0, 0xffffffff), 0xffff);
+	for (int fill = 0; fill < 2; fill++) {
+		for (uint32_t i = 0; i < sizeof(b); i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			b[i] = fill ? 0xff : (uint8_t)x;
+		}
+		for (uint32_t len = 0; len <= sizeof(b); len++)
+			for (size_t k = 0; k < sizeof(starts) / sizeof(starts[0]); k++)
+				assert_int_equal(sw_csum_fold(b, len, starts[k]),
+						 ref_fold(b, len, starts[k]));
+	}
+}
+
+/*
+ * Frames cut short anywhere before a header is whole are refused without a
+ * read past their end (each a heap block of its exact size, so an
+ * over-read is an AddressSanitizer error): under an Ethernet header, and
+ * inside the first 8 bytes of each IPv6 extension header the walk reads
+ * (hop-by-hop, routing, fragment, destination options, AH).
+ */
+static void test_cut_short(void **state)
+{
+	static const uint8_t ext[] = {0, 43, 44, 60, 51};
+	struct sw_l4 l4;
+
+	(void)state;
+	for (uint32_t len = 0; len < SW_FRAME_ETH_HLEN; len++) {
+		uint8_t *p = malloc(len ? len : 1);
+
+		assert_non_null(p);
+		memset(p, 0, len);
+		if (len >= 14)
+			fb_put16(p + 12, 0x0800);
+		assert_int_equal(sw_frame_parse(p, len, &l4), -EPROTO);
+		free(p);
+	}
+	for (size_t e = 0; e < sizeof(ext); e++) {
+		for (uint32_t cut = 1; cut < 8; cut++) {
+			uint32_t len = 54 + cut;
+			uint8_t *p = calloc(1, len);
+
+			assert_non_null(p);
+			fb_put16(p + 12, 0x86dd);
+			p[14] = 0x60;
+			fb_put16(p + 18, (uint16_t)cut);
+			p[20] = ext[e];
+			for (uint32_t k = 54; k < len; k++)
+				p[k] =
+				    1; /* segments left, a fragment's M bit: whatever is read next */
+			p[54] = IPPROTO_TCP;
+			assert_int_equal(sw_frame_parse(p, len, &l4), -EPROTO);
+			free(p);
+		}
+	}
+}
+
+/*
+ * What the IPv4 and IPv6 headers must say: DF set (as most TCP senders
+ * send) is no fragment, and such a frame is cut into segments that keep
+ * it; an IPv6 EtherType over a header of another version is refused;
+ * transport protocols other than TCP and UDP (ICMP, ICMPv6) are refused.
+ */
+static void test_l3_fields(void **state)
+{
+	struct sw_l4 l4;
+	int n;
+
+	(void)state;
+	tcp_frame(4, false, 3000, 11);
+	f.b[14 + 6] |= 0x40; /* DF */
+	fb_put16(f.b + 14 + 10, 0);
+	fb_put16(f.b + 14 + 10, (uint16_t)~sw_csum_fold(f.b + 14, 20, 0));
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+	n = sw_tso_segment(f.b, f.len, SW_GSO_TCPV4, 1000, false, hdrbuf, sizeof(hdrbuf), segs,
+			   MAX_SEGS);
+	assert_int_equal(n, 3);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(segs[i].hdr[14 + 6] & 0xe0, 0x40);
+		assert_int_equal(sw_csum_fold(segs[i].hdr + 14, 20, 0), 0xffff);
+	}
+
+	tcp_frame(6, false, 100, 12);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), 0);
+	f.b[14] = 0x40; /* version 4 behind 0x86dd */
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV6, 10, false, hdrbuf, sizeof(hdrbuf),
+					segs, MAX_SEGS),
+			 -EPROTO);
+
+	fb_build(&f, 4, IPPROTO_ICMP, false, 56, 13);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+	fb_build(&f, 6, IPPROTO_ICMPV6, false, 56, 14);
+	assert_int_equal(sw_frame_parse(f.b, f.len, &l4), -EPROTO);
+}
+
+/*
+ * Headers longer than SW_TSO_MAX_HDRS (frame.h), here 256 bytes of IPv6
+ * destination options, are refused: each segment's headers are copied
+ * whole into buffers of that size.  270 bytes (the most headers can be
+ * at or under the bound: they are 2 more than a multiple of 4) are cut.
+ */
+static void test_tso_hdrs_max(void **state)
+{
+	(void)state;
+	tcp_frame(6, false, 3000, 15);
+	fb_add_dstopts(&f, 184);
+	assert_int_equal(f.l4 + 32, 270);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV6, 1000, false, hdrbuf,
+					sizeof(hdrbuf), segs, MAX_SEGS),
+			 3);
+	tcp_frame(6, false, 3000, 15);
+	fb_add_dstopts(&f, 256);
+	assert_true(f.l4 + 32 > SW_TSO_MAX_HDRS);
+	assert_int_equal(sw_tso_segment(f.b, f.len, SW_GSO_TCPV6, 1000, false, hdrbuf,
+					sizeof(hdrbuf), segs, MAX_SEGS),
+			 -EPROTO);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +702,8 @@ int main(void)
 	    cmocka_unit_test(test_ipv6_ext_headers), cmocka_unit_test(test_ipv4_header_refused),
 	    cmocka_unit_test(test_tso_v4_options),   cmocka_unit_test(test_l4_header_bounds),
 	    cmocka_unit_test(test_ipv6_frag_ah),     cmocka_unit_test(test_tso_routing_final_dst),
+	    cmocka_unit_test(test_csum_fold),	     cmocka_unit_test(test_cut_short),
+	    cmocka_unit_test(test_l3_fields),	     cmocka_unit_test(test_tso_hdrs_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,10 +22,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "switch/internal.h"
 #include "switch/switch.h"
 
 #define NFWD	   4
@@ -340,10 +342,260 @@ static void test_concurrent_forwarding(void **state)
 	sw_destroy(sw);
 }
 
+/*
+ * The grace period, made to last: a forwarding thread is held inside a
+ * flood's first xmit() (port "gate") while another thread deletes port
+ * "victim", which the same flood still has to reach.  sw_port_del() must
+ * not return (and free the port) before that sw_forward() call returned;
+ * the victim's xmit() still runs (its frame was on its way) but never
+ * after sw_port_del() returned.  Without the wait the forwarding thread
+ * would call a freed port.  The gate's xmit() first forwards a frame of
+ * its own (a nested call), which must leave the outer section open.
+ */
+static atomic_bool gate_inside, gate_open, victim_gone, victim_late;
+static _Atomic unsigned int victim_calls, gate_sent;
+static struct sw *gsw;
+static struct sw_port *g_in, *g_victim;
+
+/*
+ * Threads that forwarded once (a runt) and so hold an epoch slot each, a
+ * process's slot being its own until it exits (epoch.c), until released.
+ */
+static atomic_bool slots_release;
+static _Atomic unsigned int slots_taken;
+static struct tpkt held[SW_MAX_THREADS];
+static pthread_t holders[SW_MAX_THREADS];
+
+static void *slot_holder(void *arg)
+{
+	struct tpkt *t = arg;
+	struct sw_pkt *p = &t->pkt;
+
+	sw_forward(gsw, g_in, &p, 1); /* dropped, but the thread has a slot now */
+	atomic_fetch_add(&slots_taken, 1);
+	while (!atomic_load(&slots_release))
+		sched_yield();
+	return NULL;
+}
+
+/* Start @n slot holders on gsw's port g_in; they hold their slots once this returns. */
+static void holders_start(unsigned int n)
+{
+	pthread_attr_t attr;
+
+	atomic_store(&slots_release, false);
+	atomic_store(&slots_taken, 0);
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+	for (unsigned int i = 0; i < n; i++) {
+		memset(&held[i], 0, sizeof(held[i]));
+		held[i].pkt.hdr = held[i].hdr;
+		held[i].pkt.hdr_len = 10;
+		held[i].pkt.len = 10;
+		sw_pkt_init(&held[i].pkt, tpkt_done);
+		assert_int_equal(pthread_create(&holders[i], &attr, slot_holder, &held[i]), 0);
+	}
+	pthread_attr_destroy(&attr);
+	while (atomic_load(&slots_taken) < n)
+		sched_yield();
+}
+
+/* Let @n holders exit (their slots go back) and check their frames completed. */
+static void holders_stop(unsigned int n)
+{
+	atomic_store(&slots_release, true);
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(pthread_join(holders[i], NULL), 0);
+	for (unsigned int i = 0; i < n; i++)
+		assert_int_equal(atomic_load(&held[i].done_calls), 1);
+}
+
+static unsigned int gate_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned int n)
+{
+	struct tpkt runt = {0};
+	struct sw_pkt *r = &runt.pkt;
+
+	/* A nested call first, of a runt the switch drops: its end must not end ours. */
+	runt.pkt.hdr = runt.hdr;
+	runt.pkt.hdr_len = 10;
+	runt.pkt.len = 10;
+	sw_pkt_init(&runt.pkt, tpkt_done);
+	CHECK(sw_forward(gsw, g_in, &r, 1) == 0);
+	CHECK(atomic_load(&runt.done_calls) == 1);
+	atomic_store(&gate_inside, true);
+	while (!atomic_load(&gate_open))
+		sched_yield();
+	for (unsigned int i = 0; i < n; i++)
+		sw_pkt_put(pkts[i]);
+	return n;
+}
+
+static unsigned int victim_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned int n)
+{
+	if (atomic_load(&victim_gone))
+		atomic_store(&victim_late, true);
+	atomic_fetch_add(&victim_calls, 1);
+	for (unsigned int i = 0; i < n; i++)
+		sw_pkt_put(pkts[i]);
+	return n;
+}
+
+static const struct sw_port_ops gate_ops = {.xmit = gate_xmit};
+static const struct sw_port_ops victim_ops = {.xmit = victim_xmit};
+
+static void *gate_fwd_thread(void *arg)
+{
+	struct tpkt *t = arg;
+	struct sw_pkt *p = &t->pkt;
+
+	atomic_store(&gate_sent, sw_forward(gsw, g_in, &p, 1));
+	return NULL;
+}
+
+static void *victim_del_thread(void *arg)
+{
+	(void)arg;
+	CHECK(sw_port_del(gsw, g_victim) == 0);
+	atomic_store(&victim_gone, true);
+	return NULL;
+}
+
+/* The grace period with @hold other threads holding the lower slots. */
+static void del_waits(unsigned int hold)
+{
+	const struct timespec pause = {.tv_nsec = 200 * 1000 * 1000},
+			      tick = {.tv_nsec = 1000 * 1000};
+	struct sw_port *gate;
+	struct tpkt t = {0};
+	pthread_t fwd, del;
+	bool early;
+
+	atomic_store(&failures, 0);
+	atomic_store(&gate_inside, false);
+	atomic_store(&gate_open, false);
+	atomic_store(&victim_gone, false);
+	atomic_store(&victim_late, false);
+	atomic_store(&victim_calls, 0);
+	assert_int_equal(sw_create(NULL, &gsw), 0);
+	/* Numbers 0, 1, 2: the flood goes to gate, then to victim. */
+	assert_int_equal(sw_port_add(gsw, "in", &victim_ops, NULL, &g_in), 0); /* sends only */
+	assert_int_equal(sw_port_add(gsw, "gate", &gate_ops, NULL, &gate), 0);
+	assert_int_equal(sw_port_add(gsw, "victim", &victim_ops, NULL, &g_victim), 0);
+	holders_start(hold);
+	memset(t.hdr, 0xff, 6);
+	mac_of(t.hdr + 6, 1);
+	t.pkt.hdr = t.hdr;
+	t.pkt.hdr_len = 14;
+	t.pkt.len = 60;
+	sw_pkt_init(&t.pkt, tpkt_done);
+
+	assert_int_equal(pthread_create(&fwd, NULL, gate_fwd_thread, &t), 0);
+	/* Inside within 10 s, or it never will be (its frame dropped): fail, not hang. */
+	for (unsigned int ms = 0; ms < 10000 && !atomic_load(&gate_inside); ms++)
+		nanosleep(&tick, NULL);
+	if (!atomic_load(&gate_inside)) {
+		assert_int_equal(pthread_join(fwd, NULL), 0);
+		fail_msg("the forwarding thread never reached the gate");
+	}
+	assert_int_equal(pthread_create(&del, NULL, victim_del_thread, NULL), 0);
+	nanosleep(&pause, NULL);
+	early = atomic_load(&victim_gone); /* must still wait for the forwarding thread */
+	atomic_store(&gate_open, true);
+	assert_int_equal(pthread_join(fwd, NULL), 0);
+	assert_int_equal(pthread_join(del, NULL), 0);
+	assert_false(early);
+	assert_true(atomic_load(&victim_gone));
+	assert_int_equal(atomic_load(&victim_calls), 1);
+	assert_false(atomic_load(&victim_late));
+	assert_int_equal(atomic_load(&gate_sent), 1); /* both ports took it */
+	assert_int_equal(atomic_load(&t.done_calls), 1);
+	holders_stop(hold);
+	assert_int_equal(atomic_load(&failures), 0);
+	assert_int_equal(sw_port_del(gsw, gate), 0);
+	assert_int_equal(sw_port_del(gsw, g_in), 0);
+	sw_destroy(gsw);
+}
+
+static void test_del_waits_for_forwarding(void **state)
+{
+	(void)state;
+	del_waits(0);
+}
+
+/*
+ * The same with every slot but the last held by other threads: the grace
+ * period looks at all SW_MAX_THREADS slots (pvnetd may run 64 vifs of 16
+ * queues), not only the low ones.
+ */
+static void test_del_waits_last_slot(void **state)
+{
+	(void)state;
+	del_waits(SW_MAX_THREADS - 1);
+}
+
+/*
+ * With every slot taken by a thread that forwarded and lives on, a further
+ * thread's frames are dropped and counted as received and dropped on its
+ * port, and completed; once those threads are gone their slots serve new
+ * threads again (a vif's queue threads come and go for as long as pvnetd
+ * runs).
+ */
+static void test_thread_slots(void **state)
+{
+	struct tpkt extra[3] = {0};
+	struct sw_pkt *p[3];
+	uint64_t v[64];
+	const struct sw_stat_desc *d;
+	unsigned int n, i_rxp = 0, i_rxb = 0, i_rxd = 0;
+
+	(void)state;
+	assert_int_equal(sw_create(NULL, &gsw), 0);
+	assert_int_equal(sw_port_add(gsw, "in", &victim_ops, NULL, &g_in), 0);
+	assert_int_equal(sw_port_add(gsw, "out", &victim_ops, NULL, &g_victim), 0);
+	atomic_store(&victim_gone, false);
+	atomic_store(&victim_calls, 0);
+	holders_start(SW_MAX_THREADS);
+
+	for (unsigned int i = 0; i < 3; i++) {
+		memset(extra[i].hdr, 0xff, 6);
+		mac_of(extra[i].hdr + 6, 7);
+		extra[i].pkt.hdr = extra[i].hdr;
+		extra[i].pkt.hdr_len = 14;
+		extra[i].pkt.len = 100 + i;
+		sw_pkt_init(&extra[i].pkt, tpkt_done);
+		p[i] = &extra[i].pkt;
+	}
+	assert_int_equal(sw_forward(gsw, g_in, p, 3), 0); /* this thread has no slot */
+	d = sw_port_stats_names(&n);
+	for (unsigned int i = 0; i < n; i++) {
+		i_rxp = strcmp(d[i].name, "rx_packets") ? i_rxp : i;
+		i_rxb = strcmp(d[i].name, "rx_bytes") ? i_rxb : i;
+		i_rxd = strcmp(d[i].name, "rx_dropped") ? i_rxd : i;
+	}
+	sw_port_stats_get(g_in, v);
+	assert_int_equal(v[i_rxp], SW_MAX_THREADS + 3);
+	assert_int_equal(v[i_rxb], SW_MAX_THREADS * 10 + 100 + 101 + 102);
+	assert_int_equal(v[i_rxd], SW_MAX_THREADS + 3);
+	for (unsigned int i = 0; i < 3; i++)
+		assert_int_equal(atomic_load(&extra[i].done_calls), 1);
+	assert_int_equal(atomic_load(&victim_calls), 0);
+
+	/* The threads gone, their slots are free for others: this one forwards. */
+	holders_stop(SW_MAX_THREADS);
+	sw_pkt_init(&extra[0].pkt, tpkt_done);
+	assert_int_equal(sw_forward(gsw, g_in, p, 1), 1);
+	assert_int_equal(atomic_load(&victim_calls), 1);
+	assert_int_equal(atomic_load(&extra[0].done_calls), 2);
+	sw_destroy(gsw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_concurrent_forwarding),
+	    cmocka_unit_test(test_del_waits_for_forwarding),
+	    cmocka_unit_test(test_del_waits_last_slot),
+	    cmocka_unit_test(test_thread_slots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
