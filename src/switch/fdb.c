@@ -236,7 +236,8 @@ static void fdb_learn_one(struct sw *sw, struct sw_port *in, const struct sw_lea
 			return; /* another queue of @in learned it meanwhile */
 		if (mine >= limit) {
 			/* A port at its limit cannot take MACs from others either. */
-			atomic_fetch_add_explicit(&in->stats.learn_limit, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&in->stats.learn_limit, req->frames,
+						  memory_order_relaxed);
 			return;
 		}
 		atomic_store(&fdb->words[base + i], fdb_word(req->mac, in->num));
@@ -249,13 +250,14 @@ static void fdb_learn_one(struct sw *sw, struct sw_port *in, const struct sw_lea
 	}
 
 	if (mine >= limit) {
-		atomic_fetch_add_explicit(&in->stats.learn_limit, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&in->stats.learn_limit, req->frames,
+					  memory_order_relaxed);
 		return;
 	}
 	if (free_slot < 0 ||
 	    atomic_load_explicit(&sw->stats.fdb_entries, memory_order_relaxed) >= fdb->max) {
-		atomic_fetch_add_explicit(&in->stats.learn_full, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&sw->stats.fdb_full, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&in->stats.learn_full, req->frames, memory_order_relaxed);
+		atomic_fetch_add_explicit(&sw->stats.fdb_full, req->frames, memory_order_relaxed);
 		return;
 	}
 	/* seen first, so an ager never sees the new word with a stale time. */

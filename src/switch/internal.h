@@ -82,10 +82,13 @@ struct sw {
  * struct sw_learn - a learning request collected during a batch
  * @mac: the source MAC, packed (see sw_mac_pack)
  * @hash: its keyed hash
+ * @frames: the batch's frames from it: what learn_limit or learn_full
+ *	count should it not be learnt
  */
 struct sw_learn {
 	uint64_t mac;
 	uint64_t hash;
+	uint32_t frames;
 };
 
 /* Pack 6 MAC bytes into the low 48 bits of an integer, first byte highest. */

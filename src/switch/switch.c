@@ -115,6 +115,9 @@ struct fwd_batch {
 	uint64_t memo_src, memo_dst;
 	int memo_dst_num; /* port number, or -1: not in the table */
 	bool memo_src_ok, memo_dst_ok;
+	/* What became of the memoised source, so that each frame from it counts alike. */
+	enum { SRC_KNOWN, SRC_QUEUED, SRC_LIMIT, SRC_FULL } memo_src_fate;
+	unsigned int memo_src_req; /* SRC_QUEUED: its entry in @learn */
 	struct {
 		uint64_t rx_bytes, rx_dropped, rx_length_errors, rx_src_invalid, rx_link_local;
 		uint64_t same_port, flood, no_dest, learn_limit, learn_full;
@@ -320,16 +323,19 @@ static void fwd_out_add(struct fwd_batch *b, struct sw_port *p)
 	b->out[b->nout++] = p;
 }
 
-/* Queue a learning request for @mac unless this batch has one already. */
-static void fwd_learn_add(struct fwd_batch *b, uint64_t mac, uint64_t hash)
+/* Queue a learning request for @mac, or count one more frame for the batch's request. */
+static unsigned int fwd_learn_add(struct fwd_batch *b, uint64_t mac, uint64_t hash)
 {
 	for (unsigned int i = 0; i < b->nlearn; i++)
-		if (b->learn[i].mac == mac)
-			return;
-	b->learn[b->nlearn++] = (struct sw_learn){.mac = mac, .hash = hash};
+		if (b->learn[i].mac == mac) {
+			b->learn[i].frames++;
+			return i;
+		}
+	b->learn[b->nlearn] = (struct sw_learn){.mac = mac, .hash = hash, .frames = 1};
+	return b->nlearn++;
 }
 
-/* Pass 1, source half: refresh a known source, or ask to learn it. */
+/* Pass 1, source half: refresh a known source, or ask to learn it; remember which. */
 static void fwd_learn_src(struct sw *sw, struct sw_port *in, struct fwd_batch *b,
 			  const uint8_t *smac, uint64_t src, uint32_t now_s)
 {
@@ -339,20 +345,47 @@ static void fwd_learn_src(struct sw *sw, struct sw_port *in, struct fwd_batch *b
 
 	if (slot >= 0 && num == in->num) {
 		sw_fdb_touch(sw, slot, now_s);
+		b->memo_src_fate = SRC_KNOWN;
 		return;
 	}
 	/* Early, lock-free limit checks keep a MAC-spraying guest off the mutex. */
 	if (atomic_load_explicit(&in->stats.fdb_entries, memory_order_relaxed) >=
 	    atomic_load_explicit(&in->mac_limit, memory_order_relaxed)) {
 		b->c.learn_limit++;
+		b->memo_src_fate = SRC_LIMIT;
 		return;
 	}
 	if (slot < 0 &&
 	    atomic_load_explicit(&sw->stats.fdb_entries, memory_order_relaxed) >= sw->fdb.max) {
 		b->c.learn_full++;
+		b->memo_src_fate = SRC_FULL;
 		return;
 	}
-	fwd_learn_add(b, src, hash);
+	b->memo_src_req = fwd_learn_add(b, src, hash);
+	b->memo_src_fate = SRC_QUEUED;
+}
+
+/*
+ * Pass 1, source half, for a frame from the memoised source: no lookup,
+ * but the frame counts as the first did (learn_limit, learn_full, or one
+ * more frame of the learning request, which counts them should the
+ * request be refused under the lock).
+ */
+static void fwd_learn_again(struct fwd_batch *b)
+{
+	switch (b->memo_src_fate) {
+	case SRC_LIMIT:
+		b->c.learn_limit++;
+		break;
+	case SRC_FULL:
+		b->c.learn_full++;
+		break;
+	case SRC_QUEUED:
+		b->learn[b->memo_src_req].frames++;
+		break;
+	case SRC_KNOWN:
+		break;
+	}
 }
 
 /* Pass 1 for frame @i: validate, learn, choose the destination. */
@@ -388,6 +421,8 @@ static void fwd_classify(struct sw *sw, struct sw_port *in, struct fwd_batch *b,
 		fwd_learn_src(sw, in, b, h + SW_ETH_ALEN, src, now_s);
 		b->memo_src = src;
 		b->memo_src_ok = true;
+	} else {
+		fwd_learn_again(b);
 	}
 
 	if (h[0] & 1)
