@@ -52,6 +52,11 @@ static struct log_ratelimit accept_rl = LOG_RATELIMIT_INIT;
 /* Domain 0's name, as xen-init-dom0 writes it on a Xen host (and `xl list` shows it). */
 #define CTL_DOM0_NAME "Domain-0"
 
+static const char *const dom0_keys[][2] = {
+    {"/local/domain/0/name", CTL_DOM0_NAME},
+    {"/local/domain/0/domid", "0"},
+};
+
 /* Captures one connection may run at once (a port has at most one anyway). */
 #define CTL_MAX_CAPTURES 8
 
@@ -997,11 +1002,12 @@ struct ctl *ctl_create(struct pvnetd *d)
 	 * boots: its name and domid, owned by it and hidden from guests (the
 	 * store's default for a node dom0 makes).
 	 */
-	if (store_write(d->store, "/local/domain/0/name", CTL_DOM0_NAME, strlen(CTL_DOM0_NAME)) <
-		0 ||
-	    store_write(d->store, "/local/domain/0/domid", "0", 1) < 0) {
-		err("store: domain 0's directory could not be written");
-		goto free_ctl;
+	for (size_t i = 0; i < sizeof(dom0_keys) / sizeof(dom0_keys[0]); i++) {
+		if (store_write(d->store, dom0_keys[i][0], dom0_keys[i][1],
+				strlen(dom0_keys[i][1])) < 0) {
+			err("store: %s could not be written", dom0_keys[i][0]);
+			goto free_ctl;
+		}
 	}
 	if ((size_t)snprintf(c->path, sizeof(c->path), "%s/%s", d->run_dir, PVNETD_CTL_SOCK) >=
 	    sizeof(sa.sun_path)) {
