@@ -68,14 +68,32 @@ static void test_hash_spreads(void **state)
 	sw_destroy(sw);
 }
 
+/* @n MACs that share one bucket of @sw's table, into @macs (we know the key; a guest does not). */
+static void bucket_macs(struct sw *sw, uint8_t (*macs)[6], unsigned int n)
+{
+	unsigned int found = 0;
+	uint32_t target = 0;
+
+	for (unsigned int k = 1; found < n && k < 1000000; k++) {
+		uint8_t m[6];
+		uint32_t bk;
+
+		fake_mac(m, k);
+		bk = sw_fdb_bucket(sw, sw_fdb_hash(sw, m));
+		if (!found)
+			target = bk;
+		if (bk == target)
+			memcpy(macs[found++], m, 6);
+	}
+	assert_int_equal(found, n);
+}
+
 /* A full bucket refuses to learn, counts it, and keeps the others working. */
 static void test_bucket_full(void **state)
 {
 	struct sw *sw;
 	struct fake_port a, b;
-	uint8_t macs[SW_FDB_BUCKET + 1][6], m[6];
-	unsigned int found = 0;
-	uint32_t target = 0;
+	uint8_t macs[SW_FDB_BUCKET + 1][6];
 	uint64_t v[3];
 	uint16_t num;
 
@@ -83,20 +101,8 @@ static void test_bucket_full(void **state)
 	sw = fake_sw(0, 1000);
 	fake_port_add(sw, &a, 0);
 	fake_port_add(sw, &b, 1);
-	/* Search MACs that share one bucket (we know the key; a guest does not). */
-	for (unsigned int n = 1; found < SW_FDB_BUCKET + 1 && n < 1000000; n++) {
-		uint32_t bk;
-
-		fake_mac(m, n);
-		bk = sw_fdb_bucket(sw, sw_fdb_hash(sw, m));
-		if (!found)
-			target = bk;
-		if (bk != target)
-			continue;
-		memcpy(macs[found++], m, 6);
-	}
-	assert_int_equal(found, SW_FDB_BUCKET + 1);
-	for (unsigned int i = 0; i < found; i++)
+	bucket_macs(sw, macs, SW_FDB_BUCKET + 1);
+	for (unsigned int i = 0; i < SW_FDB_BUCKET + 1; i++)
 		assert_int_equal(fake_send(sw, &a, i, bcast, macs[i]), 1);
 	assert_int_equal(sw_fdb_count(sw), SW_FDB_BUCKET);
 	assert_int_equal(fake_stat(&a, "learn_full"), 1);
@@ -129,8 +135,6 @@ static void test_refusals_count_frames(void **state)
 	uint8_t macs[SW_FDB_BUCKET + 1][6], m[3][6];
 	struct sw_pkt *p[8];
 	struct fake_port a, b;
-	unsigned int found = 0;
-	uint32_t target = 0;
 	uint64_t v[3];
 	struct sw *sw;
 
@@ -153,18 +157,7 @@ static void test_refusals_count_frames(void **state)
 	sw = fake_sw(0, 1000);
 	fake_port_add(sw, &a, 0);
 	fake_port_add(sw, &b, 1);
-	for (unsigned int n = 1; found < SW_FDB_BUCKET + 1 && n < 1000000; n++) {
-		uint8_t c[6];
-		uint32_t bk;
-
-		fake_mac(c, n);
-		bk = sw_fdb_bucket(sw, sw_fdb_hash(sw, c));
-		if (!found)
-			target = bk;
-		if (bk == target)
-			memcpy(macs[found++], c, 6);
-	}
-	assert_int_equal(found, SW_FDB_BUCKET + 1);
+	bucket_macs(sw, macs, SW_FDB_BUCKET + 1);
 	for (unsigned int i = 0; i < SW_FDB_BUCKET; i++)
 		assert_int_equal(fake_send(sw, &a, i, bcast, macs[i]), 1);
 	/* The bucket is full: its next MAC is queued, and refused under the lock. */
@@ -500,10 +493,9 @@ static void test_dump(void **state)
 static void test_dump_edges(void **state)
 {
 	struct sw_fdb_entry got[NMACS];
-	unsigned int found = 0, ngot;
+	uint8_t three[3][6], first[6];
 	struct fake_port a, b;
-	uint8_t m[6], first[6];
-	uint32_t target = 0;
+	unsigned int ngot;
 	struct sw *sw;
 	uint64_t t0;
 
@@ -513,21 +505,10 @@ static void test_dump_edges(void **state)
 	fake_port_add(sw, &a, 0);
 	fake_port_add(sw, &b, 123456789); /* named p123456789 */
 	/* Three MACs of one bucket, learnt into three neighbouring slots. */
-	for (unsigned int n = 1; found < 3 && n < 1000000; n++) {
-		uint32_t bk;
-
-		fake_mac(m, n);
-		bk = sw_fdb_bucket(sw, sw_fdb_hash(sw, m));
-		if (!found)
-			target = bk;
-		if (bk != target)
-			continue;
-		fake_send(sw, &b, found, bcast, m);
-		if (!found)
-			memcpy(first, m, 6);
-		found++;
-	}
-	assert_int_equal(found, 3);
+	bucket_macs(sw, three, 3);
+	for (unsigned int i = 0; i < 3; i++)
+		fake_send(sw, &b, i, bcast, three[i]);
+	memcpy(first, three[0], 6);
 	assert_int_equal(sw_fdb_count(sw), 3);
 	fake_now_ns = t0 + S;
 	dump_all(sw, NULL, 1, got, &ngot);
