@@ -93,6 +93,29 @@ import json, sys
 u = {x[\"name\"]: x for x in json.load(sys.stdin)[\"uplinks\"]}
 sys.exit(0 if u[\"up1\"][\"running\"] is False and \"stopped\" not in u[\"up0\"] and
          u[\"up0\"][\"running\"] is True else 1)'"
+# Each of an uplink's four numbers in pvnet status's text comes from its own counter in the
+# JSON: frames in and out, dropped in and out (the two reads are a moment apart: tried again
+# should a frame have come between them).  up0 carried the tests' traffic both ways, never in
+# equal numbers; up1, its TAP gone, has frames dropped out and none dropped in.
+uplink_text_is_json() { # NAME
+	local i
+	for i in 1 2 3 4 5; do
+		"$PVNET" -d "$RUN" status >"$TAP_TMP/st3" &&
+			"$PVNET" -d "$RUN" status --json >"$TAP_TMP/st3.json" &&
+			python3 - "$1" "$TAP_TMP/st3" "$TAP_TMP/st3.json" <<'PY' && return 0
+import json, re, sys
+name, text, doc = sys.argv[1], open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
+sw = [u for u in doc["uplinks"] if u["name"] == name][0]["switch"]
+m = re.search(r"^  %s \(tap\): (\d+) frames in, (\d+) out, (\d+) dropped in, (\d+) out" % re.escape(name),
+              text, re.M)
+want = [sw["rx_packets"], sw["tx_packets"], sw["rx_dropped"], sw["tx_dropped"]]
+sys.exit(0 if m and [int(x) for x in m.groups()] == want else 1)
+PY
+	done
+	return 1
+}
+check "pvnet status: up0's frames in and out each its own counter's" uplink_text_is_json up0
+check "... and up1's dropped in and out" uplink_text_is_json up1
 check "said once, no read error logged after it" bash -c \
 	"[ \$(grep -c 'uplink up1: its TAP device is gone' '$RUN.log') = 1 ] &&
 	 ! grep -q 'uplink up1: read:' '$RUN.log'"
