@@ -8,10 +8,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "hv/hv.h"
+#include "hv/hv_internal.h"
 #include "hv_test.h"
 
 static void test_create_defaults(void **state)
@@ -326,11 +328,287 @@ static void test_destroy_with_ports(void **state)
 	hv_destroy(hv);
 }
 
+/*
+ * Each configuration bound is inclusive where hv.h says so and refused one
+ * past it: the largest grant table, port count, dom0 port count and
+ * maptrack are taken, domain ids stop below DOMID_FIRST_RESERVED.
+ */
+static void test_config_upper_bounds(void **state)
+{
+	struct hv_config cfg;
+	struct hv *hv;
+
+	(void)state;
+	hv_config_default(&cfg);
+	cfg.max_domains = DOMID_FIRST_RESERVED;
+	assert_null(hv_create(&cfg));
+	hv_config_default(&cfg);
+	cfg.gnttab_frames = 1024;
+	assert_non_null(hv = hv_create(&cfg));
+	hv_destroy(hv);
+	cfg.gnttab_frames = 1025;
+	assert_null(hv_create(&cfg));
+	hv_config_default(&cfg);
+	cfg.max_evtchns = HV_CFG_MAX_EVTCHNS;
+	assert_non_null(hv = hv_create(&cfg));
+	hv_destroy(hv);
+	cfg.max_evtchns = HV_CFG_MAX_EVTCHNS + 1;
+	assert_null(hv_create(&cfg));
+	hv_config_default(&cfg);
+	cfg.dom0_evtchns = HV_CFG_MAX_EVTCHNS;
+	assert_non_null(hv = hv_create(&cfg));
+	hv_destroy(hv);
+	cfg.dom0_evtchns = HV_CFG_MAX_EVTCHNS + 1;
+	assert_null(hv_create(&cfg));
+	hv_config_default(&cfg);
+	cfg.max_maptrack = 1u << 20;
+	assert_non_null(hv = hv_create(&cfg));
+	hv_destroy(hv);
+	cfg.max_maptrack = (1u << 20) + 1;
+	assert_null(hv_create(&cfg));
+}
+
+/* The largest domain hv.h allows (1 GiB, sparse here) is taken. */
+static void test_largest_domain(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	int fd = make_memfd(HV_MAX_DOMAIN_PAGES, 0, GUEST_SEALS);
+	domid_t id = 0;
+
+	(void)state;
+	assert_non_null(hv);
+	assert_true(fd >= 0);
+	assert_int_equal(hv_domain_create(hv, fd, HV_MAX_DOMAIN_PAGES, &id), 0);
+	assert_int_equal(hv_domain_destroy(hv, id, NULL), 0);
+	hv_destroy(hv);
+}
+
+/*
+ * Domain ids wrap below DOMID_FIRST_RESERVED: the id after 0x7fef is 1
+ * (or the next free one), never 0x7ff0, which is DOMID_SELF.
+ */
+static void test_domid_wraps_below_reserved(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	struct guest g1, g2;
+
+	(void)state;
+	assert_non_null(hv);
+	hv->next_domid = DOMID_FIRST_RESERVED - 1;
+	assert_int_equal(guest_create(hv, 1, &g1), 0);
+	assert_int_equal(g1.domid, DOMID_FIRST_RESERVED - 1);
+	assert_int_equal(guest_create(hv, 1, &g2), 0);
+	assert_true(g2.domid >= 1 && g2.domid < DOMID_FIRST_RESERVED);
+	assert_int_equal(g2.domid, 1);
+	guest_unmap(&g1);
+	guest_unmap(&g2);
+	hv_destroy(hv);
+}
+
+/*
+ * Ids that share a slot are different domains: with 64 slots, id + 64 of
+ * a live domain is no domain at all, for the grant path (hv_domain_get())
+ * and every lookup of a live domain alike.
+ */
+static void test_slot_alias_is_no_domain(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	struct gnttab_map_grant_ref op;
+	struct hv_gnttab *gt;
+	struct guest g;
+	domid_t alias;
+	grant_ref_t r;
+
+	(void)state;
+	assert_non_null(hv);
+	assert_non_null(gt = hv_gnttab_open(hv, 0));
+	assert_int_equal(guest_create(hv, 2, &g), 0);
+	alias = (domid_t)(g.domid + 64);
+	r = guest_grant(&g, 0, 1, false);
+	assert_int_equal(map1(gt, alias, r, GNTMAP_host_map, &op), GNTST_bad_domain);
+	assert_int_equal(hv_domain_nr_grants(hv, alias), -ESRCH);
+	assert_int_equal(hv_domain_gnttab_fd(hv, alias), -ESRCH);
+	assert_int_equal(hv_domain_destroy(hv, alias, NULL), -ESRCH);
+	assert_int_equal(gflags(&g, r), GTF_permit_access);
+	hv_gnttab_close(gt);
+	guest_unmap(&g);
+	hv_destroy(hv);
+}
+
+/*
+ * Destroy reports every granted entry, ref 0 included: the reserved refs
+ * are a convention of the guest's allocator, and a guest may grant them.
+ */
+static void test_destroy_counts_every_ref(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	struct hv_leak leak;
+	struct guest g;
+	int last;
+
+	(void)state;
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 2, &g), 0);
+	last = hv_domain_nr_grants(hv, g.domid) - 1;
+	assert_int_equal(hv_gntshr_grant_access(&g.gs, 0, 0, 1, false), 0);
+	assert_int_equal(hv_gntshr_grant_access(&g.gs, (grant_ref_t)last, 0, 1, true), 0);
+	g.gt[20].flags = GTF_accept_transfer; /* another type than permit_access */
+	assert_int_equal(hv_domain_destroy(hv, g.domid, &leak), 0);
+	assert_int_equal(leak.grants_active, 3);
+	guest_unmap(&g);
+	hv_destroy(hv);
+}
+
+/* Descriptors this process has open. */
+static int open_fds(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/*
+ * hv_destroy() with domains and channels still there closes every
+ * descriptor hv holds: the memfds, the grant tables and the signals of
+ * open ports, whether their channel is bound or not.
+ */
+static void test_destroy_closes_everything(void **state)
+{
+	int before = open_fds();
+	struct hv *hv = hv_create(NULL);
+	evtchn_port_t p, q, u;
+	struct guest g;
+
+	(void)state;
+	assert_non_null(hv);
+	assert_int_equal(guest_create(hv, 2, &g), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g.domid, 0, &p), 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(hv, 0, g.domid, p, &q), 0);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, 0, g.domid, &u), 0);
+	assert_true(open_fds() > before);
+	guest_unmap(&g);
+	hv_destroy(hv);
+	assert_int_equal(open_fds(), before);
+}
+
+/*
+ * A free slot is found wherever the id counter stands: from just below
+ * the wrap at DOMID_FIRST_RESERVED (0x7ff0, slot 48 of 64) the ids after
+ * it start again at 1, so the one free slot, 63, is the 65th id looked
+ * at, past one lap of 64.
+ */
+static void test_domid_alloc_across_wrap(void **state)
+{
+	struct hv *hv = hv_create(NULL);
+	domid_t id;
+
+	(void)state;
+	assert_non_null(hv);
+	for (int i = 1; i < 64; i++) {
+		int fd = make_memfd(1, 0, GUEST_SEALS);
+
+		assert_true(fd >= 0);
+		assert_int_equal(hv_domain_create(hv, fd, 1, &id), 0);
+		assert_int_equal(id, i);
+	}
+	assert_int_equal(hv_domain_destroy(hv, 63, NULL), 0);
+	hv->next_domid = DOMID_FIRST_RESERVED - 2;
+	{
+		int fd = make_memfd(1, 0, GUEST_SEALS);
+
+		assert_true(fd >= 0);
+		assert_int_equal(hv_domain_create(hv, fd, 1, &id), 0);
+		assert_int_equal(id, 63);
+	}
+	hv_destroy(hv);
+}
+
+/*
+ * A zombie is freed, descriptors and all, when its last mapping goes; it
+ * is no longer a live domain meanwhile (not counted as one, not
+ * destroyed twice, no ports for it), and its grant table is sealed so
+ * that the frontend cannot change its seals either.
+ */
+static void test_zombie_lifecycle(void **state)
+{
+	int before = open_fds();
+	struct hv *hv = hv_create(NULL);
+	struct gnttab_map_grant_ref op;
+	struct hv_stats st;
+	struct hv_gnttab *gt;
+	evtchn_port_t p;
+	struct guest g;
+	int gfd;
+
+	(void)state;
+	assert_non_null(hv);
+	assert_non_null(gt = hv_gnttab_open(hv, 0));
+	assert_int_equal(guest_create(hv, 2, &g), 0);
+	gfd = hv_domain_gnttab_fd(hv, g.domid);
+	assert_int_equal(fcntl(gfd, F_GET_SEALS), F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	assert_int_equal(fcntl(gfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE), -1);
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(map1(gt, g.domid, guest_grant(&g, 0, 1, false), GNTMAP_host_map, &op),
+			 GNTST_okay);
+	assert_int_equal(hv_domain_destroy(hv, g.domid, NULL), 0);
+	hv_stats(hv, &st);
+	assert_int_equal(st.domains, 1);
+	assert_int_equal(st.zombies, 1);
+	assert_int_equal(hv_domain_destroy(hv, g.domid, NULL), -ESRCH);
+	assert_int_equal(hv_evtchn_alloc_unbound(hv, g.domid, 0, &p), -ESRCH);
+	assert_int_equal(hv_domain_nr_grants(hv, g.domid), -ESRCH);
+	hv_stats(hv, &st);
+	assert_int_equal(st.zombies, 1);
+	assert_int_equal(unmap1(gt, op.handle), GNTST_okay);
+	hv_stats(hv, &st);
+	assert_int_equal(st.zombies, 0);
+	assert_int_equal(st.domains, 1);
+	guest_unmap(&g);
+	hv_gnttab_close(gt);
+	assert_int_equal(open_fds(), before); /* the memfd and grant table closed */
+	hv_destroy(hv);
+}
+
+/* A create that finds no free id leaves no descriptor of its own open. */
+static void test_create_failure_closes(void **state)
+{
+	struct hv_config cfg;
+	struct hv *hv;
+	struct guest g;
+	domid_t id;
+	int before, fd;
+
+	(void)state;
+	hv_config_default(&cfg);
+	cfg.max_domains = 2;
+	assert_non_null(hv = hv_create(&cfg));
+	assert_int_equal(guest_create(hv, 1, &g), 0);
+	fd = make_memfd(1, 0, GUEST_SEALS);
+	assert_true(fd >= 0);
+	before = open_fds();
+	assert_int_equal(hv_domain_create(hv, fd, 1, &id), -ENOSPC);
+	assert_int_equal(open_fds(), before);
+	close(fd);
+	guest_unmap(&g);
+	hv_destroy(hv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_create_defaults),
 	    cmocka_unit_test(test_bad_config),
+	    cmocka_unit_test(test_config_upper_bounds),
+	    cmocka_unit_test(test_largest_domain),
+	    cmocka_unit_test(test_domid_wraps_below_reserved),
+	    cmocka_unit_test(test_slot_alias_is_no_domain),
+	    cmocka_unit_test(test_destroy_counts_every_ref),
+	    cmocka_unit_test(test_destroy_closes_everything),
+	    cmocka_unit_test(test_domid_alloc_across_wrap),
+	    cmocka_unit_test(test_zombie_lifecycle),
+	    cmocka_unit_test(test_create_failure_closes),
 	    cmocka_unit_test(test_memfd_checks),
 	    cmocka_unit_test(test_create_ids_and_gnttab),
 	    cmocka_unit_test(test_domain_slots_exhausted),

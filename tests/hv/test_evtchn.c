@@ -172,6 +172,7 @@ static void test_notify_during_eoi(void **state)
 static void test_mask_unmask(void **state)
 {
 	struct fx *f = *state;
+	struct hv_evtchn_stats st;
 	evtchn_port_t gp, bp;
 	int bfd;
 
@@ -184,11 +185,25 @@ static void test_mask_unmask(void **state)
 	/* Late EOI: unmask after the work re-signals what arrived meanwhile. */
 	assert_int_equal(hv_evtchn_unmask(f->hv, 0, bp), 0);
 	assert_true(readable(bfd, 100));
+	/* ...and counts it delivered, as the bind's signal was. */
+	assert_int_equal(hv_evtchn_port_stats(f->hv, 0, bp, &st), 0);
+	assert_int_equal(st.delivered, 2);
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
 	/* Unmask with nothing pending signals nothing. */
 	assert_int_equal(hv_evtchn_mask(f->hv, 0, bp), 0);
 	assert_int_equal(hv_evtchn_unmask(f->hv, 0, bp), 0);
 	assert_false(readable(bfd, 0));
+	/* Unmasked, the port takes events again, each on its edge. */
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_true(readable(bfd, 100));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	/* A masked port polled: the event is pending though nothing was signalled. */
+	assert_int_equal(hv_evtchn_mask(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_false(readable(bfd, 0));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_unmask(f->hv, 0, bp), 0);
 	assert_int_equal(hv_evtchn_mask(f->hv, 0, 99), -EINVAL);
 	assert_int_equal(hv_evtchn_unmask(f->hv, 0, 99), -EINVAL);
 }
@@ -207,6 +222,41 @@ static void test_unmask_unmasked(void **state)
 	assert_int_equal(st.delivered, 2); /* the bind's and the notify's */
 	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
 	assert_false(readable(hv_evtchn_fd(f->hv, 0, bp), 0));
+}
+
+/*
+ * A port's counters are the channel's: a port closed and opened again
+ * (the lowest free number comes back) starts from zero, not from what the
+ * previous channel on that number sent, delivered or found spurious.
+ */
+static void test_port_stats_reset_on_reuse(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_stats st;
+	evtchn_port_t gp, bp, gp2, bp2;
+
+	connect_ports(f, &gp, &bp);
+	assert_int_equal(hv_evtchn_notify(f->hv, f->g.domid, gp), 0);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 0); /* spurious */
+	assert_int_equal(hv_evtchn_port_stats(f->hv, 0, bp, &st), 0);
+	assert_int_equal(st.sent, 1);
+	assert_int_equal(st.delivered, 2);
+	assert_int_equal(st.spurious, 1);
+	assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_close(f->hv, f->g.domid, gp), 0);
+
+	connect_ports(f, &gp2, &bp2);
+	assert_int_equal(gp2, gp);
+	assert_int_equal(bp2, bp);
+	assert_int_equal(hv_evtchn_port_stats(f->hv, 0, bp2, &st), 0);
+	assert_int_equal(st.sent, 0);
+	assert_int_equal(st.delivered, 1); /* the bind's */
+	assert_int_equal(st.spurious, 0);
+	assert_int_equal(hv_evtchn_port_stats(f->hv, f->g.domid, gp2, &st), 0);
+	assert_int_equal(st.sent, 0);
+	assert_int_equal(st.delivered, 0);
 }
 
 static void test_close_unbinds_peer(void **state)
@@ -232,6 +282,15 @@ static void test_close_unbinds_peer(void **state)
 	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp2), 0);
 	hv_stats(f->hv, &st);
 	assert_int_equal(st.evtchns_open, 1);
+	/*
+	 * ...for the domain at the other end, as Xen's evtchn_close leaves it:
+	 * the guest binds it again, and events flow both ways.
+	 */
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, f->g.domid, 0, bp2, &gp), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, f->g.domid, gp), 1);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp2), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, f->g.domid, gp), 1);
+	assert_int_equal(hv_evtchn_close(f->hv, f->g.domid, gp), 0);
 	assert_int_equal(hv_evtchn_close(f->hv, 0, bp2), 0);
 	hv_stats(f->hv, &st);
 	assert_int_equal(st.evtchns_open, 0);
@@ -724,6 +783,76 @@ static void test_close_with_guest_file(void **state)
 	alarm(0);
 }
 
+/*
+ * A guest that asks for its fds once bound (a frontend restarted while
+ * its backend stays): the kick fd is the bound peer's, so its notify
+ * reaches the backend's port.
+ */
+static void test_guest_fds_while_bound(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_guest g = {0};
+	evtchn_port_t bp;
+
+	assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
+	assert_int_equal(hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_int_equal(
+	    hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd, &g.kick_fd, &g.self_fd), 0);
+	assert_true(g.kick_fd >= 0);
+	assert_int_equal(hv_evtchn_guest_notify(&g), 0);
+	assert_true(readable(hv_evtchn_fd(f->hv, 0, bp), 100));
+	assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+	assert_int_equal(hv_evtchn_notify(f->hv, 0, bp), 0);
+	assert_int_equal(hv_evtchn_guest_pending(&g), 1);
+}
+
+/*
+ * The kick fd a guest gets feeds a signal that is not its own port's: the
+ * spare while unbound, the peer's once bound.  Where wait ends take fds
+ * (a kernel before 6.16, as hv_evtchn_test_rights makes them), the guest
+ * can park a file whose release takes seconds on that signal's wait end
+ * and drop its copies: closing the channel must leave that file to the
+ * closing thread (it runs with hv->lock held) in both cases, the flag
+ * having moved with the signal from the peer to the survivor's spare.
+ */
+static void test_close_with_guest_file_on_kick(void **state)
+{
+	struct fx *f = *state;
+	struct hv_evtchn_guest g = {0};
+	int keep[2], victim, kick_dup;
+	evtchn_port_t bp;
+	uint64_t t0;
+
+	alarm(30);
+	for (int bound = 0; bound < 2; bound++) {
+		hv_evtchn_test_rights = true;
+		assert_int_equal(hv_evtchn_alloc_unbound(f->hv, f->g.domid, 0, &g.port), 0);
+		hv_evtchn_test_rights = false;
+		if (bound) {
+			assert_int_equal(
+			    hv_evtchn_bind_interdomain(f->hv, 0, f->g.domid, g.port, &bp), 0);
+			assert_int_equal(hv_evtchn_pending(f->hv, 0, bp), 1);
+		}
+		assert_int_equal(hv_evtchn_guest_fds(f->hv, f->g.domid, g.port, &g.wait_fd,
+						     &g.kick_fd, &g.self_fd),
+				 0);
+		kick_dup = dup(g.kick_fd); /* the guest's own copy */
+		victim = lingering_socket(3, keep);
+		assert_int_equal(send_fd(kick_dup, victim), 0);
+		close(victim);
+		close(kick_dup);
+		t0 = now_ms();
+		assert_int_equal(hv_evtchn_close(f->hv, f->g.domid, g.port), 0);
+		if (bound)
+			assert_int_equal(hv_evtchn_close(f->hv, 0, bp), 0);
+		assert_true(now_ms() - t0 < 1000);
+		close(keep[1]);
+		close(keep[0]);
+	}
+	alarm(0);
+}
+
 /* Is @fd's pipe at end of file (every write end released)? Waits up to @ms. */
 static bool pipe_eof(int fd, int ms)
 {
@@ -803,6 +932,7 @@ static void test_sig_primitives(void **state)
 	close(sv[0]);
 	assert_true(hv_evtchn_sig_send(sv[1]) < 0); /* no receiver: reported, no SIGPIPE */
 	close(sv[1]);
+	assert_int_equal(hv_evtchn_sig_send(sv[1]), -EBADF); /* the error itself */
 	assert_int_equal(hv_evtchn_sig_take(sv[0]), -EBADF);
 }
 
@@ -823,6 +953,9 @@ int main(void)
 	    cmocka_unit_test(test_channel_of_destroyed_domain),
 	    cmocka_unit_test_setup_teardown(test_guest_cannot_pass_fds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_close_with_guest_file, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_guest_fds_while_bound, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_port_stats_reset_on_reuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_close_with_guest_file_on_kick, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fds_kept_out_without_passrights, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_guest_blocking_fds, setup, teardown),
 	    cmocka_unit_test(test_sig_primitives),

@@ -51,6 +51,7 @@ static void test_init_args(void **state)
 	assert_int_equal(r, HV_GNTSHR_FIRST_REF);
 	assert_int_equal(hv_gntshr_alloc_ref(&gs, &r), -ENOSPC);
 	hv_gntshr_fini(&gs);
+	hv_gntshr_fini(NULL); /* nothing to do, as free(NULL) */
 }
 
 static void test_alloc_never_reserved(void **state)
@@ -153,6 +154,69 @@ static void test_deferred(void **state)
 	assert_int_equal(hv_gntshr_deferred_count(&f->gs), 0);
 }
 
+/* A new table holds every ref but the reserved ones on its free list, none deferred. */
+static void test_init_counts_free(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(f->gs.nr_free, NR - HV_GNTSHR_FIRST_REF);
+	assert_int_equal(hv_gntshr_deferred_count(&f->gs), 0);
+	/* and an empty deferred list: a poll finds nothing to release */
+	assert_int_equal(hv_gntshr_deferred_poll(&f->gs), 0);
+	assert_int_equal(hv_gntshr_deferred_count(&f->gs), 0);
+}
+
+/*
+ * A deferred end of access takes only a ref the guest holds: one past the
+ * table is refused before anything is queued (queuing it would write its
+ * link past the array), as is a reserved ref even while hv has it in use.
+ */
+static void test_deferred_refuses_unallocated(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(hv_gntshr_end_access_deferred(&f->gs, NR), -EINVAL);
+	f->table[1].flags = GTF_permit_access | GTF_reading;
+	assert_int_equal(hv_gntshr_end_access_deferred(&f->gs, 1), -EINVAL);
+	assert_int_equal(hv_gntshr_deferred_count(&f->gs), 0);
+	assert_int_equal(hv_gntshr_deferred_poll(&f->gs), 0);
+}
+
+/*
+ * The head of the deferred list released while the next one stays in
+ * use: the next one becomes the head and is released once hv lets it go,
+ * not lost with the head.
+ */
+static void test_deferred_head_released_first(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t r[2];
+
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(hv_gntshr_alloc_ref(&f->gs, &r[i]), 0);
+		assert_int_equal(hv_gntshr_grant_access(&f->gs, r[i], 0, (uint32_t)i, false), 0);
+		f->table[r[i]].flags |= GTF_reading;
+		assert_int_equal(hv_gntshr_end_access_deferred(&f->gs, r[i]), 1);
+	}
+	f->table[r[0]].flags &= (uint16_t)~GTF_reading;
+	assert_int_equal(hv_gntshr_deferred_poll(&f->gs), 1);
+	assert_int_equal(hv_gntshr_deferred_count(&f->gs), 1);
+	f->table[r[1]].flags &= (uint16_t)~GTF_reading;
+	assert_int_equal(hv_gntshr_deferred_poll(&f->gs), 1);
+	assert_int_equal(hv_gntshr_deferred_count(&f->gs), 0);
+	assert_int_equal(f->table[r[1]].flags, 0);
+	assert_int_equal(f->gs.nr_free, NR - HV_GNTSHR_FIRST_REF);
+
+	/* fini forgets a list still holding refs: nothing counted as deferred after it */
+	assert_int_equal(hv_gntshr_alloc_ref(&f->gs, &r[0]), 0);
+	f->table[r[0]].flags = GTF_permit_access | GTF_reading;
+	assert_int_equal(hv_gntshr_end_access_deferred(&f->gs, r[0]), 1);
+	hv_gntshr_fini(&f->gs);
+	assert_int_equal(hv_gntshr_deferred_count(&f->gs), 0);
+	assert_int_equal(f->gs.nr_free, 0);
+	assert_int_equal(hv_gntshr_init(&f->gs, f->table, NR), 0); /* for the teardown */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +225,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_free_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_grant_and_end, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_init_counts_free, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deferred_refuses_unallocated, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deferred_head_released_first, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -202,6 +202,13 @@ static void test_unmap_failures(void **state)
 	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 1, &u), 0);
 	assert_int_equal(u.status, GNTST_okay);
 	assert_int_equal(unmap1(f->gt, op.handle), GNTST_bad_handle); /* twice */
+	/* ops to do but none given: refused, not read from NULL */
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 1, NULL), -EINVAL);
+	assert_int_equal(hv_gnttab_unmap_grant_refs(NULL, 0, NULL), -EINVAL);
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 1, NULL), -EINVAL);
+	assert_int_equal(hv_gnttab_grant_copy(NULL, 0, NULL), -EINVAL);
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 0, NULL), 0);
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 0, NULL), 0);
 }
 
 /* A writable and a read-only mapping of one entry: bits go in the right order. */
@@ -561,6 +568,9 @@ static void test_pinned_entry_other_domain(void **state)
 	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_okay);
 	__atomic_store_n(&f->g.gt[r].domid, g2.domid, __ATOMIC_RELEASE);
 	assert_int_equal(map1(gt2, f->g.domid, r, GNTMAP_host_map, &op2), GNTST_general_error);
+	/* a read-only map by the other domain is refused the same way */
+	assert_int_equal(map1(gt2, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op2),
+			 GNTST_general_error);
 	assert_int_equal(maps_in_use(f), 1);
 	assert_int_equal(unmap1(f->gt, op.handle), GNTST_okay);
 	/* Unpinned, the entry is the other domain's to map. */
@@ -1135,6 +1145,349 @@ static void test_maptrack_lazy(void **state)
 	assert_int_equal(hv_gntshr_end_access(&f->g.gs, r), 0);
 }
 
+/*
+ * Only a GTF_permit_access entry may be mapped: a transitive one (type 3,
+ * which has GTF_permit_access's bit) is refused as Xen's _set_status_v1()
+ * refuses any other type, with GNTST_general_error, and left untouched.
+ */
+static void test_map_transitive_refused(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+
+	f->g.gt[r].flags = GTF_transitive;
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map, &op), GNTST_general_error);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_general_error);
+	assert_int_equal(gflags(&f->g, r), GTF_transitive);
+	assert_int_equal(maps_in_use(f), 0);
+}
+
+/*
+ * A map op's outputs are written whatever the caller left in them: no bus
+ * address (no IOMMU here), and no host address for a failed op, so that a
+ * caller's stale pointer cannot pass for a mapping.
+ */
+static void test_map_outputs_written(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+	struct gnttab_map_grant_ref ops[2] = {
+	    {.flags = GNTMAP_host_map, .ref = r, .dom = f->g.domid},
+	    {.flags = GNTMAP_host_map, .ref = 99999, .dom = f->g.domid},
+	};
+
+	for (int i = 0; i < 2; i++) {
+		ops[i].host_addr = 0xdead000;
+		ops[i].dev_bus_addr = 0xbeef000;
+	}
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 2, ops), 0);
+	assert_int_equal(ops[0].status, GNTST_okay);
+	assert_int_equal(ops[0].dev_bus_addr, 0);
+	assert_int_not_equal(ops[0].host_addr, 0xdead000);
+	assert_int_equal(ops[1].status, GNTST_bad_gntref);
+	assert_int_equal(ops[1].host_addr, 0);
+	assert_int_equal(ops[1].dev_bus_addr, 0);
+	assert_int_equal(unmap1(f->gt, ops[0].handle), GNTST_okay);
+}
+
+/*
+ * hv_stats() counts the ops asked for, failed ones included, and one batch
+ * per call of each kind.
+ */
+static void test_stats_count_ops_and_batches(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t r = guest_grant(&f->g, 0, 1, false);
+	struct gnttab_map_grant_ref m[3] = {
+	    {.flags = GNTMAP_host_map, .ref = r, .dom = f->g.domid},
+	    {.flags = GNTMAP_host_map | GNTMAP_readonly, .ref = r, .dom = f->g.domid},
+	    {.flags = GNTMAP_host_map, .ref = 99999, .dom = f->g.domid},
+	};
+	struct gnttab_unmap_grant_ref u[3];
+	struct hv_stats st;
+
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 3, m), 0);
+	assert_int_equal(m[2].status, GNTST_bad_gntref);
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.map_ops, 3);
+	assert_int_equal(st.maps_in_use, 2);
+	assert_int_equal(st.batches, 1);
+
+	u[0] = (struct gnttab_unmap_grant_ref){.handle = m[0].handle};
+	u[1] = (struct gnttab_unmap_grant_ref){.handle = m[1].handle};
+	u[2] = (struct gnttab_unmap_grant_ref){.handle = 12345};
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, 3, u), 0);
+	assert_int_equal(u[2].status, GNTST_bad_handle);
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.unmap_ops, 3);
+	assert_int_equal(st.maps_in_use, 0);
+	assert_int_equal(st.batches, 2);
+}
+
+/*
+ * One unmap batch of many mappings of one domain drops as many mapping
+ * counts and domain references as it unmapped: a domain whose mappings
+ * are all gone leaks none at destroy, and a zombie goes when its last
+ * mappings go, in one batch.
+ */
+static void test_unmap_batch_counts_per_domain(void **state)
+{
+	enum { N = 6 };
+	struct fx *f = *state;
+	struct guest g2;
+	struct gnttab_map_grant_ref m[N];
+	struct gnttab_unmap_grant_ref u[N];
+	struct hv_leak leak;
+	struct hv_stats st;
+	grant_ref_t r;
+
+	assert_int_equal(guest_create(f->hv, 2, &g2), 0);
+	r = guest_grant(&g2, 0, 1, false);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < N; i++)
+			m[i] = (struct gnttab_map_grant_ref){
+			    .flags = GNTMAP_host_map, .ref = r, .dom = g2.domid};
+		assert_int_equal(hv_gnttab_map_grant_refs(f->gt, N, m), 0);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(m[i].status, GNTST_okay);
+		if (round == 1)
+			break;
+		for (int i = 0; i < N; i++)
+			u[i] = (struct gnttab_unmap_grant_ref){.handle = m[i].handle};
+		assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, N, u), 0);
+	}
+	/* N mappings live now, the first N gone: N counted, not more. */
+	assert_int_equal(hv_domain_destroy(f->hv, g2.domid, &leak), 0);
+	assert_int_equal(leak.maps_in_use, N);
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.zombies, 1);
+
+	for (int i = 0; i < N; i++)
+		u[i] = (struct gnttab_unmap_grant_ref){.handle = m[i].handle};
+	assert_int_equal(hv_gnttab_unmap_grant_refs(f->gt, N, u), 0);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(u[i].status, GNTST_okay);
+	hv_stats(f->hv, &st);
+	assert_int_equal(st.zombies, 0);
+	assert_int_equal(st.maps_in_use, 0);
+	guest_unmap(&g2);
+}
+
+/*
+ * The page bound of a granted side is checked on the sum of offset and
+ * length, without wrapping at 16 bits: offset 65535 and length 2 is far
+ * past the page, not at byte 1 of it.
+ */
+static void test_copy_offset_does_not_wrap(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t src = guest_grant(&f->g, 0, 1, true);
+	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
+	uint8_t buf[2] = {1, 2};
+	xengnttab_grant_copy_segment_t segs[2];
+
+	memset(segs, 0, sizeof(segs));
+	segs[0].source.foreign = (typeof(segs[0].source.foreign)){src, UINT16_MAX, f->g.domid};
+	segs[0].dest.virt = buf;
+	segs[0].len = 2;
+	segs[0].flags = GNTCOPY_source_gref;
+	segs[1].source.virt = buf;
+	segs[1].dest.foreign = (typeof(segs[1].dest.foreign)){dst, UINT16_MAX, f->g.domid};
+	segs[1].len = 2;
+	segs[1].flags = GNTCOPY_dest_gref;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 2, segs), 0);
+	assert_int_equal(segs[0].status, GNTST_bad_copy_arg);
+	assert_int_equal(segs[1].status, GNTST_bad_copy_arg);
+	assert_int_equal(buf[0], 1);
+	assert_int_equal(gflags(&f->g, src), GTF_permit_access | GTF_readonly);
+	assert_int_equal(gflags(&f->g, dst), GTF_permit_access);
+}
+
+/*
+ * A copy batch that must let domains go to take new ones copies what it
+ * has pinned first: a domain destroyed just after (here during the next
+ * segment's pin) already got its bytes, and no copy touches its memory
+ * once the batch's reference, the last, is gone.  The batch is full when
+ * a segment's source is a fifth domain, whether its destination is a
+ * sixth (@dest_held false) or one the batch holds already.
+ */
+static void copy_flushes_before_letting_domains_go(struct fx *f, bool dest_held)
+{
+	enum { NDOM = 6 };
+	struct guest g[NDOM];
+	grant_ref_t ref[NDOM];
+	xengnttab_grant_copy_segment_t segs[NDOM - 1];
+	uint8_t in[8] = "abcdefg";
+
+	g[0] = f->g;
+	for (int d = 1; d < NDOM; d++)
+		assert_int_equal(guest_create(f->hv, 2, &g[d]), 0);
+	for (int d = 0; d < NDOM; d++)
+		ref[d] = guest_grant(&g[d], 0, 1, false);
+	memset(segs, 0, sizeof(segs));
+	for (int d = 1; d < 5; d++) { /* four domains fill the batch */
+		segs[d - 1].source.virt = in;
+		segs[d - 1].dest.foreign = (typeof(segs[0].dest.foreign)){ref[d], 0, g[d].domid};
+		segs[d - 1].flags = GNTCOPY_dest_gref;
+		segs[d - 1].len = 8;
+	}
+	/* one more: the batch lets the four go before its source */
+	segs[4].source.foreign = (typeof(segs[4].source.foreign)){ref[0], 0, g[0].domid};
+	if (dest_held)
+		segs[4].dest.foreign = (typeof(segs[4].dest.foreign)){ref[2], 100, g[2].domid};
+	else
+		segs[4].dest.foreign = (typeof(segs[4].dest.foreign)){ref[5], 100, g[5].domid};
+	segs[4].flags = GNTCOPY_source_gref | GNTCOPY_dest_gref;
+	segs[4].len = 8;
+	memcpy(g[0].mem + 4096, "from g0", 8);
+
+	hv_under_test = f->hv;
+	destroy_domid = g[1].domid;
+	destroy_at_call = 5; /* segment 4's source pin */
+	hv_gnttab_race_hook = destroy_during_pin;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, NDOM - 1, segs), 0);
+	hv_gnttab_race_hook = NULL;
+	for (int k = 0; k < NDOM - 1; k++)
+		assert_int_equal(segs[k].status, GNTST_okay);
+	for (int d = 1; d < 5; d++)
+		assert_memory_equal(g[d].mem + 4096, in, 8);
+	assert_memory_equal(g[dest_held ? 2 : 5].mem + 4096 + 100, "from g0", 8);
+	for (int d = 1; d < NDOM; d++)
+		guest_unmap(&g[d]);
+}
+
+static void test_copy_flushes_before_letting_domains_go(void **state)
+{
+	copy_flushes_before_letting_domains_go(*state, false);
+}
+
+static void test_copy_flushes_for_a_new_source(void **state)
+{
+	copy_flushes_before_letting_domains_go(*state, true);
+}
+
+/*
+ * A batch keeps one reference per domain however many segments name it:
+ * five segments into one domain destroyed during the fourth's pin leave
+ * the first four copied (the batch's reference keeps the memory until the
+ * copies are done) and refuse the fifth, whose domain is dying.
+ */
+static void test_copy_one_domain_many_segments_destroyed(void **state)
+{
+	enum { NSEG = 5 };
+	struct fx *f = *state;
+	struct guest g2;
+	grant_ref_t ref[NSEG];
+	xengnttab_grant_copy_segment_t segs[NSEG];
+	uint8_t in[8] = "abcdefg";
+
+	assert_int_equal(guest_create(f->hv, 2, &g2), 0);
+	memset(segs, 0, sizeof(segs));
+	for (int k = 0; k < NSEG; k++) {
+		ref[k] = guest_grant(&g2, 0, 1, false);
+		segs[k].source.virt = in;
+		segs[k].dest.foreign =
+		    (typeof(segs[k].dest.foreign)){ref[k], (uint16_t)(8 * k), g2.domid};
+		segs[k].flags = GNTCOPY_dest_gref;
+		segs[k].len = 8;
+	}
+	hv_under_test = f->hv;
+	destroy_domid = g2.domid;
+	destroy_at_call = 4; /* segment 3's pin */
+	hv_gnttab_race_hook = destroy_during_pin;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, NSEG, segs), 0);
+	hv_gnttab_race_hook = NULL;
+	for (int k = 0; k < NSEG - 1; k++) {
+		assert_int_equal(segs[k].status, GNTST_okay);
+		assert_memory_equal(g2.mem + 4096 + 8 * k, in, 8);
+	}
+	assert_int_equal(segs[NSEG - 1].status, GNTST_bad_domain);
+	guest_unmap(&g2);
+}
+
+/*
+ * Sharing a pin needs a pin: after a segment whose source is an address,
+ * a granted source naming (dom0, ref 0), which is what an unused side
+ * holds, is looked up and refused (dom0 has no grant table), not taken
+ * for the previous segment's.
+ */
+static void test_copy_no_sharing_with_virtual_side(void **state)
+{
+	struct fx *f = *state;
+	grant_ref_t dst = guest_grant(&f->g, 0, 2, false);
+	uint8_t in[4] = "abc", out[4] = {0};
+	xengnttab_grant_copy_segment_t segs[2];
+
+	memset(segs, 0, sizeof(segs));
+	segs[0].source.virt = in;
+	segs[0].dest.foreign = (typeof(segs[0].dest.foreign)){dst, 0, f->g.domid};
+	segs[0].len = 4;
+	segs[0].flags = GNTCOPY_dest_gref;
+	segs[1].source.foreign = (typeof(segs[1].source.foreign)){0, 0, 0};
+	segs[1].dest.virt = out;
+	segs[1].len = 4;
+	segs[1].flags = GNTCOPY_source_gref;
+	assert_int_equal(hv_gnttab_grant_copy(f->gt, 2, segs), 0);
+	assert_int_equal(segs[0].status, GNTST_okay);
+	assert_int_equal(segs[1].status, GNTST_bad_gntref);
+	assert_memory_equal(f->g.mem + 2 * 4096, in, 4);
+}
+
+/* A handle is opened on an hv and for a live domain, or not at all. */
+static void test_open_args(void **state)
+{
+	struct fx *f = *state;
+
+	errno = 0;
+	assert_null(hv_gnttab_open(NULL, 0));
+	assert_int_equal(errno, EINVAL);
+	assert_null(hv_gnttab_open(f->hv, 42));
+	assert_int_equal(errno, ESRCH);
+	hv_gnttab_close(NULL);
+}
+
+/* The last entry of the table maps, and its pin is kept like any other. */
+static void test_map_last_ref(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref op;
+	grant_ref_t last = (grant_ref_t)hv_domain_nr_grants(f->hv, f->g.domid) - 1;
+
+	assert_int_equal(hv_gntshr_grant_access(&f->g.gs, last, 0, 1, false), 0);
+	assert_int_equal(map1(f->gt, f->g.domid, last, GNTMAP_host_map, &op), GNTST_okay);
+	assert_int_equal(gflags(&f->g, last), GTF_permit_access | GTF_reading | GTF_writing);
+	assert_int_equal(map1(f->gt, f->g.domid, last + 1, GNTMAP_host_map, &op), GNTST_bad_gntref);
+	assert_int_equal(unmap1(f->gt, 0), GNTST_okay);
+	assert_int_equal(gflags(&f->g, last), GTF_permit_access);
+}
+
+/*
+ * The last maptrack entry given back is reused like any other: with 4
+ * entries, handle 3 unmapped is the next handle, and a full maptrack
+ * refuses the map after it, not one entry past its end.
+ */
+static void test_maptrack_reuses_last_entry(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref ops[4], op;
+	grant_ref_t r = guest_grant(&f->g, 0, 0, true);
+
+	for (int i = 0; i < 4; i++)
+		ops[i] = (struct gnttab_map_grant_ref){
+		    .flags = GNTMAP_host_map | GNTMAP_readonly, .ref = r, .dom = f->g.domid};
+	assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 4, ops), 0);
+	assert_int_equal(ops[3].handle, 3);
+	assert_int_equal(unmap1(f->gt, 3), GNTST_okay);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_okay);
+	assert_int_equal(op.handle, 3);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &op),
+			 GNTST_no_device_space);
+	assert_int_equal(maps_in_use(f), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1165,6 +1518,22 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_copy_fresh_src_dest_fails, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_copy_sharing_within_chunk, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_copy_shared_pin_domain_destroyed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_map_transitive_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_map_outputs_written, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stats_count_ops_and_batches, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unmap_batch_counts_per_domain, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_offset_does_not_wrap, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_flushes_before_letting_domains_go, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_flushes_for_a_new_source, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_one_domain_many_segments_destroyed, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_no_sharing_with_virtual_side, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_open_args, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_map_last_ref, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_maptrack_reuses_last_entry, setup_small_maptrack,
+					    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
