@@ -498,23 +498,18 @@ for sub in bench attach capture; do
 	check "pvnet help $sub prints $sub's usage" grep -q "^Usage: pvnet.* $sub" \
 		<("$PVNET" help "$sub")
 done
-check "pvnet help status prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help status)
-for cmd in "status --help" "show -h" "status --json --help"; do
+for sub in status fdb; do
+	check "pvnet help $sub prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help "$sub")
+done
+# status, show and fdb: --help and -h anywhere print the usage without asking pvnetd.
+for cmd in "status --help" "show -h" "status --json --help" "fdb --help" "fdb -h" \
+	"fdb --json vif1.0 --help"; do
 	# shellcheck disable=SC2086 # the words of the command line
 	out=$("$PVNET" -d "$tmp/none" $cmd 2>/dev/null)
 	rc=$?
 	[[ $out == "Usage: pvnet"* ]] || rc=usage-missing
 	check "pvnet $cmd: the usage, exit status 0, without asking pvnetd ($rc)" [ "$rc" = 0 ]
 done
-# fdb, as status and show: --help and -h anywhere print the usage without asking pvnetd.
-for cmd in "fdb --help" "fdb -h" "fdb --json vif1.0 --help"; do
-	# shellcheck disable=SC2086 # the words of the command line
-	out=$("$PVNET" -d "$tmp/none" $cmd 2>/dev/null)
-	rc=$?
-	[[ $out == "Usage: pvnet"* ]] || rc=usage-missing
-	check "pvnet $cmd: the usage, exit status 0, without asking pvnetd ($rc)" [ "$rc" = 0 ]
-done
-check "pvnet help fdb prints the usage" grep -q "^Usage: pvnet" <("$PVNET" help fdb)
 for bad in "fdb -x" "fdb --bogus vif1.0" "show -x"; do
 	# shellcheck disable=SC2086 # the words of the command line
 	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>"$tmp/bad.err"
