@@ -64,6 +64,27 @@ enum back_tx_mode {
 	BACK_TX_PERSISTENT = 2,
 };
 
+/*
+ * Hold pools one guest's RX queues may have at once by default: 16, two
+ * vifs of 8 queues that all wait for a guest taking nothing, about 130 MiB
+ * at the default queue bound.  Without a budget per guest, a guest's 16
+ * vifs of 8 queues could make pvnetd hold 16 x 8 pools, over 1 GiB; past
+ * it a queue drops what it would copy out, so a guest that takes nothing
+ * on many queues loses frames sooner and costs no more (docs/netback.md,
+ * Memory).
+ */
+#define BACK_RX_GUEST_POOLS_DEFAULT 16u
+
+/**
+ * back_hold_pool_bytes() - the memory one RX queue's hold pool takes
+ * @rx_queue_max_bytes: the queue bound (struct back_config)
+ *
+ * Room for a full queue of copies and their bookkeeping: what a queue
+ * costs pvnetd once frames for its guest wait longer than the hold bounds,
+ * and what each pool charges to its guest's @rx_guest_max_bytes.
+ */
+uint64_t back_hold_pool_bytes(uint32_t rx_queue_max_bytes);
+
 /* The names of the modes, as pvnetd --tx-mode and the status show them. */
 const char *back_tx_mode_name(enum back_tx_mode m);
 
@@ -76,6 +97,12 @@ const char *back_tx_mode_name(enum back_tx_mode m);
  * @rx_queue_max_bytes: bytes one RX queue may hold waiting for the guest;
  *	default 8 MiB, eight senders' TX rings of pages (see vif.c; Linux
  *	holds 512 KiB but has a qdisc in front of it) (XSA-392)
+ * @rx_guest_max_bytes: pvnetd's own memory that the RX queues of one guest
+ *	(all its vifs) may have at once for frames copied out of their
+ *	senders (hold pools, each back_hold_pool_bytes() of the queue bound);
+ *	a queue that would need a pool past it drops the frames it would
+ *	copy out instead.  At least one pool; default
+ *	BACK_RX_GUEST_POOLS_DEFAULT pools
  * @rx_drain_timeout_ms: a packet waiting longer for RX buffers is dropped;
  *	default 10000, Linux's rx_drain_timeout_msecs
  * @rx_drain_timeout_nonotify_ms: the same for a frontend without
@@ -121,6 +148,7 @@ struct back_config {
 	enum back_tx_mode tx_mode;
 	unsigned int max_queues;
 	uint32_t rx_queue_max_bytes;
+	uint64_t rx_guest_max_bytes;
 	uint32_t rx_drain_timeout_ms;
 	uint32_t rx_drain_timeout_nonotify_ms;
 	uint32_t rx_stall_timeout_ms;

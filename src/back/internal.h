@@ -114,6 +114,7 @@ struct back_queue_stats {
 	_Atomic uint64_t rx_malformed;
 	_Atomic uint64_t rx_held_copied;
 	_Atomic uint64_t rx_nomem;
+	_Atomic uint64_t rx_hold_budget;
 	_Atomic uint64_t rx_waits;
 	_Atomic uint64_t rx_mcast_filtered;
 	_Atomic uint64_t rx_stalls;
@@ -401,9 +402,25 @@ struct back_frontend {
 #define BACK_RATE_MAX_USEC     ((1ULL << BACK_RATE_USEC_BITS) - 1)
 
 /**
+ * struct back_guest - what the vifs of one guest share
+ * @next: in b->guests (loop thread)
+ * @domid: the guest
+ * @vifs: its vifs that exist; the entry goes with the last (loop thread)
+ * @hold_bytes: memory its RX queues' hold pools have now, at most
+ *	cfg.rx_guest_max_bytes (rx.c; any thread holding a queue's rx_lock)
+ */
+struct back_guest {
+	struct back_guest *next;
+	domid_t domid;
+	unsigned int vifs;
+	_Atomic uint64_t hold_bytes;
+};
+
+/**
  * struct back_vif - one vif (loop thread, except where noted)
  * @b: the backend
  * @link: in b->vifs
+ * @guest: what it shares with the guest's other vifs
  * @domid: the guest
  * @devid: the device id
  * @mac: the guest's MAC
@@ -454,6 +471,7 @@ struct back_frontend {
 struct back_vif {
 	struct back *b;
 	struct back_vif *next;
+	struct back_guest *guest;
 	domid_t domid;
 	uint32_t devid;
 	uint8_t mac[6];
@@ -509,6 +527,7 @@ void *back_zalloc(size_t size);
  * @store: xenstore server
  * @sw: switch
  * @vifs: every vif (loop thread)
+ * @guests: every guest that has a vif (loop thread)
  * @ctl_fd: eventfd workers write to report a broken vif
  * @ctl_watch: its loop registration
  */
@@ -518,6 +537,7 @@ struct back {
 	struct store *store;
 	struct sw *sw;
 	struct back_vif *vifs;
+	struct back_guest *guests;
 	int ctl_fd;
 	struct loop_watch ctl_watch;
 };

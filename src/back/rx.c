@@ -101,6 +101,54 @@
 
 #include "back/rx.h"
 
+/* What precedes each copy in the hold pool: how to release it. */
+struct hold_hdr {
+	uint32_t skip;	/* bytes left unused at the end of the pool before it */
+	uint32_t total; /* this header, the rx_held and the frame, 8-byte aligned */
+};
+
+/*
+ * The pool holds a full RX queue of copies: queued frames never exceed
+ * rx_queue_max_bytes (xmit() refuses past it), each copy costs its headers
+ * and up to 7 bytes of alignment, there are at most BACK_RXQ_CAP of them,
+ * and wrapping wastes at most one largest copy.
+ */
+uint64_t back_hold_pool_bytes(uint32_t rx_queue_max_bytes)
+{
+	return (uint64_t)rx_queue_max_bytes +
+	       (uint64_t)BACK_RXQ_CAP *
+		   (sizeof(struct hold_hdr) + sizeof(struct back_rx_held) + 7) +
+	       2 * (uint64_t)(XEN_NETIF_MAX_TX_SIZE + 64);
+}
+
+/*
+ * Charge a pool of @size bytes to the guest, or false if its pools would
+ * pass the budget.  A compare-and-swap, so that queues of the guest
+ * charging at once never take more than the budget between them, even
+ * for a moment.
+ */
+static bool guest_charge(struct back_guest *g, uint64_t size, uint64_t max)
+{
+	uint64_t cur = atomic_load_explicit(&g->hold_bytes, memory_order_relaxed);
+
+	do {
+		if (cur > max || size > max - cur)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &g->hold_bytes, &cur, cur + size, memory_order_relaxed, memory_order_relaxed));
+	return true;
+}
+
+/* Free the queue's pool (empty or not: the caller has dropped what was in it) and uncharge it. */
+static void hold_free_pool(struct back_queue *q)
+{
+	if (!q->hold.base)
+		return;
+	free(q->hold.base);
+	atomic_fetch_sub_explicit(&q->vif->guest->hold_bytes, q->hold.size, memory_order_relaxed);
+	q->hold = (struct back_hold_pool){0};
+}
+
 int back_rx_init(struct back_queue *q)
 {
 	return back_mpsc_init(&q->rxq, BACK_RXQ_CAP);
@@ -112,25 +160,17 @@ void back_rx_fini(struct back_queue *q)
 	free(q->sw);
 	q->sw = NULL;
 	q->sw_sent = 0;
-	free(q->hold.base);
-	q->hold = (struct back_hold_pool){0};
+	hold_free_pool(q);
 }
 
-/* What precedes each copy in the hold pool: how to release it. */
-struct hold_hdr {
-	uint32_t skip;	/* bytes left unused at the end of the pool before it */
-	uint32_t total; /* this header, the rx_held and the frame, 8-byte aligned */
-};
-
 /*
- * Take room for a copy of @len bytes, or NULL.  The pool holds a full RX
- * queue of copies: queued frames never exceed rx_queue_max_bytes (xmit()
- * refuses past it), each copy costs its headers and up to 7 bytes of
- * alignment, there are at most BACK_RXQ_CAP of them, and wrapping wastes
- * at most one largest copy.  So NULL means "not yet", and the copy-out is
- * retried next round, as for a failed allocation.
+ * Take room for a copy of @len bytes.  The pool is made at the first
+ * copy-out, if the guest's budget has room for it (-EDQUOT: it has none);
+ * once made it never refuses for good (back_hold_pool_bytes()): -ENOMEM
+ * means "not yet", and the copy-out is retried next round, as for a
+ * failed allocation.
  */
-static struct back_rx_held *hold_alloc(struct back_queue *q, uint32_t len)
+static int hold_alloc(struct back_queue *q, uint32_t len, struct back_rx_held **out)
 {
 	struct back_hold_pool *h = &q->hold;
 	uint64_t total = (sizeof(struct hold_hdr) + sizeof(struct back_rx_held) + len + 7) & ~7ULL;
@@ -138,29 +178,32 @@ static struct back_rx_held *hold_alloc(struct back_queue *q, uint32_t len)
 	struct hold_hdr *hdr;
 
 	if (!h->base) {
-		uint64_t size = (uint64_t)q->b->cfg.rx_queue_max_bytes +
-				(uint64_t)BACK_RXQ_CAP *
-				    (sizeof(struct hold_hdr) + sizeof(struct back_rx_held) + 7) +
-				2 * (uint64_t)(XEN_NETIF_MAX_TX_SIZE + 64);
+		uint64_t size = back_hold_pool_bytes(q->b->cfg.rx_queue_max_bytes);
 
+		if (!guest_charge(q->vif->guest, size, q->b->cfg.rx_guest_max_bytes))
+			return -EDQUOT;
 		h->base = malloc(size);
-		if (!h->base)
-			return NULL;
+		if (!h->base) {
+			atomic_fetch_sub_explicit(&q->vif->guest->hold_bytes, size,
+						  memory_order_relaxed);
+			return -ENOMEM;
+		}
 		h->size = size;
 		h->head = h->tail = 0;
 	}
 	if (total > h->size)
-		return NULL;
+		return -ENOMEM;
 	pos = h->tail % h->size;
 	if (pos + total > h->size)
 		skip = h->size - pos;
 	if (h->tail + skip + total - h->head > h->size)
-		return NULL;
+		return -ENOMEM;
 	hdr = (struct hold_hdr *)(h->base + (pos + skip) % h->size);
 	hdr->skip = (uint32_t)skip;
 	hdr->total = (uint32_t)total;
 	h->tail += skip + total;
-	return (struct back_rx_held *)(hdr + 1);
+	*out = (struct back_rx_held *)(hdr + 1);
+	return 0;
 }
 
 /* Release the oldest copy, @held (copies are released in the order they were taken). */
@@ -526,10 +569,8 @@ void back_rx_item_release(struct back_queue *q, struct back_mpsc_item *it)
  */
 static void hold_release(struct back_queue *q)
 {
-	if (q->hold.base && q->hold.head == q->hold.tail) {
-		free(q->hold.base);
-		q->hold = (struct back_hold_pool){0};
-	}
+	if (q->hold.base && q->hold.head == q->hold.tail)
+		hold_free_pool(q);
 }
 
 /* Drop every queued frame, counted as rx_dropped; the caller holds rx_lock.  Returns how many. */
@@ -563,21 +604,25 @@ unsigned int back_rx_drop_all(struct back_queue *q)
 	return n;
 }
 
-/* Copy a held frame out of its sender's memory and release the sender. */
+/*
+ * Copy a held frame out of its sender's memory and release the sender.
+ * -ENOMEM: not now; -EDQUOT: the guest's budget has no room for the pool.
+ */
 static int rx_copy_out(struct back_queue *q, struct back_mpsc_item *it)
 {
 	struct sw_pkt *pkt = it->ptr;
 	struct back_rx_piece pc[1 + SW_PKT_MAX_FRAGS];
 	unsigned int n = back_rx_pieces(it, pc), off = 0;
-	struct back_rx_held *held;
+	struct back_rx_held *held = NULL;
+	int rc;
 
 	if (n == 0)
 		return 0; /* malformed: dropped when it reaches the head */
-	held = hold_alloc(q, pkt->len);
-	if (!held) {
+	rc = hold_alloc(q, pkt->len, &held);
+	if (rc == -ENOMEM)
 		back_stat_add(&q->stats->rx_nomem, 1);
-		return -ENOMEM;
-	}
+	if (rc < 0)
+		return rc;
 	held->len = pkt->len;
 	held->flags = pkt->flags;
 	held->gso_type = pkt->gso_type;
@@ -596,6 +641,36 @@ static int rx_copy_out(struct back_queue *q, struct back_mpsc_item *it)
 	back_stat_add(&q->stats->rx_held_copied, 1); /* before the lender can see it done */
 	sw_pkt_put(pkt);
 	return 0;
+}
+
+/*
+ * Step 2 for a queue without a pool whose guest's budget has no room for
+ * one: the frames it would copy out (from the head up to rx_copy_to; with
+ * no pool, none of the queue's frames is a copy) are dropped instead, from
+ * the head, so that their senders are released all the same.  Counted as
+ * rx_hold_budget and rx_dropped.  The caller holds rx_lock.
+ */
+static void rx_drop_unheld(struct back_queue *q)
+{
+	struct back_mpsc_item *it;
+	uint32_t bytes = 0, n = 0;
+
+	while (back_mpsc_head(&q->rxq) < q->rx_copy_to &&
+	       (it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
+		bytes += back_rx_item_len(it);
+		back_rx_item_release(q, it);
+		back_mpsc_pop(&q->rxq);
+		n++;
+	}
+	if (n == 0)
+		return;
+	q->sw_sent = 0; /* the head went: any segments gone were its */
+	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
+	back_stat_add(&q->stats->rx_hold_budget, n);
+	back_stat_add(&q->stats->rx_dropped, n);
+	back_queue_warn(q,
+			"guest %u's RX hold pools are at its budget (%llu KiB): %u frames dropped",
+			q->vif->domid, (unsigned long long)(q->b->cfg.rx_guest_max_bytes >> 10), n);
 }
 
 /* See internal.h: an item queued after @now was read is new. */
@@ -654,6 +729,7 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 	struct back_mpsc_item *it;
 	uint32_t copied = 0;
 	bool did = false;
+	int rc;
 
 	*due_ns = UINT64_MAX;
 	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL && back_rx_age(it, now) >= timeout) {
@@ -697,7 +773,13 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 				*due_ns = now;
 				break;
 			}
-			if (rx_copy_out(q, it) < 0)
+			rc = rx_copy_out(q, it);
+			if (rc == -EDQUOT) {
+				rx_drop_unheld(q);
+				did = true;
+				break;
+			}
+			if (rc < 0)
 				break; /* the pool is full for now: the next round goes on */
 			copied += back_rx_item_len(it);
 			did = true;

@@ -57,6 +57,7 @@ static const struct back_stat_desc back_stats[] = {
     STAT(rx_malformed),	  /* descriptor whose pieces do not add up to its length */
     STAT(rx_held_copied), /* held payloads copied out to free the sender */
     STAT(rx_nomem),	  /* no memory: copy-out's pool (retried later), sw scratch (dropped) */
+    STAT(rx_hold_budget), /* to copy out, but the guest's hold pools are at its budget */
     STAT(rx_waits),	  /* times the head frame waited for RX buffers */
     STAT(rx_mcast_filtered),   /* multicast frames the guest's filter does not take */
     STAT(rx_stalls),	       /* times the queue stalled (no buffers for the stall timeout) */

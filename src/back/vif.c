@@ -72,6 +72,8 @@ void back_config_default(struct back_config *cfg)
 	cfg->tx_mode = BACK_TX_MAP;
 	cfg->max_queues = BACK_DEFAULT_MAX_QUEUES;
 	cfg->rx_queue_max_bytes = BACK_DEFAULT_RX_QUEUE_BYTES;
+	cfg->rx_guest_max_bytes =
+	    BACK_RX_GUEST_POOLS_DEFAULT * back_hold_pool_bytes(BACK_DEFAULT_RX_QUEUE_BYTES);
 	cfg->rx_drain_timeout_ms = 10000;
 	cfg->rx_drain_timeout_nonotify_ms = 30;
 	cfg->rx_stall_timeout_ms = 60000;
@@ -133,7 +135,9 @@ struct back *back_create(const struct back_config *cfg, struct hv *hv, struct st
 	    cfg->max_queues > BACK_MAX_QUEUES_LIMIT || cfg->tx_mode > BACK_TX_PERSISTENT ||
 	    cfg->persistent_max_grants == 0 ||
 	    cfg->persistent_max_grants > BACK_PERSISTENT_MAX_LIMIT ||
-	    cfg->rx_queue_max_bytes < 2 * 65536 || cfg->poll_us > BACK_POLL_US_MAX) {
+	    cfg->rx_queue_max_bytes < 2 * 65536 ||
+	    cfg->rx_guest_max_bytes < back_hold_pool_bytes(cfg->rx_queue_max_bytes) ||
+	    cfg->poll_us > BACK_POLL_US_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -262,6 +266,46 @@ static int write_dirs(struct back_vif *vif)
 	return rc;
 }
 
+/* The guest's shared state, made with its first vif; NULL if out of memory. */
+static struct back_guest *guest_get(struct back *b, domid_t domid)
+{
+	struct back_guest *g;
+
+	for (g = b->guests; g; g = g->next) {
+		if (g->domid == domid) {
+			g->vifs++;
+			return g;
+		}
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	g->domid = domid;
+	g->vifs = 1;
+	g->next = b->guests;
+	b->guests = g;
+	return g;
+}
+
+/* One vif of the guest has gone (and its queues with their pools): the last takes the entry. */
+static void guest_put(struct back *b, struct back_guest *g)
+{
+	struct back_guest **pp;
+
+	if (--g->vifs > 0)
+		return;
+	for (pp = &b->guests; *pp != g; pp = &(*pp)->next)
+		;
+	*pp = g->next;
+	/* Our own invariant, not guest input: every pool was given back with its queue. */
+	if (atomic_load_explicit(&g->hold_bytes, memory_order_relaxed) != 0) {
+		err("back: guest %u's last vif went with %llu bytes of hold pools charged",
+		    g->domid, (unsigned long long)atomic_load(&g->hold_bytes));
+		abort();
+	}
+	free(g);
+}
+
 int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t mac[6],
 		    struct back_vif **out)
 {
@@ -277,6 +321,11 @@ int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t
 	vif = back_zalloc(sizeof(*vif));
 	if (!vif)
 		return -ENOMEM;
+	vif->guest = guest_get(b, domid);
+	if (!vif->guest) {
+		free(vif);
+		return -ENOMEM;
+	}
 	vif->b = b;
 	vif->domid = domid;
 	vif->devid = devid;
@@ -320,6 +369,7 @@ fail_rm:
 	rm_dir(b->store, vif->be_path);
 	pthread_mutex_destroy(&vif->warn_lock);
 	pthread_mutex_destroy(&vif->mcast_lock);
+	guest_put(b, vif->guest);
 	free(vif);
 	return rc;
 }
@@ -346,6 +396,7 @@ void back_vif_destroy(struct back_vif *vif)
 	free(vif->error);
 	pthread_mutex_destroy(&vif->warn_lock);
 	pthread_mutex_destroy(&vif->mcast_lock);
+	guest_put(b, vif->guest);
 	free(vif);
 }
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -305,7 +306,7 @@ static unsigned int flap_receive(struct fx *x, uint32_t *next_seed)
 static uint64_t flap_dropped(struct fx *x)
 {
 	static const char *const none[] = {"rx_bad_gref", "rx_oversize", "rx_malformed",
-					   "rx_sw_bad", "rx_nomem"};
+					   "rx_sw_bad",	  "rx_nomem",	 "rx_hold_budget"};
 
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
 		assert_int_equal(stat_b(x, none[i]), 0);
@@ -394,6 +395,225 @@ static void test_stall_flap_persistent(void **state)
 	flap(BACK_TX_PERSISTENT);
 }
 
+/*
+ * The budget over a guest's queues (docs/netback.md, Memory): a world
+ * whose guests may each have one hold pool, @drain_ms the drain timeout
+ * (0: the default, 10 s), no stall detection, and a B of two queues.  B
+ * and C speak first (to A, which takes their frames), so that A's frames
+ * to either go to it alone.
+ */
+static struct fx *budget_fx(enum back_tx_mode mode, unsigned int drain_ms)
+{
+	struct ff_opts def = FF_OPTS_DEFAULT, ob = FF_OPTS_DEFAULT;
+	struct fx *x = calloc(1, sizeof(*x));
+	struct back_config cfg;
+	struct ff_rxinfo info;
+
+	assert_non_null(x);
+	back_config_default(&cfg);
+	cfg.rx_stall_timeout_ms = 0;
+	if (drain_ms)
+		cfg.rx_drain_timeout_ms = drain_ms;
+	cfg.rx_guest_max_bytes = back_hold_pool_bytes(cfg.rx_queue_max_bytes);
+	ob.nq = 2;
+	/*
+	 * fx_new()'s world, but A speaks before B and C have ports, so that
+	 * the switch learns A without flooding: B's and C's frames to A then
+	 * reach A alone, and nothing waits for B or C before the test sends.
+	 */
+	assert_int_equal(world_create(&x->w, mode, &cfg), 0);
+	assert_int_equal(ff_create(&x->a, &x->w, 0), 0);
+	assert_int_equal(ff_create(&x->b, &x->w, 0), 0);
+	assert_int_equal(ff_create(&x->c, &x->w, 0), 0);
+	assert_int_equal(back_vif_create(x->w.back, x->a.domid, 0, mac_a, &x->va), 0);
+	assert_int_equal(ff_connect(&x->a, &def), 0);
+	send_only(x, &x->a, mac_a, mac_a, 1, 60, 0);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 1, WAIT_MS));
+	assert_int_equal(back_vif_create(x->w.back, x->b.domid, 0, mac_b, &x->vb), 0);
+	assert_int_equal(back_vif_create(x->w.back, x->c.domid, 0, mac_c, &x->vc), 0);
+	assert_int_equal(ff_connect(&x->b, &ob), 0);
+	assert_int_equal(ff_connect(&x->c, &def), 0);
+	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vc), XenbusStateConnected);
+	assert_int_equal(x->vb->nq, 2);
+	ff_rx_post(&x->a, 0, FF_RING);
+	send_only(x, &x->b, mac_b, mac_a, 1, 60, 0);
+	send_only(x, &x->c, mac_c, mac_a, 1, 60, 0);
+	for (int i = 0; i < 2; i++)
+		assert_true(WAIT_UNTIL(
+		    &x->w, ff_rx_recv(&x->a, 0, x->rbuf, sizeof(x->rbuf), &info) == 60, WAIT_MS));
+	/* Nothing was flooded to B or C (the switch forwarded those frames before A got them). */
+	assert_int_equal(atomic_load(&x->vb->q[0]->rxq_bytes), 0);
+	assert_int_equal(atomic_load(&x->vb->q[1]->rxq_bytes), 0);
+	assert_int_equal(atomic_load(&x->vc->q[0]->rxq_bytes), 0);
+	return x;
+}
+
+/*
+ * A source MAC of A's (A's own with its fifth byte changed) whose frames
+ * to B land on B's queue @queue: B's flow hash has a random key, so the
+ * test asks netback's own choice.  The switch learns it on A's port.
+ */
+static void src_for_queue(struct fx *x, unsigned int queue, uint8_t src[6])
+{
+	struct back_hash_snap snap;
+	struct back_hash_result r;
+	uint8_t hdr[60];
+
+	back_hash_snapshot(&x->vb->hash, &snap);
+	for (unsigned int i = 1; i < 256; i++) {
+		memcpy(src, mac_a, 6);
+		src[4] = (uint8_t)i;
+		make_frame(hdr, sizeof(hdr), mac_b, src, 0);
+		back_hash_select(&x->vb->hash, &snap, hdr, sizeof(hdr), x->vb->nq, &r);
+		if (r.queue == queue)
+			return;
+	}
+	fail_msg("no source MAC of 255 lands on B's queue %u", queue);
+}
+
+static uint64_t stat_bq(struct fx *x, unsigned int queue, const char *name)
+{
+	return back_vif_stat(x->vb, queue, name);
+}
+
+/* Whether queue @queue of @vif has its hold pool (read under its lock). */
+static bool has_pool(struct back_vif *vif, unsigned int queue)
+{
+	struct back_queue *q = vif->q[queue];
+	bool has;
+
+	pthread_mutex_lock(&q->rx_lock);
+	has = q->hold.base != NULL;
+	pthread_mutex_unlock(&q->rx_lock);
+	return has;
+}
+
+static uint64_t guest_hold(struct back_vif *vif)
+{
+	return atomic_load(&vif->guest->hold_bytes);
+}
+
+/* Receive @n frames on B's queue @queue: each the one make_frame() gives for @src and seed0 + i. */
+static void recv_from(struct fx *x, unsigned int queue, const uint8_t *src, unsigned int n,
+		      uint32_t len, uint32_t seed0)
+{
+	struct ff_rxinfo info;
+
+	for (unsigned int i = 0; i < n; i++) {
+		assert_true(WAIT_UNTIL(
+		    &x->w, ff_rx_recv(&x->b, queue, x->rbuf, sizeof(x->rbuf), &info) == (int)len,
+		    WAIT_MS));
+		make_frame(x->buf, len, mac_b, src, seed0 + i);
+		assert_memory_equal(x->rbuf, x->buf, len);
+	}
+}
+
+/*
+ * B takes nothing on either queue, and its budget has room for one pool:
+ * A's frames for queue 0 wait out the hold and are copied into queue 0's
+ * pool; A's frames for queue 1 then find the budget spent and are
+ * dropped instead, counted as rx_hold_budget, and A gets every slot back
+ * all the same.  C, another guest, has a budget of its own.  When B
+ * posts, the copies of queue 0 arrive bit-exact, and both queues carry
+ * frames as before.
+ */
+static void guest_budget(enum back_tx_mode mode)
+{
+	struct fx *x = budget_fx(mode, 0);
+	uint64_t pool = back_hold_pool_bytes(x->w.back->cfg.rx_queue_max_bytes);
+	uint8_t s0[6], s1[6];
+
+	src_for_queue(x, 0, s0);
+	src_for_queue(x, 1, s1);
+	assert_int_equal(guest_hold(x->vb), 0);
+
+	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 0, "rx_held_copied") == 10, WAIT_MS));
+	assert_true(has_pool(x->vb, 0));
+	assert_int_equal(guest_hold(x->vb), pool);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 11, WAIT_MS));
+
+	send_only(x, &x->a, s1, mac_b, 10, 1000, 200);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 1, "rx_hold_budget") == 10, WAIT_MS));
+	assert_int_equal(stat_bq(x, 1, "rx_dropped"), 10);
+	assert_int_equal(stat_bq(x, 1, "rx_held_copied"), 0);
+	assert_int_equal(stat_bq(x, 1, "rx_nomem"), 0);
+	assert_false(has_pool(x->vb, 1));
+	assert_int_equal(guest_hold(x->vb), pool);
+	assert_int_equal(atomic_load(&x->vb->q[1]->rxq_bytes), 0);
+	/* A's pages are not pinned by the frames dropped: every request is answered OKAY. */
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 21, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
+	/* Queue 0 kept its copies, and dropped nothing. */
+	assert_int_equal(stat_bq(x, 0, "rx_dropped"), 0);
+	assert_int_equal(stat_bq(x, 0, "rx_hold_budget"), 0);
+
+	/* C's pool is charged to C. */
+	send_only(x, &x->a, mac_a, mac_c, 10, 1000, 300);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->vc, 0, "rx_held_copied") == 10, WAIT_MS));
+	assert_int_equal(back_vif_stat(x->vc, 0, "rx_hold_budget"), 0);
+	assert_int_equal(guest_hold(x->vc), pool);
+	assert_int_equal(guest_hold(x->vb), pool);
+
+	/* B posts: queue 0's copies arrive, and both queues carry frames again. */
+	ff_rx_post(&x->b, 0, FF_RING);
+	ff_rx_post(&x->b, 1, FF_RING);
+	recv_from(x, 0, s0, 10, 1000, 100);
+	assert_int_equal(stat_bq(x, 0, "rx_packets"), 10);
+	send_only(x, &x->a, s1, mac_b, 10, 1000, 400);
+	recv_from(x, 1, s1, 10, 1000, 400);
+	send_only(x, &x->a, s0, mac_b, 10, 1000, 500);
+	recv_from(x, 0, s0, 10, 1000, 500);
+	assert_int_equal(stat_bq(x, 1, "rx_hold_budget"), 10);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 51, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
+	fx_free(x);
+}
+
+static void test_guest_budget_map(void **state)
+{
+	(void)state;
+	guest_budget(BACK_TX_MAP);
+}
+
+static void test_guest_budget_copy(void **state)
+{
+	(void)state;
+	guest_budget(BACK_TX_COPY);
+}
+
+/*
+ * A pool given back is the guest's budget back: queue 0's copies expire
+ * (the drain timeout, 1 s here), its pool goes and its charge with it,
+ * and queue 1 may then copy out what waits for it.
+ */
+static void test_guest_budget_given_back(void **state)
+{
+	struct fx *x = budget_fx(BACK_TX_MAP, 1000);
+	uint8_t s0[6], s1[6];
+
+	(void)state;
+	src_for_queue(x, 0, s0);
+	src_for_queue(x, 1, s1);
+	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 0, "rx_expired") == 10, WAIT_MS));
+	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 10);
+	assert_false(has_pool(x->vb, 0));
+	assert_int_equal(guest_hold(x->vb), 0);
+
+	send_only(x, &x->a, s1, mac_b, 10, 1000, 200);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 1, "rx_held_copied") == 10, WAIT_MS));
+	assert_int_equal(stat_bq(x, 1, "rx_hold_budget"), 0);
+	assert_true(has_pool(x->vb, 1));
+	assert_int_equal(guest_hold(x->vb),
+			 back_hold_pool_bytes(x->w.back->cfg.rx_queue_max_bytes));
+	ff_rx_post(&x->b, 1, FF_RING);
+	recv_from(x, 1, s1, 10, 1000, 200);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 21, WAIT_MS));
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +628,9 @@ int main(void)
 	    cmocka_unit_test(test_stall_flap_map),
 	    cmocka_unit_test(test_stall_flap_copy),
 	    cmocka_unit_test(test_stall_flap_persistent),
+	    cmocka_unit_test(test_guest_budget_map),
+	    cmocka_unit_test(test_guest_budget_copy),
+	    cmocka_unit_test(test_guest_budget_given_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,7 +137,7 @@ struct bench_counts {
 };
 
 /* Netback drop reasons (pvnetd `status` per-queue counters) reported one by one. */
-#define BENCH_BACK_NREASONS 16u
+#define BENCH_BACK_NREASONS 17u
 extern const char *const bench_back_reasons[BENCH_BACK_NREASONS];
 
 /**

@@ -25,10 +25,10 @@
  */
 
 const char *const bench_back_reasons[BENCH_BACK_NREASONS] = {
-    "tx_frag_overflow", "tx_bad_size",	  "tx_runt",	       "tx_bad_gref",
-    "rx_queue_full",	"rx_direct_full", "rx_expired",	       "rx_bad_gref",
-    "rx_oversize",	"rx_nomem",	  "rx_malformed",      "rx_sw_bad",
-    "rx_stall_flushed", "rx_carrier_off", "rx_mcast_filtered", "tx_bad_offload",
+    "tx_frag_overflow", "tx_bad_size",	  "tx_runt",	      "tx_bad_gref",	"rx_queue_full",
+    "rx_direct_full",	"rx_expired",	  "rx_bad_gref",      "rx_oversize",	"rx_nomem",
+    "rx_malformed",	"rx_sw_bad",	  "rx_stall_flushed", "rx_carrier_off", "rx_mcast_filtered",
+    "tx_bad_offload",	"rx_hold_budget",
 };
 
 /**
