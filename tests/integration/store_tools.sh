@@ -129,12 +129,16 @@ for bad in "--tx-mode foo" "--max-queues 0" "--max-queues 17" "--poll-us 1001" \
 	"--mac-ageing 0" "--mac-ageing 1000001" "--vif-mac-limit 0" "--vif-mac-limit 1025" \
 	"--rx-stall-timeout x" \
 	"--rx-stall-timeout 3600001" "--rx-queue-kib 127" "--rx-queue-kib 65537" \
+	"--rx-guest-kib 0" "--rx-guest-kib 16777217" "--rx-guest-kib 8366" \
+	"--rx-queue-kib 128 --rx-guest-kib 302" \
 	"--log-level loud" "--uplink bogus" "--run-dir" "extra"; do
 	# shellcheck disable=SC2086 # the option and its value as words
 	$T "$PVNETD" --run-dir "$tmp/bad" $bad 2>"$tmp/bad.err"
 	rc=$?
 	check "pvnetd $bad: exit status 2" [ $rc -eq 2 ]
-	check "... saying why" grep -q -- "pvnetd: .*${bad%% *}" <(grep . "$tmp/bad.err" | head -n 1)
+	# the last option given is the one refused
+	last=${bad##*--}
+	check "... saying why" grep -q -- "pvnetd: .*${last%% *}" <(grep . "$tmp/bad.err" | head -n 1)
 	check "... nothing started" test ! -e "$tmp/bad"
 done
 $T "$PVNETD" --run-dir "" 2>"$tmp/bad.err"
@@ -157,13 +161,17 @@ if start_pvnetd "$tmp/quiet" --log-level err; then
 else
 	not_ok "pvnetd starts with --log-level err"
 fi
-# What a guest that takes no frames can make pvnetd hold, in its log: the default, and as set.
+# What a guest that takes no frames can make pvnetd hold, in its log: the default (16 hold
+# pools of 8192 KiB and 174 KiB of bookkeeping each), and as set.
 check "pvnetd logs the RX bound per guest" grep -q \
-	"guest RX: up to 8192 KiB waiting per queue, 8 queues per vif, 16 vifs per guest: up to 1024 MiB of frames held per guest" \
+	"guest RX: up to 8192 KiB waiting per queue, 8 queues per vif, 16 vifs per guest; copies of frames held for one guest: up to 133857 KiB (16 hold pools)" \
 	"$run.log"
+check "... that a pool is less than --rx-guest-kib's least" grep -q \
+	"rx-guest-kib: 8366 KiB is less than one RX queue's hold pool, 8367 KiB at --rx-queue-kib 8192" \
+	<($T "$PVNETD" --run-dir "$tmp/bad" --rx-guest-kib 8366 2>&1)
 if start_pvnetd "$tmp/rq" --rx-queue-kib 256 --max-queues 2 --tx-mode copy; then
-	check "... with --rx-queue-kib 256 --max-queues 2" grep -q \
-		"up to 256 KiB waiting per queue, 2 queues per vif, 16 vifs per guest: up to 8 MiB of frames held per guest" \
+	check "... with --rx-queue-kib 256 --max-queues 2: 16 pools of 430 KiB" grep -q \
+		"up to 256 KiB waiting per queue, 2 queues per vif, 16 vifs per guest; copies of frames held for one guest: up to 6881 KiB (16 hold pools)" \
 		"$tmp/rq.log"
 	check "... and --tx-mode copy, which pvnet status says" grep -q '"tx_mode": *"copy"' \
 		<($T "$PVNET" -d "$tmp/rq" status --json)
@@ -180,7 +188,7 @@ check "... leaves no pvnetd.pid" test -d "$tmp/fail" -a ! -e "$tmp/fail/pvnetd.p
 
 # Numbers are decimal digits and nothing else: a blank or a sign before them is refused.
 for opt in "--poll-us" "--max-queues" "--mac-ageing" "--vif-mac-limit" "--rx-stall-timeout" \
-	"--rx-queue-kib"; do
+	"--rx-queue-kib" "--rx-guest-kib"; do
 	for val in " +5" " 4" "+5" "5 " ""; do
 		timeout 3 "$PVNETD" --run-dir "$tmp/bad" "$opt" "$val" 2>"$tmp/bad.err"
 		rc=$?
@@ -198,11 +206,11 @@ lim_json() { # DIR PY-EXPR: the expression of s (pvnet status --json) is true
 	"$PVNET" -d "$1" status --json | python3 -c "import json, sys; s = json.load(sys.stdin); sys.exit(not ($2))"
 }
 if start_pvnetd "$tmp/lo" --max-queues 1 --poll-us 0 --mac-ageing 1 --vif-mac-limit 1 \
-	--rx-stall-timeout 0 --rx-queue-kib 128 --tx-mode map; then
+	--rx-stall-timeout 0 --rx-queue-kib 128 --rx-guest-kib 303 --tx-mode map; then
 	check "pvnetd at each option's least: tx mode map, MACs forgotten after 1 s, 1 a vif" \
 		lim_json "$tmp/lo" 's["tx_mode"] == "map" and s["switch"]["ageing"] == 1 and s["switch"]["fdb_max"] == 256'
-	check "... 128 KiB held per queue, 1 queue a vif" grep -q \
-		"guest RX: up to 128 KiB waiting per queue, 1 queues per vif, 16 vifs per guest: up to 2 MiB" \
+	check "... 128 KiB held per queue, 1 queue a vif, one pool a guest" grep -q \
+		"guest RX: up to 128 KiB waiting per queue, 1 queues per vif, 16 vifs per guest; copies of frames held for one guest: up to 302 KiB (1 hold pool)" \
 		"$tmp/lo.log"
 	check "... its MAC table's room in the log" grep -q \
 		"switch: room for 256 MACs, 0 of them for the uplinks; up to 1 on one vif" "$tmp/lo.log"
@@ -212,11 +220,12 @@ else
 	not_ok "pvnetd starts at each option's least"
 fi
 if start_pvnetd "$tmp/hi" --max-queues 16 --poll-us 1000 --mac-ageing 1000000 \
-	--vif-mac-limit 1024 --rx-stall-timeout 3600000 --rx-queue-kib 65536 --tx-mode persistent; then
+	--vif-mac-limit 1024 --rx-stall-timeout 3600000 --rx-queue-kib 65536 --rx-guest-kib 16777216 \
+	--tx-mode persistent; then
 	check "pvnetd at each option's most: tx mode persistent, ageing 1000000 s, 1024 MACs a vif" \
 		lim_json "$tmp/hi" 's["tx_mode"] == "persistent" and s["switch"]["ageing"] == 1000000 and s["switch"]["fdb_max"] == 262144'
-	check "... 65536 KiB held per queue, 16 queues a vif" grep -q \
-		"guest RX: up to 65536 KiB waiting per queue, 16 queues per vif, 16 vifs per guest: up to 16384 MiB" \
+	check "... 65536 KiB held per queue, 16 queues a vif, 16 GiB a guest: 255 pools" grep -q \
+		"guest RX: up to 65536 KiB waiting per queue, 16 queues per vif, 16 vifs per guest; copies of frames held for one guest: up to 16756081 KiB (255 hold pools)" \
 		"$tmp/hi.log"
 	stop_pvnetd
 	check "... and stops cleanly" [ $? -eq 0 ]

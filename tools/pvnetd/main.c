@@ -77,6 +77,13 @@ static void usage(FILE *f)
 		"                         held long are copied into pvnetd's memory, so a\n"
 		"                         guest that takes nothing costs up to this much per\n"
 		"                         queue (docs/netback.md, \"Memory\")\n"
+		"  -g, --rx-guest-kib KIB the most pvnetd's memory holds for one guest's RX\n"
+		"                         queues at once (all its vifs): frames copied out of\n"
+		"                         their senders' pages wait in a pool per queue of\n"
+		"                         --rx-queue-kib and 174 KiB; a queue that would need\n"
+		"                         a pool past this drops those frames instead; at\n"
+		"                         least one pool, at most 16777216 KiB, default 16\n"
+		"                         pools (133857 KiB at the default --rx-queue-kib)\n"
 		"  -a, --mac-ageing SECS  the switch forgets a MAC not seen for this long,\n"
 		"                         1..1000000, default 300 (a Linux bridge's ageing_time)\n"
 		"  -m, --vif-mac-limit N  MACs the switch learns on one vif at most, 1..1024,\n"
@@ -439,6 +446,7 @@ int main(int argc, char **argv)
 	    {"poll-us", required_argument, NULL, 'p'},
 	    {"rx-stall-timeout", required_argument, NULL, 's'},
 	    {"rx-queue-kib", required_argument, NULL, 'r'},
+	    {"rx-guest-kib", required_argument, NULL, 'g'},
 	    {"mac-ageing", required_argument, NULL, 'a'},
 	    {"vif-mac-limit", required_argument, NULL, 'm'},
 	    {"version", no_argument, NULL, 'V'},
@@ -458,7 +466,8 @@ int main(int argc, char **argv)
 	struct sw_config swcfg;
 	struct hv_config hcfg;
 	char path[PATH_MAX];
-	unsigned long v;
+	unsigned long v, rx_guest_kib = 0;
+	uint64_t pool, pools;
 	long holder;
 	int lock_fd;
 	sigset_t mask;
@@ -467,7 +476,7 @@ int main(int argc, char **argv)
 	snprintf(d.run_dir, sizeof(d.run_dir), "%s", "/run/pvnet");
 	back_config_default(&bcfg);
 	sw_config_init(&swcfg);
-	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:r:a:m:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:l:t:u:q:p:s:r:g:a:m:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (strlen(optarg) >= sizeof(d.run_dir) - 32 || !*optarg)
@@ -526,6 +535,13 @@ int main(int argc, char **argv)
 			if (cliarg_ulong(optarg, 128, 65536, &v) < 0)
 				bad_option("--rx-queue-kib: '%s' is not 128..65536 (KiB)", optarg);
 			bcfg.rx_queue_max_bytes = (uint32_t)v * 1024u;
+			break;
+		case 'g':
+			/* Checked against --rx-queue-kib once every option is read. */
+			if (cliarg_ulong(optarg, 1, PVNETD_RX_GUEST_KIB_MAX, &v) < 0)
+				bad_option("--rx-guest-kib: '%s' is not 1..%lu (KiB)", optarg,
+					   PVNETD_RX_GUEST_KIB_MAX);
+			rx_guest_kib = v;
 			break;
 		case 'u':
 			if (nup + nvx == PVNETD_MAX_UPLINKS)
@@ -598,6 +614,17 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	pool = back_hold_pool_bytes(bcfg.rx_queue_max_bytes);
+	if (!rx_guest_kib)
+		bcfg.rx_guest_max_bytes = BACK_RX_GUEST_POOLS_DEFAULT * pool;
+	else if ((uint64_t)rx_guest_kib * 1024u < pool)
+		bad_option(
+		    "--rx-guest-kib: %lu KiB is less than one RX queue's hold pool, %llu KiB "
+		    "at --rx-queue-kib %u",
+		    rx_guest_kib, (unsigned long long)(pool + 1023) / 1024u,
+		    bcfg.rx_queue_max_bytes / 1024u);
+	else
+		bcfg.rx_guest_max_bytes = (uint64_t)rx_guest_kib * 1024u;
 
 	/*
 	 * Every event channel is four fds (two socketpairs) and every domain a few more
@@ -714,10 +741,14 @@ int main(int argc, char **argv)
 	info("pvnetd %s: store at %s, control at %s/%s, tx mode %s", PVNET_VERSION, path, d.run_dir,
 	     PVNETD_CTL_SOCK, d.tx_mode);
 	/* What a guest that takes no frames can make pvnetd hold (docs/netback.md, Memory). */
-	info("guest RX: up to %u KiB waiting per queue, %u queues per vif, %u vifs per guest: "
-	     "up to %llu MiB of frames held per guest",
+	pools = bcfg.rx_guest_max_bytes / pool;
+	if (pools > (uint64_t)bcfg.max_queues * PVNETD_MAX_VIFS)
+		pools = (uint64_t)bcfg.max_queues * PVNETD_MAX_VIFS;
+	info("guest RX: up to %u KiB waiting per queue, %u queues per vif, %u vifs per guest; "
+	     "copies of frames held for one guest: up to %llu KiB (%llu hold pool%s)",
 	     bcfg.rx_queue_max_bytes / 1024u, bcfg.max_queues, PVNETD_MAX_VIFS,
-	     (unsigned long long)bcfg.rx_queue_max_bytes * bcfg.max_queues * PVNETD_MAX_VIFS >> 20);
+	     (unsigned long long)(pools * pool) >> 10, (unsigned long long)pools,
+	     pools == 1 ? "" : "s");
 	rc = loop_run(d.loop);
 	if (rc < 0)
 		err("event loop: %s", strerror(-rc));

@@ -19,6 +19,9 @@ struct sw_port;
 /* vifs one domain may have, as a toolstack would limit NICs per guest (xl: 8 by default + spare). */
 #define PVNETD_MAX_VIFS 16
 
+/* --rx-guest-kib at most: 16 GiB, more than 16 vifs of 16 queues' pools at the largest queue bound. */
+#define PVNETD_RX_GUEST_KIB_MAX 16777216UL
+
 /* --uplink may be given this many times. */
 #define PVNETD_MAX_UPLINKS 8u
 
