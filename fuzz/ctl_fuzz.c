@@ -436,8 +436,17 @@ static void check_success(struct client *c, const json_t *req, const json_t *rep
 		check(c->vifs > 0, op);
 		c->vifs--;
 	} else if (!strcmp(op, "status") && !json_object_get(req, "vif")) {
+		const json_t *doms = json_object_get(reply, "domains");
+
 		check(array_size(reply, "domains") == model_domains(), "status: domains");
 		check(array_size(reply, "vifs") == model_vifs(), "status: vifs");
+		/* No frame moves here: no guest has a hold pool. */
+		for (size_t i = 0; i < json_array_size(doms); i++) {
+			const json_t *h = json_object_get(json_array_get(doms, i), "rx_hold_bytes");
+
+			check(json_is_integer(h) && json_integer_value(h) == 0,
+			      "status: a domain's rx_hold_bytes");
+		}
 	} else if (!strcmp(op, "fdb")) {
 		const json_t *e = json_object_get(reply, "entries");
 

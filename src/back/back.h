@@ -280,6 +280,16 @@ const char *back_vif_error(const struct back_vif *vif);
 enum xenbus_state back_vif_state(const struct back_vif *vif);
 
 /**
+ * back_guest_rx_hold() - pvnetd's memory a guest's RX hold pools take now
+ * @b: the backend
+ * @domid: the guest
+ *
+ * Loop thread.  What is charged to the guest's budget (rx_guest_max_bytes)
+ * over all its vifs.  Return: bytes; 0 for a guest without a vif
+ */
+uint64_t back_guest_rx_hold(struct back *b, domid_t domid);
+
+/**
  * back_vif_carrier() - is the vif's carrier on?
  * @vif: the vif
  *

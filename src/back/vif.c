@@ -306,6 +306,14 @@ static void guest_put(struct back *b, struct back_guest *g)
 	free(g);
 }
 
+uint64_t back_guest_rx_hold(struct back *b, domid_t domid)
+{
+	for (struct back_guest *g = b->guests; g; g = g->next)
+		if (g->domid == domid)
+			return atomic_load_explicit(&g->hold_bytes, memory_order_relaxed);
+	return 0;
+}
+
 int back_vif_create(struct back *b, domid_t domid, uint32_t devid, const uint8_t mac[6],
 		    struct back_vif **out)
 {

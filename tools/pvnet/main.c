@@ -444,10 +444,15 @@ static int cmd_status(int argc, char **argv)
 		{
 			const char *name = json_string_value(json_object_get(dom, "name"));
 
+			json_int_t hold = json_integer_value(json_object_get(dom, "rx_hold_bytes"));
+
 			printf("  domain %lld%s%s%s  store %s\n",
 			       (long long)json_integer_value(json_object_get(dom, "domid")),
 			       name ? " (" : "", name ? name : "", name ? ")" : "",
 			       str_of(dom, "store"));
+			/* Only while frames for it wait in pvnetd's memory (netback.md, Memory). */
+			if (hold)
+				printf("    rx hold pools: %lld KiB\n", (long long)hold >> 10);
 		}
 		printf("grants: %lld mapped now; %lld copy, %lld map, %lld unmap ops in %lld "
 		       "batches\n",

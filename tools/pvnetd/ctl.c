@@ -591,9 +591,11 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
 		if (!cc->domid)
 			continue;
-		json_array_append_new(doms, json_pack("{s:i, s:s, s:s*}", "domid", cc->domid,
-						      "store", cc->store_sock, "name",
-						      cc->name[0] ? cc->name : NULL));
+		json_array_append_new(
+		    doms,
+		    json_pack("{s:i, s:s, s:s*, s:I}", "domid", cc->domid, "store", cc->store_sock,
+			      "name", cc->name[0] ? cc->name : NULL, "rx_hold_bytes",
+			      (json_int_t)back_guest_rx_hold(c->d->back, cc->domid)));
 		for (int i = 0; i < PVNETD_MAX_VIFS; i++) {
 			if (!cc->vifs[i])
 				continue;
