@@ -375,9 +375,18 @@ static bool hv_batch_room(const struct hv_batch *b, const xengnttab_grant_copy_s
 	return b->n + need <= HV_BATCH_DOMS;
 }
 
+/*
+ * The maptrack's mapping: its entries, to the next page, and one page
+ * more that may not be touched.  Handles come from the caller (netback)
+ * and are checked against @fresh before use; the guard page makes a check
+ * that let one handle past the end through fault at once, wherever the
+ * kernel put the next mapping, instead of reading what is there.
+ */
 static size_t maptrack_bytes(uint32_t n)
 {
-	return (size_t)n * sizeof(struct hv_maptrack);
+	size_t b = (size_t)n * sizeof(struct hv_maptrack);
+
+	return (b + HV_PAGE_SIZE - 1) / HV_PAGE_SIZE * HV_PAGE_SIZE + HV_PAGE_SIZE;
 }
 
 /* Every maptrack entry holds a mapping. */
@@ -401,6 +410,7 @@ static uint32_t maptrack_get(struct hv_gnttab *gt)
 struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
 {
 	struct hv_gnttab *gt;
+	size_t len;
 
 	if (!hv) {
 		errno = EINVAL;
@@ -414,10 +424,18 @@ struct hv_gnttab *hv_gnttab_open(struct hv *hv, domid_t self)
 	if (!gt)
 		return NULL;
 	/* Anonymous pages, zero until written: only the entries used cost memory. */
-	gt->maptrack = mmap(NULL, maptrack_bytes(hv->cfg.max_maptrack), PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	len = maptrack_bytes(hv->cfg.max_maptrack);
+	gt->maptrack = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (gt->maptrack == MAP_FAILED) {
 		free(gt);
+		return NULL;
+	}
+	if (mprotect((uint8_t *)gt->maptrack + len - HV_PAGE_SIZE, HV_PAGE_SIZE, PROT_NONE) < 0) {
+		int e = errno;
+
+		munmap(gt->maptrack, len);
+		free(gt);
+		errno = e;
 		return NULL;
 	}
 	gt->hv = hv;

@@ -55,6 +55,14 @@ static int setup_small_maptrack(void **state)
 	return setup_cfg(state, 4);
 }
 
+/* A maptrack whose entries end exactly on a page, whatever an entry's size. */
+#define PAGE_MAPTRACK HV_PAGE_SIZE
+
+static int setup_page_maptrack(void **state)
+{
+	return setup_cfg(state, PAGE_MAPTRACK);
+}
+
 /* Room for a full pin count of each kind on one entry. */
 static int setup_pins_maptrack(void **state)
 {
@@ -370,6 +378,45 @@ static void test_maptrack_exhaustion(void **state)
 	/* Handles are reusable. */
 	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &ops[0]),
 			 GNTST_okay);
+}
+
+/*
+ * Every handle of a maptrack that ends on a page in use: the handle one
+ * past the end, and any beyond, is a bad handle, and nothing is read
+ * there (the page after the maptrack may not be touched: a check one off
+ * faults).  The last handle unmaps, and the maptrack fills again.
+ */
+static void test_maptrack_full_to_the_page(void **state)
+{
+	struct fx *f = *state;
+	struct gnttab_map_grant_ref ops[256];
+	grant_ref_t r = guest_grant(&f->g, 0, 0, true);
+	uint32_t n = 0;
+
+	while (n < PAGE_MAPTRACK) {
+		for (int i = 0; i < 256; i++)
+			ops[i] = (struct gnttab_map_grant_ref){.flags = GNTMAP_host_map |
+									GNTMAP_readonly,
+							       .ref = r,
+							       .dom = f->g.domid};
+		assert_int_equal(hv_gnttab_map_grant_refs(f->gt, 256, ops), 0);
+		for (int i = 0; i < 256; i++) {
+			assert_int_equal(ops[i].status, GNTST_okay);
+			assert_int_equal(ops[i].handle, n++);
+		}
+	}
+	assert_int_equal(maps_in_use(f), PAGE_MAPTRACK);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &ops[0]),
+			 GNTST_no_device_space);
+	assert_int_equal(unmap1(f->gt, PAGE_MAPTRACK), GNTST_bad_handle);
+	assert_int_equal(unmap1(f->gt, PAGE_MAPTRACK + 1), GNTST_bad_handle);
+	assert_int_equal(maps_in_use(f), PAGE_MAPTRACK);
+	assert_int_equal(unmap1(f->gt, PAGE_MAPTRACK - 1), GNTST_okay);
+	assert_int_equal(unmap1(f->gt, PAGE_MAPTRACK - 1), GNTST_bad_handle);
+	assert_int_equal(map1(f->gt, f->g.domid, r, GNTMAP_host_map | GNTMAP_readonly, &ops[0]),
+			 GNTST_okay);
+	assert_int_equal(ops[0].handle, PAGE_MAPTRACK - 1);
+	assert_int_equal(maps_in_use(f), PAGE_MAPTRACK);
 }
 
 /* Copies to, from and between grants, with per-segment status in a mixed batch. */
@@ -1498,6 +1545,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unmap_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_map_rw_and_ro_same_ref, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pin_count_saturates, setup_pins_maptrack,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_maptrack_full_to_the_page, setup_page_maptrack,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_maptrack_exhaustion, setup_small_maptrack,
 					    teardown),
