@@ -592,6 +592,11 @@ static unsigned int rx_purge(struct back_queue *q)
 	return n;
 }
 
+/*
+ * The pool goes too, empty now, and its charge with it: a broken vif, or
+ * a disconnecting one whose queue may yet be leaked (a stuck consumer of
+ * its TX frames), must not keep its guest's budget.
+ */
 unsigned int back_rx_drop_all(struct back_queue *q)
 {
 	unsigned int n;
@@ -600,6 +605,7 @@ unsigned int back_rx_drop_all(struct back_queue *q)
 		return 0;
 	pthread_mutex_lock(&q->rx_lock);
 	n = rx_purge(q);
+	hold_release(q);
 	pthread_mutex_unlock(&q->rx_lock);
 	return n;
 }

@@ -297,12 +297,14 @@ static void guest_put(struct back *b, struct back_guest *g)
 	for (pp = &b->guests; *pp != g; pp = &(*pp)->next)
 		;
 	*pp = g->next;
-	/* Our own invariant, not guest input: every pool was given back with its queue. */
-	if (atomic_load_explicit(&g->hold_bytes, memory_order_relaxed) != 0) {
+	/*
+	 * Every pool went back when its queue's frames were dropped at
+	 * disconnect (back_rx_drop_all()), before a queue can be leaked: a
+	 * charge left is our bug, said, not a reason to stop every guest.
+	 */
+	if (atomic_load_explicit(&g->hold_bytes, memory_order_relaxed) != 0)
 		err("back: guest %u's last vif went with %llu bytes of hold pools charged",
 		    g->domid, (unsigned long long)atomic_load(&g->hold_bytes));
-		abort();
-	}
 	free(g);
 }
 

@@ -586,7 +586,8 @@ static void test_guest_budget_copy(void **state)
 /*
  * A pool given back is the guest's budget back: queue 0's copies expire
  * (the drain timeout, 1 s here), its pool goes and its charge with it,
- * and queue 1 may then copy out what waits for it.
+ * and queue 1 may then copy out what waits for it.  And a vif disabled
+ * (a producer index far ahead) gives back what it has.
  */
 static void test_guest_budget_given_back(void **state)
 {
@@ -611,6 +612,14 @@ static void test_guest_budget_given_back(void **state)
 	ff_rx_post(&x->b, 1, FF_RING);
 	recv_from(x, 1, s1, 10, 1000, 200);
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 21, WAIT_MS));
+	assert_true(has_pool(x->vb, 1)); /* kept: a pause is not a stall */
+
+	/* A vif disabled for breaking the protocol gives its pools back with its queues. */
+	__atomic_store_n(&x->b.q[0].tx.sring->req_prod, x->b.q[0].tx.req_prod_pvt + 1000,
+			 __ATOMIC_SEQ_CST);
+	hv_evtchn_notify(x->w.hv, x->b.domid, x->b.q[0].port_tx);
+	assert_true(WAIT_UNTIL(&x->w, back_vif_state(x->vb) == XenbusStateClosing, WAIT_MS));
+	assert_int_equal(guest_hold(x->vb), 0);
 	fx_free(x);
 }
 
