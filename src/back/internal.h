@@ -408,12 +408,15 @@ struct back_frontend {
  * @vifs: its vifs that exist; the entry goes with the last (loop thread)
  * @hold_bytes: memory its RX queues' hold pools have now, at most
  *	cfg.rx_guest_max_bytes (rx.c; any thread holding a queue's rx_lock)
+ * @hold_wanted: a queue of it dropped frames for want of budget: the next
+ *	of its pools to empty is freed (rx.c; the same threads)
  */
 struct back_guest {
 	struct back_guest *next;
 	domid_t domid;
 	unsigned int vifs;
 	_Atomic uint64_t hold_bytes;
+	_Atomic bool hold_wanted;
 };
 
 /**

@@ -219,6 +219,16 @@ static void hold_free(struct back_queue *q, struct back_rx_held *held)
 		abort();
 	}
 	h->head += hdr->skip + hdr->total;
+	/*
+	 * The last copy went, and another queue of the guest went without a
+	 * pool for want of budget: this one, idle now, gives way (made again
+	 * by its next copy-out, if the budget has room then).  Nothing else
+	 * is in it, so the caller may go on releasing its other items.
+	 */
+	if (h->head == h->tail &&
+	    atomic_load_explicit(&q->vif->guest->hold_wanted, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&q->vif->guest->hold_wanted, false, memory_order_relaxed))
+		hold_free_pool(q);
 }
 
 /*
@@ -674,6 +684,7 @@ static void rx_drop_unheld(struct back_queue *q)
 	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	back_stat_add(&q->stats->rx_hold_budget, n);
 	back_stat_add(&q->stats->rx_dropped, n);
+	atomic_store_explicit(&q->vif->guest->hold_wanted, true, memory_order_relaxed);
 	back_queue_warn(q,
 			"guest %u's RX hold pools are at its budget (%llu KiB): %u frames dropped",
 			q->vif->domid, (unsigned long long)(q->b->cfg.rx_guest_max_bytes >> 10), n);

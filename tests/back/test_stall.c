@@ -515,8 +515,8 @@ static void recv_from(struct fx *x, unsigned int queue, const uint8_t *src, unsi
  * pool; A's frames for queue 1 then find the budget spent and are
  * dropped instead, counted as rx_hold_budget, and A gets every slot back
  * all the same.  C, another guest, has a budget of its own.  When B
- * posts, the copies of queue 0 arrive bit-exact, and both queues carry
- * frames as before.
+ * posts on queue 0, its copies arrive bit-exact and its pool, empty,
+ * gives way to queue 1's next copies; both queues carry frames as before.
  */
 static void guest_budget(enum back_tx_mode mode)
 {
@@ -556,12 +556,21 @@ static void guest_budget(enum back_tx_mode mode)
 	assert_int_equal(guest_hold(x->vc), pool);
 	assert_int_equal(guest_hold(x->vb), pool);
 
-	/* B posts: queue 0's copies arrive, and both queues carry frames again. */
+	/*
+	 * B posts on queue 0: its copies arrive, and its pool, empty then,
+	 * gives way to queue 1, which went without: queue 1's next frames
+	 * that wait are copied out, into a pool of its own.
+	 */
 	ff_rx_post(&x->b, 0, FF_RING);
-	ff_rx_post(&x->b, 1, FF_RING);
 	recv_from(x, 0, s0, 10, 1000, 100);
 	assert_int_equal(stat_bq(x, 0, "rx_packets"), 10);
+	assert_true(WAIT_UNTIL(&x->w, !has_pool(x->vb, 0), WAIT_MS));
+	assert_int_equal(guest_hold(x->vb), 0);
 	send_only(x, &x->a, s1, mac_b, 10, 1000, 400);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 1, "rx_held_copied") == 10, WAIT_MS));
+	assert_true(has_pool(x->vb, 1));
+	assert_int_equal(guest_hold(x->vb), pool);
+	ff_rx_post(&x->b, 1, FF_RING);
 	recv_from(x, 1, s1, 10, 1000, 400);
 	send_only(x, &x->a, s0, mac_b, 10, 1000, 500);
 	recv_from(x, 0, s0, 10, 1000, 500);
