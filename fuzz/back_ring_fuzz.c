@@ -21,7 +21,8 @@
  * World 0..3 (the input's first byte): persistent-capable or copy mode,
  * and tx_hold_max_us and the no-rx-notify drain timeout 0 (every held
  * frame copied out at once, every frame queued for such a frontend
- * expired) or never.
+ * expired, and each guest's hold pools limited to one, so that a second
+ * queue's frames are dropped instead) or never.
  * Every timer that would depend on the wall clock (drain, stall) is set
  * far beyond an input's run time, and the random keys (the flow hash's
  * each vif draws at connect, the MAC table's, the persistent-grant
@@ -44,7 +45,8 @@
  * check prints why and traps):
  *   - once the peers have drained, no TX frame of A is held by them;
  *   - disconnect leaves no mapping of A's grants and no pin on any of them
- *     (hv's own counts), and no event channel open beyond the baseline;
+ *     (hv's own counts), no event channel open beyond the baseline, and
+ *     none of A's hold pools charged;
  *   - B and C are connected, not broken, and a frame C sends to B arrives
  *     intact; B's frames held by A all complete.
  * Sanitizers catch the rest.  The next input reconnects A from scratch.
@@ -304,6 +306,8 @@ static struct rf_world *world_get(unsigned int i)
 		 */
 		cfg.tx_hold_max_us = 0;
 		cfg.rx_drain_timeout_nonotify_ms = 0;
+		/* One hold pool a guest: A's second queue copies out into none, it drops. */
+		cfg.rx_guest_max_bytes = back_hold_pool_bytes(cfg.rx_queue_max_bytes);
 	}
 	if (world_make(&x->w, (i & 1) ? BACK_TX_COPY : BACK_TX_PERSISTENT, &cfg) < 0 ||
 	    ff_create(&x->b, &x->w, 0) < 0 || ff_create(&x->c, &x->w, 0) < 0 ||
@@ -822,6 +826,8 @@ static void check_after(struct rf_world *x)
 	int n;
 
 	check(x->va->nq == 0, x->va->nq);
+	check(back_guest_rx_hold(x->w.back, x->a.domid) == 0,
+	      back_guest_rx_hold(x->w.back, x->a.domid));
 	check(atomic_load(&d->maps) == 0, atomic_load(&d->maps));
 	for (uint32_t ref = 0; ref < d->nr_grants; ref++)
 		check(d->active[ref].pins == 0, ref);

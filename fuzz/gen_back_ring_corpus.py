@@ -52,6 +52,13 @@ def ipv4_tcp(total):
     return b"\x08\x00" + ip + tcp
 
 
+def ipv4_udp(total, sport):
+    # a flow of its own per source port: netback's flow hash picks the queue by it
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, total - 14, 1, 0x4000, 64, 17, 0, bytes([10, 0, 0, 1]),
+                     bytes([10, 0, 0, 2]))
+    return b"\x08\x00" + ip + struct.pack(">HHHH", sport, 53, total - 34, 0)
+
+
 def ipv6_tcp(total):
     ip = struct.pack(">IHBB16s16s", 6 << 28, total - 54, 6, 64, bytes(15) + b"\1", bytes(15) + b"\2")
     tcp = struct.pack(">HHIIBBHHH", 1234, 80, 1, 0, 5 << 4, 0x18, 65535, 0, 0)
@@ -176,6 +183,14 @@ seeds["rx_event_games"] = (bytes([0, FULL, 0]) + op(EVENT) + b"\2\xf0" + u32(0x8
 seeds["rx_persistent_grant_swap"] = (bytes([3, FULL | PERSIST, 8]) + rx_post(4) + peer_send(100, DST_A) + PEERS +
                                      rounds_a(1) + gnt(A_GREF_TXBUF0 - 8 + 32, 1, 40) + rx_post(4) +
                                      peer_send(5000, DST_A) + PEERS + rounds_a(1))
+# A guest of two queues that posts nothing, in the world whose guests may have one hold pool:
+# frames of eight flows wait on both queues, each copied out at once; the queue that finds the
+# guest's pool taken drops them instead (rx_hold_budget).
+seeds["rx_budget_two_queues"] = (bytes([2, FULL, 1]) +
+                                 b"".join(peer_send(1000, DST_A, overlay=ipv4_udp(1000, 4000 + i))
+                                          for i in range(8)) +
+                                 PEERS + rounds_a(2) + rounds_a(2, 1) + LOOP_ + PEERS +
+                                 rounds_a(2) + rounds_a(2, 1))
 # Split channels and xenstore games mid-connection.
 seeds["split_reconnect"] = (bytes([0, FULL | SPLIT, 0]) + rx_post(8) + tx_frame(100, DST_B) + PUSH + rounds_a(1) +
                             xs(0, 1) + xs(0, 4) + rx_post(8) + tx_frame(100, DST_C) + PUSH + rounds_a(1) + PEERS)
