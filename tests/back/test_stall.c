@@ -51,14 +51,15 @@ static uint64_t stat_b(struct fx *x, const char *name)
 	return back_vif_stat(x->vb, 0, name);
 }
 
-/* Whether B's first queue has its hold pool (read under its lock). */
-static bool b_has_pool(struct fx *x)
+/* Whether queue @queue of @vif has its hold pool (read under its lock). */
+static bool has_pool(struct back_vif *vif, unsigned int queue)
 {
+	struct back_queue *q = vif->q[queue];
 	bool has;
 
-	pthread_mutex_lock(&x->vb->q[0]->rx_lock);
-	has = x->vb->q[0]->hold.base != NULL;
-	pthread_mutex_unlock(&x->vb->q[0]->rx_lock);
+	pthread_mutex_lock(&q->rx_lock);
+	has = q->hold.base != NULL;
+	pthread_mutex_unlock(&q->rx_lock);
 	return has;
 }
 
@@ -77,7 +78,7 @@ static void test_expiry_gives_pool_back(void **state)
 	assert_int_equal(stat_b(x, "rx_dropped"), 20);
 	assert_true(stat_b(x, "rx_held_copied") > 0);
 	assert_int_equal(stat_b(x, "rx_stalls"), 0);
-	assert_false(b_has_pool(x));
+	assert_false(has_pool(x->vb, 0));
 	/* B posts: frames flow again, through a pool made again if they wait. */
 	assert_int_equal(transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 800), 50);
 	fx_free(x);
@@ -117,7 +118,7 @@ static void stall_and_recover(enum back_tx_mode mode)
 	 * waited; the stall gives that memory back (docs/netback.md, Memory).
 	 */
 	assert_true(stat_b(x, "rx_held_copied") > 0);
-	assert_false(b_has_pool(x));
+	assert_false(has_pool(x->vb, 0));
 	/* Nothing of A's stays pinned: every request is answered, and OKAY (the switch dropped them). */
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 20, WAIT_MS));
 	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
@@ -235,7 +236,7 @@ static void test_stall_not_without_rx_notify(void **state)
 	 * freed over and over, it would cost more than it saves).
 	 */
 	if (stat_b(x, "rx_held_copied") > 0)
-		assert_true(b_has_pool(x));
+		assert_true(has_pool(x->vb, 0));
 	assert_false(WAIT_UNTIL(&x->w, !back_vif_carrier(x->vb), 3 * STALL_MS));
 	assert_int_equal(stat_b(x, "rx_stalls"), 0);
 	assert_int_equal(stat_b(x, "rx_carrier_off"), 0);
@@ -475,18 +476,6 @@ static void src_for_queue(struct fx *x, unsigned int queue, uint8_t src[6])
 static uint64_t stat_bq(struct fx *x, unsigned int queue, const char *name)
 {
 	return back_vif_stat(x->vb, queue, name);
-}
-
-/* Whether queue @queue of @vif has its hold pool (read under its lock). */
-static bool has_pool(struct back_vif *vif, unsigned int queue)
-{
-	struct back_queue *q = vif->q[queue];
-	bool has;
-
-	pthread_mutex_lock(&q->rx_lock);
-	has = q->hold.base != NULL;
-	pthread_mutex_unlock(&q->rx_lock);
-	return has;
 }
 
 static uint64_t guest_hold(struct back_vif *vif)
