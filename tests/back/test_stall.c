@@ -621,6 +621,38 @@ static void test_guest_budget_given_back(void **state)
 	fx_free(x);
 }
 
+/*
+ * A guest's vifs share one budget: a second vif of B's domain (devid 1,
+ * never connected) takes B's entry, and destroying it leaves the entry
+ * to the first, whose copy-outs are still charged to it.
+ */
+static void test_guest_shared_by_vifs(void **state)
+{
+	static const uint8_t mac_b1[6] = {0x00, 0x16, 0x3e, 0x00, 0x00, 0x1b};
+	struct fx *x = budget_fx(BACK_TX_MAP, 0);
+	uint64_t pool = back_hold_pool_bytes(x->w.back->cfg.rx_queue_max_bytes);
+	struct back_guest *g = x->vb->guest;
+	struct back_vif *vb1;
+	unsigned int guests = 0;
+	uint8_t s0[6];
+
+	(void)state;
+	assert_int_equal(g->vifs, 1);
+	assert_int_equal(back_vif_create(x->w.back, x->b.domid, 1, mac_b1, &vb1), 0);
+	assert_ptr_equal(vb1->guest, g);
+	assert_int_equal(g->vifs, 2);
+	back_vif_destroy(vb1);
+	assert_int_equal(g->vifs, 1);
+	for (struct back_guest *e = x->w.back->guests; e; e = e->next)
+		guests++;
+	assert_int_equal(guests, 3); /* A, B and C */
+	src_for_queue(x, 0, s0);
+	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 0, "rx_held_copied") == 10, WAIT_MS));
+	assert_int_equal(back_guest_rx_hold(x->w.back, x->b.domid), pool);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -638,6 +670,7 @@ int main(void)
 	    cmocka_unit_test(test_guest_budget_map),
 	    cmocka_unit_test(test_guest_budget_copy),
 	    cmocka_unit_test(test_guest_budget_given_back),
+	    cmocka_unit_test(test_guest_shared_by_vifs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

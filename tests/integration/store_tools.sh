@@ -232,6 +232,16 @@ if start_pvnetd "$tmp/hi" --max-queues 16 --poll-us 1000 --mac-ageing 1000000 \
 else
 	not_ok "pvnetd starts at each option's most"
 fi
+# A guest's pools are also bounded by its queues: one queue a vif, 16 vifs, whatever the budget.
+if start_pvnetd "$tmp/cap" --max-queues 1 --rx-guest-kib 16777216; then
+	check "pvnetd --max-queues 1 --rx-guest-kib 16777216: 16 pools, one a queue" grep -q \
+		"guest RX: up to 8192 KiB waiting per queue, 1 queues per vif, 16 vifs per guest; copies of frames held for one guest: up to 133857 KiB (16 hold pools)" \
+		"$tmp/cap.log"
+	stop_pvnetd
+	check "... and stops cleanly" [ $? -eq 0 ]
+else
+	not_ok "pvnetd starts with --max-queues 1 --rx-guest-kib 16777216"
+fi
 # SIGHUP and SIGINT stop pvnetd as SIGTERM does: exit status 0, its files removed.
 for sig in HUP INT; do
 	if start_pvnetd "$tmp/sig"; then
