@@ -583,23 +583,32 @@ static void hold_release(struct back_queue *q)
 		hold_free_pool(q);
 }
 
-/* Drop every queued frame, counted as rx_dropped; the caller holds rx_lock.  Returns how many. */
-static unsigned int rx_purge(struct back_queue *q)
+/*
+ * Drop the queued frames before position @end (UINT64_MAX: all), from the
+ * head, counted as rx_dropped; the caller holds rx_lock.  Returns how many.
+ */
+static unsigned int rx_drop_head(struct back_queue *q, uint64_t end)
 {
 	struct back_mpsc_item *it;
 	unsigned int n = 0;
 	uint32_t bytes = 0;
 
-	while ((it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
+	while (back_mpsc_head(&q->rxq) < end && (it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
 		bytes += back_rx_item_len(it);
 		back_rx_item_release(q, it);
 		back_mpsc_pop(&q->rxq);
 		n++;
 	}
-	q->sw_sent = 0;
+	q->sw_sent = 0; /* the head went, or there is none: any segments gone were its */
 	back_stat_add(&q->stats->rx_dropped, n);
 	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	return n;
+}
+
+/* Drop every queued frame, counted as rx_dropped; the caller holds rx_lock.  Returns how many. */
+static unsigned int rx_purge(struct back_queue *q)
+{
+	return rx_drop_head(q, UINT64_MAX);
 }
 
 /*
@@ -668,22 +677,11 @@ static int rx_copy_out(struct back_queue *q, struct back_mpsc_item *it)
  */
 static void rx_drop_unheld(struct back_queue *q)
 {
-	struct back_mpsc_item *it;
-	uint32_t bytes = 0, n = 0;
+	unsigned int n = rx_drop_head(q, q->rx_copy_to);
 
-	while (back_mpsc_head(&q->rxq) < q->rx_copy_to &&
-	       (it = back_mpsc_peek(&q->rxq, 0)) != NULL) {
-		bytes += back_rx_item_len(it);
-		back_rx_item_release(q, it);
-		back_mpsc_pop(&q->rxq);
-		n++;
-	}
 	if (n == 0)
 		return;
-	q->sw_sent = 0; /* the head went: any segments gone were its */
-	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	back_stat_add(&q->stats->rx_hold_budget, n);
-	back_stat_add(&q->stats->rx_dropped, n);
 	atomic_store_explicit(&q->vif->guest->hold_wanted, true, memory_order_relaxed);
 	back_queue_warn(q,
 			"guest %u's RX hold pools are at its budget (%llu KiB): %u frames dropped",
