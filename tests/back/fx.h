@@ -53,4 +53,16 @@ extern const uint8_t fx_hash_key[BACK_HASH_KEY_MAX];
 /* Toeplitz hashing of every type for @vif, as its guest would set it over the control ring. */
 void fx_hash_on(struct back_vif *vif);
 
+/*
+ * Another port that lends its frames (an uplink's receive buffers): its
+ * ops take what the switch sends it and give it back at once, and each
+ * frame fx_lend() described counts fx_lent_done when its last holder puts
+ * it.
+ */
+extern const struct sw_port_ops fx_lender_ops;
+extern _Atomic unsigned int fx_lent_done;
+/* Frame @i of a lender's batch: @len bytes to B from @src in @frame, described by @pkt. */
+struct sw_pkt *fx_lend(struct sw_pkt *pkt, uint8_t *frame, uint32_t len, const uint8_t *src,
+		       uint32_t i);
+
 #endif /* PVNET_TESTS_BACK_FX_H */

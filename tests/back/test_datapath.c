@@ -380,34 +380,7 @@ static void test_rx_waits_counted_once(void **state)
 	fx_free(x);
 }
 
-/* Frames another port lent (an uplink's receive buffers), counted back by their done(). */
 #define LENT 20
-static _Atomic unsigned int lent_done;
-
-static void lent_put(struct sw_pkt *pkt)
-{
-	(void)pkt;
-	atomic_fetch_add(&lent_done, 1);
-}
-
-/* Frame @i of a lender's batch: @len bytes to B from @src in @frame, described by @pkt. */
-static struct sw_pkt *lend(struct sw_pkt *pkt, uint8_t *frame, uint32_t len, const uint8_t *src,
-			   uint32_t i)
-{
-	make_frame(frame, len, mac_b, src, i);
-	*pkt = (struct sw_pkt){.hdr = frame, .hdr_len = 60, .nfrags = 1, .len = len};
-	pkt->frag[0] = (struct sw_pkt_frag){.base = frame, .len = len};
-	sw_pkt_init(pkt, lent_put);
-	return pkt;
-}
-
-static unsigned int lent_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned int n)
-{
-	(void)p;
-	for (unsigned int i = 0; i < n; i++)
-		sw_pkt_put(pkts[i]);
-	return n;
-}
 
 /*
  * B posts nothing while frames from a port other than a vif reach it: they
@@ -418,7 +391,6 @@ static unsigned int lent_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned 
  */
 static void test_port_frames_released(void **state)
 {
-	static const struct sw_port_ops ops = {.xmit = lent_xmit};
 	static const uint8_t mac_up[6] = {0x02, 0, 0, 0, 0x0f, 0x01};
 	static uint8_t frames[LENT][1200];
 	static struct sw_pkt pkts[LENT];
@@ -430,13 +402,13 @@ static void test_port_frames_released(void **state)
 	back_config_default(&cfg);
 	cfg.rx_drain_timeout_ms = 60000; /* only the copy-out can give the buffers back */
 	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
-	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
-	atomic_store(&lent_done, 0);
+	assert_int_equal(sw_port_add(x->w.sw, "lender", &fx_lender_ops, NULL, &up), 0);
+	atomic_store(&fx_lent_done, 0);
 	for (unsigned int i = 0; i < LENT; i++)
-		v[i] = lend(&pkts[i], frames[i], 60 + i * 57, mac_up, i);
+		v[i] = fx_lend(&pkts[i], frames[i], 60 + i * 57, mac_up, i);
 	/* B's MAC unknown: flooded to A, B and C, none of which has posted a buffer */
 	assert_int_equal(sw_forward(x->w.sw, up, v, LENT), LENT);
-	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == LENT, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&fx_lent_done) == LENT, WAIT_MS));
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_held_copied"), LENT);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_expired"), 0);
 	memset(frames, 0xee, sizeof(frames)); /* the lender reuses its buffers */
@@ -484,7 +456,6 @@ static void test_vif_frames_held_until_tx_hold(void **state)
  */
 static void test_port_frames_behind_vif_frame(void **state)
 {
-	static const struct sw_port_ops ops = {.xmit = lent_xmit};
 	static const uint8_t mac_up[6] = {0x02, 0, 0, 0, 0x0f, 0x03};
 	static uint8_t frames[3][1000];
 	static struct sw_pkt pkts[3];
@@ -500,14 +471,14 @@ static void test_port_frames_behind_vif_frame(void **state)
 	back_config_default(&cfg);
 	cfg.tx_hold_max_us = 50000; /* the vif's own bound: after the lender's */
 	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
-	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
-	atomic_store(&lent_done, 0);
+	assert_int_equal(sw_port_add(x->w.sw, "lender", &fx_lender_ops, NULL, &up), 0);
+	atomic_store(&fx_lent_done, 0);
 	send_only(x, &x->a, mac_a, mac_b, 1, 1000, 0);
 	assert_true(WAIT_UNTIL(&x->w, back_vif_stat(x->va, 0, "tx_zerocopy_sent") == 1, WAIT_MS));
 	for (unsigned int i = 0; i < 3; i++)
-		v[i] = lend(&pkts[i], frames[i], 1000, mac_up, i);
+		v[i] = fx_lend(&pkts[i], frames[i], 1000, mac_up, i);
 	assert_int_equal(sw_forward(x->w.sw, up, v, 3), 3);
-	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == 3, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&fx_lent_done) == 3, WAIT_MS));
 	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 1, WAIT_MS));
 	assert_int_equal(back_vif_stat(x->va, 0, "tx_zerocopy_fail"), 1);
 	/* past the vif's own bound too, then B takes all four, in order */
@@ -544,7 +515,6 @@ static void test_port_frames_behind_vif_frame(void **state)
 #define DL_LEN 32768
 static void test_direct_leftovers_counted_once(void **state)
 {
-	static const struct sw_port_ops ops = {.xmit = lent_xmit};
 	static const uint8_t mac_up[6] = {0x02, 0, 0, 0, 0x0f, 0x02};
 	static uint8_t frames[LENT][DL_LEN];
 	static struct sw_pkt pkts[LENT];
@@ -560,14 +530,14 @@ static void test_direct_leftovers_counted_once(void **state)
 	x = fx_new(BACK_TX_MAP, &cfg, NULL, NULL);
 	transfer(x, &x->b, mac_b, &x->c, mac_c, 1, 60, 60, NULL, 0); /* the switch learns B */
 	assert_int_equal(sw_fdb_lookup(x->w.sw, mac_b, &num), 0);
-	assert_int_equal(sw_port_add(x->w.sw, "lender", &ops, NULL, &up), 0);
-	atomic_store(&lent_done, 0);
+	assert_int_equal(sw_port_add(x->w.sw, "lender", &fx_lender_ops, NULL, &up), 0);
+	atomic_store(&fx_lent_done, 0);
 	for (unsigned int i = 0; i < LENT; i++)
-		v[i] = lend(&pkts[i], frames[i], DL_LEN, mac_up, i);
+		v[i] = fx_lend(&pkts[i], frames[i], DL_LEN, mac_up, i);
 	ff_rx_post(&x->b, 0, 4 * DL_LEN / 4096);
 	assert_int_equal(sw_forward(x->w.sw, up, v, LENT), LENT);
 	assert_int_equal(recv_in_order(x, mac_up, 8, DL_LEN, 0), 8);
-	assert_true(WAIT_UNTIL(&x->w, atomic_load(&lent_done) == LENT, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&fx_lent_done) == LENT, WAIT_MS));
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_direct_full"), LENT - 8);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_dropped"), LENT - 8);
 	assert_int_equal(back_vif_stat(x->vb, 0, "rx_queue_full"), 0);

@@ -398,31 +398,26 @@ static void test_stall_flap_persistent(void **state)
 
 /*
  * The budget over a guest's queues (docs/netback.md, Memory): a world
- * whose guests may each have one hold pool, @drain_ms the drain timeout
- * (0: the default, 10 s), no stall detection, and a B of two queues.  B
- * and C speak first (to A, which takes their frames), so that A's frames
- * to either go to it alone.
+ * of @cfg whose guests may each have one hold pool, no stall detection,
+ * and a B of two queues.  B and C speak first (to A, which takes their
+ * frames), so that A's frames to either go to it alone.
  */
-static struct fx *budget_fx(enum back_tx_mode mode, unsigned int drain_ms)
+static struct fx *budget_fx_cfg(enum back_tx_mode mode, struct back_config *cfg)
 {
 	struct ff_opts def = FF_OPTS_DEFAULT, ob = FF_OPTS_DEFAULT;
 	struct fx *x = calloc(1, sizeof(*x));
-	struct back_config cfg;
 	struct ff_rxinfo info;
 
 	assert_non_null(x);
-	back_config_default(&cfg);
-	cfg.rx_stall_timeout_ms = 0;
-	if (drain_ms)
-		cfg.rx_drain_timeout_ms = drain_ms;
-	cfg.rx_guest_max_bytes = back_hold_pool_bytes(cfg.rx_queue_max_bytes);
+	cfg->rx_stall_timeout_ms = 0;
+	cfg->rx_guest_max_bytes = back_hold_pool_bytes(cfg->rx_queue_max_bytes);
 	ob.nq = 2;
 	/*
 	 * fx_new()'s world, but A speaks before B and C have ports, so that
 	 * the switch learns A without flooding: B's and C's frames to A then
 	 * reach A alone, and nothing waits for B or C before the test sends.
 	 */
-	assert_int_equal(world_create(&x->w, mode, &cfg), 0);
+	assert_int_equal(world_create(&x->w, mode, cfg), 0);
 	assert_int_equal(ff_create(&x->a, &x->w, 0), 0);
 	assert_int_equal(ff_create(&x->b, &x->w, 0), 0);
 	assert_int_equal(ff_create(&x->c, &x->w, 0), 0);
@@ -450,12 +445,24 @@ static struct fx *budget_fx(enum back_tx_mode mode, unsigned int drain_ms)
 	return x;
 }
 
+/* budget_fx_cfg() with @drain_ms the drain timeout (0: the default, 10 s). */
+static struct fx *budget_fx(enum back_tx_mode mode, unsigned int drain_ms)
+{
+	struct back_config cfg;
+
+	back_config_default(&cfg);
+	if (drain_ms)
+		cfg.rx_drain_timeout_ms = drain_ms;
+	return budget_fx_cfg(mode, &cfg);
+}
+
 /*
- * A source MAC of A's (A's own with its fifth byte changed) whose frames
- * to B land on B's queue @queue: B's flow hash has a random key, so the
- * test asks netback's own choice.  The switch learns it on A's port.
+ * A source MAC (@base with its fifth byte changed) whose frames to B
+ * land on B's queue @queue: B's flow hash has a random key, so the test
+ * asks netback's own choice.  The switch learns it on the port that
+ * sends from it.
  */
-static void src_for_queue(struct fx *x, unsigned int queue, uint8_t src[6])
+static void src_for_queue(struct fx *x, const uint8_t base[6], unsigned int queue, uint8_t src[6])
 {
 	struct back_hash_snap snap;
 	struct back_hash_result r;
@@ -463,7 +470,7 @@ static void src_for_queue(struct fx *x, unsigned int queue, uint8_t src[6])
 
 	back_hash_snapshot(&x->vb->hash, &snap);
 	for (unsigned int i = 1; i < 256; i++) {
-		memcpy(src, mac_a, 6);
+		memcpy(src, base, 6);
 		src[4] = (uint8_t)i;
 		make_frame(hdr, sizeof(hdr), mac_b, src, 0);
 		back_hash_select(&x->vb->hash, &snap, hdr, sizeof(hdr), x->vb->nq, &r);
@@ -513,8 +520,8 @@ static void guest_budget(enum back_tx_mode mode)
 	uint64_t pool = back_hold_pool_bytes(x->w.back->cfg.rx_queue_max_bytes);
 	uint8_t s0[6], s1[6];
 
-	src_for_queue(x, 0, s0);
-	src_for_queue(x, 1, s1);
+	src_for_queue(x, mac_a, 0, s0);
+	src_for_queue(x, mac_a, 1, s1);
 	assert_int_equal(guest_hold(x->vb), 0);
 
 	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
@@ -593,8 +600,8 @@ static void test_guest_budget_given_back(void **state)
 	uint8_t s0[6], s1[6];
 
 	(void)state;
-	src_for_queue(x, 0, s0);
-	src_for_queue(x, 1, s1);
+	src_for_queue(x, mac_a, 0, s0);
+	src_for_queue(x, mac_a, 1, s1);
 	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
 	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 0, "rx_expired") == 10, WAIT_MS));
 	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 10);
@@ -646,10 +653,68 @@ static void test_guest_shared_by_vifs(void **state)
 	for (struct back_guest *e = x->w.back->guests; e; e = e->next)
 		guests++;
 	assert_int_equal(guests, 3); /* A, B and C */
-	src_for_queue(x, 0, s0);
+	src_for_queue(x, mac_a, 0, s0);
 	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
 	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 0, "rx_held_copied") == 10, WAIT_MS));
 	assert_int_equal(back_guest_rx_hold(x->w.back, x->b.domid), pool);
+	fx_free(x);
+}
+
+/*
+ * The budget drops the frames that are due, not the ones behind them: on
+ * B's queue 1, a lender's frame (due after port_hold_max_us, 300 ms
+ * here) and then one of A's (due only after tx_hold_max_us, 10 s).
+ * Queue 0's pool, made for the lender's frames before, is B's whole
+ * budget: the lender's frame is dropped and the lender has it back; A's
+ * stays queued, in A's pages, and reaches B when B posts.
+ */
+static void test_guest_budget_drops_only_due(void **state)
+{
+	static const uint8_t mac_up[6] = {0x02, 0, 0, 0, 0x0f, 0x04};
+	static uint8_t frames[4][1000];
+	static struct sw_pkt pkts[4];
+	struct back_config cfg;
+	uint8_t u0[6], u1[6], s1[6];
+	struct sw_pkt *v[3];
+	struct sw_port *up;
+	struct fx *x;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.port_hold_max_us = 300000;
+	cfg.tx_hold_max_us = 10000000;
+	x = budget_fx_cfg(BACK_TX_MAP, &cfg);
+	assert_int_equal(sw_port_add(x->w.sw, "lender", &fx_lender_ops, NULL, &up), 0);
+	src_for_queue(x, mac_up, 0, u0);
+	src_for_queue(x, mac_up, 1, u1);
+	src_for_queue(x, mac_a, 1, s1);
+	atomic_store(&fx_lent_done, 0);
+	for (unsigned int i = 0; i < 3; i++)
+		v[i] = fx_lend(&pkts[i], frames[i], 1000, u0, i);
+	assert_int_equal(sw_forward(x->w.sw, up, v, 3), 3);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 0, "rx_held_copied") == 3, WAIT_MS));
+	assert_true(has_pool(x->vb, 0));
+
+	v[0] = fx_lend(&pkts[3], frames[3], 1000, u1, 3);
+	assert_int_equal(sw_forward(x->w.sw, up, v, 1), 1);
+	send_only(x, &x->a, s1, mac_b, 1, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[1]->rxq_bytes) == 2 * 1000, WAIT_MS));
+	/* Both queued before the lender's was due: else this test shows nothing. */
+	assert_int_equal(stat_bq(x, 1, "rx_hold_budget"), 0);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 1, "rx_hold_budget") == 1, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&fx_lent_done) == 4, WAIT_MS));
+	assert_int_equal(stat_bq(x, 1, "rx_dropped"), 1);
+	assert_int_equal(atomic_load(&x->vb->q[1]->rxq_bytes), 1000);
+	assert_false(has_pool(x->vb, 1));
+	assert_int_equal(answered(&x->a), 1); /* budget_fx_cfg()'s frame: A's new one is held */
+
+	ff_rx_post(&x->b, 1, FF_RING);
+	recv_from(x, 1, s1, 1, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 2, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
+	assert_int_equal(stat_bq(x, 1, "rx_hold_budget"), 1);
+	assert_int_equal(stat_bq(x, 1, "rx_held_copied"), 0);
+	assert_int_equal(sw_port_del(x->w.sw, up), 0);
 	fx_free(x);
 }
 
@@ -671,6 +736,7 @@ int main(void)
 	    cmocka_unit_test(test_guest_budget_copy),
 	    cmocka_unit_test(test_guest_budget_given_back),
 	    cmocka_unit_test(test_guest_shared_by_vifs),
+	    cmocka_unit_test(test_guest_budget_drops_only_due),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
