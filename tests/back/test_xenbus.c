@@ -378,6 +378,23 @@ static void test_disconnect_reconnect(void **state)
 	ff_teardown(&x->f);
 }
 
+/* The frontend's key @key (written as dom0: the test plays the guest). */
+static void fe_write(struct fx *x, const char *key, const char *v, size_t len)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", x->f.fe_path, key);
+	assert_int_equal(store_write(x->w.store, path, v, len), 0);
+}
+
+static void fe_write_ul(struct fx *x, const char *key, unsigned long v)
+{
+	char val[24];
+
+	snprintf(val, sizeof(val), "%lu", v);
+	fe_write(x, key, val, strlen(val));
+}
+
 /* The toolstack writes our "online" key (dom0), as libxl does to detach a device. */
 static void set_online(struct fx *x, const char *v)
 {
@@ -442,6 +459,11 @@ static void test_toolstack_close(void **state)
 	ff_set_state(&x->f, XenbusStateClosing);
 	ff_set_state(&x->f, XenbusStateClosed);
 	ff_teardown(&x->f);
+	/* Taken offline while Closed: it stays Closed (libxl's detach waits for 6). */
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	set_online(x, "0");
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	assert_int_equal(xs_read_long(x->w.store, x->be_path, "state"), XenbusStateClosed);
 }
 
 /*
@@ -484,6 +506,13 @@ static void test_destroy_connected(void **state)
 	x->vif = NULL;
 	assert_int_equal(store_read(x->w.store, x->be_path, &val, NULL), -ENOENT);
 	assert_int_equal(store_read(x->w.store, x->f.fe_path, &val, NULL), -ENOENT);
+	/*
+	 * The guest writes its keys again after the vif is gone: no watch of
+	 * the vif's may fire (its memory is freed; ASan would see the read).
+	 */
+	fe_write(x, "state", "4", 1);
+	fe_write(x, "request-multicast-control", "1", 1);
+	loop_run_once(x->w.loop, 0);
 	/* teardown() checks that nothing leaked */
 }
 
@@ -571,22 +600,6 @@ static int teardown_maybe(void **state)
 }
 
 /* The control ring (ctrl.c): served by queue 0's worker, set up at connect. */
-
-static void fe_write(struct fx *x, const char *key, const char *v, size_t len)
-{
-	char path[160];
-
-	snprintf(path, sizeof(path), "%s/%s", x->f.fe_path, key);
-	assert_int_equal(store_write(x->w.store, path, v, len), 0);
-}
-
-static void fe_write_ul(struct fx *x, const char *key, unsigned long v)
-{
-	char val[24];
-
-	snprintf(val, sizeof(val), "%lu", v);
-	fe_write(x, key, val, strlen(val));
-}
 
 static grant_ref_t grant(struct fx *x, uint32_t frame, bool ro)
 {
@@ -805,6 +818,83 @@ static void test_ctrl_echo(void **state)
 	}
 }
 
+/* Push as netfront does (RING_PUSH_REQUESTS_AND_CHECK_NOTIFY): an event only where req_event asks. */
+static bool ctrl_push_checked(struct fx *x)
+{
+	int notify;
+
+	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&x->cr, notify);
+	if (notify)
+		hv_evtchn_notify(x->w.hv, x->f.domid, x->cport);
+	return notify;
+}
+
+/*
+ * A guest that sets its hashing up a request at a time, queue 0's worker
+ * asleep before each: a frontend that notifies only where req_event asks
+ * (netfront's RING_PUSH_REQUESTS_AND_CHECK_NOTIFY) gets each answered,
+ * because netback's last check before sleeping asks for the next
+ * request's event, and a worker with nothing to do sleeps.  A key of
+ * length 0 clears the key without reading a page (any ref, as Linux's
+ * netback).  A reconnect starts from no hashing, whatever the last
+ * connection set.
+ */
+static void test_ctrl_idle_and_reconnect(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 2, .split = true};
+	struct xen_netif_ctrl_request req[] = {
+	    {.type = XEN_NETIF_CTRL_TYPE_SET_HASH_ALGORITHM,
+	     .data = {XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ}},
+	    {.type = XEN_NETIF_CTRL_TYPE_SET_HASH_FLAGS, .data = {0xf}},
+	    {.type = XEN_NETIF_CTRL_TYPE_SET_HASH_KEY, .data = {0, 40}},
+	    {.type = XEN_NETIF_CTRL_TYPE_SET_HASH_KEY, .data = {99999, 0}},
+	};
+	static const uint8_t zero[BACK_HASH_KEY_MAX];
+	struct back_hash_snap snap;
+	uint32_t st[4], data[4];
+
+	ctrl_setup(x);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_true(x->vif->ctrl.mapped);
+	req[2].data[0] = x->dref;
+	for (unsigned int i = 0; i < BACK_HASH_KEY_MAX; i++)
+		x->data[i] = (uint8_t)(i + 1);
+	for (unsigned int i = 0; i < 4; i++) {
+		assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vif->q[0]->sleeping), 5000));
+		(void)WAIT_UNTIL(&x->w, false, 20); /* past its last check, in poll() */
+		ctrl_req(x, 0, req[i].type, req[i].data[0], req[i].data[1], 0);
+		assert_true(ctrl_push_checked(x));
+		memset(st, 0xee, sizeof(st));
+		assert_int_equal(ctrl_wait(x, 1, st, data), 1);
+		assert_int_equal(st[0], XEN_NETIF_CTRL_STATUS_SUCCESS);
+		back_hash_snapshot(&x->vif->hash, &snap);
+		if (i == 2)
+			assert_memory_equal(snap.key, x->data, BACK_HASH_KEY_MAX);
+	}
+	assert_int_equal(snap.alg, XEN_NETIF_CTRL_HASH_ALGORITHM_TOEPLITZ);
+	assert_int_equal(snap.flags, 0xf);
+	assert_memory_equal(snap.key, zero, sizeof(zero));
+
+	/* The guest reboots and connects again: hashing is off until it asks. */
+	ff_set_state(&x->f, XenbusStateClosing);
+	ff_set_state(&x->f, XenbusStateClosed);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosed);
+	ff_teardown(&x->f);
+	SHARED_RING_INIT(x->cr.sring);
+	FRONT_RING_INIT(&x->cr, x->cr.sring, HV_PAGE_SIZE);
+	ff_set_state(&x->f, XenbusStateInitialising);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	back_hash_snapshot(&x->vif->hash, &snap);
+	assert_int_equal(snap.alg, XEN_NETIF_CTRL_HASH_ALGORITHM_NONE);
+	assert_int_equal(snap.flags, 0);
+	ctrl_req(x, 0, XEN_NETIF_CTRL_TYPE_GET_HASH_FLAGS, 0, 0, 0);
+	ctrl_push(x);
+	assert_int_equal(ctrl_wait(x, 1, st, data), 1);
+	assert_int_equal(st[0], NOT_SUPPORTED);
+}
+
 /* A req_prod more than a ring ahead, then one moved back behind req_cons: fatal, this vif only. */
 static void test_ctrl_bad_prod(void **state)
 {
@@ -901,6 +991,14 @@ static void test_ctrl_connect_failures(void **state)
 	fe_write_ul(x, "ctrl-ring-ref", 4000000000ul);
 	ff_set_state(&x->f, XenbusStateConnected);
 	expect_closing(x, "control ring");
+
+	/* Not a number, or past 32 bits: fatal, not "no control ring". */
+	fe_write(x, "ctrl-ring-ref", "abc", 3);
+	ff_set_state(&x->f, XenbusStateConnected);
+	expect_closing(x, "ctrl-ring-ref");
+	fe_write_ul(x, "ctrl-ring-ref", 4294967296ul);
+	ff_set_state(&x->f, XenbusStateConnected);
+	expect_closing(x, "ctrl-ring-ref");
 
 	fe_write_ul(x, "ctrl-ring-ref", x->cref);
 	fe_write_ul(x, "event-channel-ctrl", x->f.q[0].port_tx); /* the data queue's port */
@@ -1142,6 +1240,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_domain_dies, setup, teardown_maybe),
 	    cmocka_unit_test_setup_teardown(test_ctrl_requests, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_echo, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ctrl_idle_and_reconnect, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_bad_prod, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_rsp_prod_ahead, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_port_without_ring, setup, teardown),
