@@ -261,3 +261,14 @@ static unsigned int lent_xmit(struct sw_port *p, struct sw_pkt **pkts, unsigned 
 }
 
 const struct sw_port_ops fx_lender_ops = {.xmit = lent_xmit};
+
+void fx_reconnect(struct ff *f, struct back_vif *vif, const struct ff_opts *o)
+{
+	ff_set_state(f, XenbusStateClosing);
+	ff_set_state(f, XenbusStateClosed);
+	assert_int_equal(back_vif_state(vif), XenbusStateClosed);
+	ff_teardown(f);
+	ff_set_state(f, XenbusStateInitialising);
+	assert_int_equal(ff_connect(f, o), 0);
+	assert_int_equal(back_vif_state(vif), XenbusStateConnected);
+}

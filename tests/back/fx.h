@@ -46,6 +46,11 @@ unsigned int transfer(struct fx *x, struct ff *tx, const uint8_t *src, struct ff
 /* Send @n frames of @len bytes from @tx without receiving; returns once pushed. */
 void send_only(struct fx *x, struct ff *tx, const uint8_t *src, const uint8_t *dst, unsigned int n,
 	       uint32_t len, uint32_t seed0);
+/*
+ * @f (the frontend of @vif) reboots: Closing, Closed (checked), its rings
+ * and ports released, Initialising, then connected again with @o (checked).
+ */
+void fx_reconnect(struct ff *f, struct back_vif *vif, const struct ff_opts *o);
 /* TX responses @f has read so far (after reaping). */
 unsigned int answered(struct ff *f);
 /* The Toeplitz key fx_hash_on() sets (the usual RSS key). */

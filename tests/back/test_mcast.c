@@ -215,13 +215,7 @@ static void test_mcast_reset_at_reconnect(void **state)
 	assert_int_equal(mcast_req(x, &x->b, XEN_NETIF_EXTRA_TYPE_MCAST_ADD, g1), NETIF_RSP_OKAY);
 	send_to(x, g1, 2, 0);
 	assert_int_equal(recv_b(x, g1, 2), 2);
-	ff_set_state(&x->b, XenbusStateClosing);
-	ff_set_state(&x->b, XenbusStateClosed);
-	assert_int_equal(back_vif_state(x->vb), XenbusStateClosed);
-	ff_teardown(&x->b);
-	ff_set_state(&x->b, XenbusStateInitialising);
-	assert_int_equal(ff_connect(&x->b, &ob), 0);
-	assert_int_equal(back_vif_state(x->vb), XenbusStateConnected);
+	fx_reconnect(&x->b, x->vb, &ob);
 	assert_int_equal(back_vif_features(x->vb, &f), 0);
 	assert_true(f.mcast_filter);
 	assert_int_equal(f.mcast_addrs, 0);

@@ -718,6 +718,64 @@ static void test_guest_budget_drops_only_due(void **state)
 	fx_free(x);
 }
 
+/*
+ * A stalled guest that reboots (disconnects and connects again) starts
+ * with its carrier on: the stall was its last connection's queues', and
+ * the new ones have waited for nothing.
+ */
+static void test_stall_then_reconnect(void **state)
+{
+	struct ff_opts ob = FF_OPTS_DEFAULT;
+	struct fx *x = stall_fx(BACK_TX_MAP, NULL);
+
+	(void)state;
+	send_only(x, &x->a, mac_a, mac_b, 5, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, !back_vif_carrier(x->vb), WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 5, WAIT_MS));
+	fx_reconnect(&x->b, x->vb, &ob);
+	assert_true(back_vif_carrier(x->vb));
+	assert_true(WAIT_UNTIL(&x->w, carrier_key(x) == 1, WAIT_MS));
+	assert_int_equal(transfer(x, &x->a, mac_a, &x->b, mac_b, 50, 60, 9000, NULL, 300), 50);
+	assert_true(back_vif_carrier(x->vb));
+	fx_free(x);
+}
+
+/*
+ * With split event channels, buffers a guest posts are announced on its
+ * RX channel: a worker asleep with frames waiting for them (copied out
+ * of their sender, so no timer of its is due before the drain timeout,
+ * a minute here) wakes on that channel and delivers them at once.  Not
+ * polling that channel would leave them to the worker's re-check, a
+ * second later (rx.c: a second at most): half of that is the bound here,
+ * where a woken worker takes about a millisecond.
+ */
+static void test_split_rx_event_wakes(void **state)
+{
+	struct ff_opts ob = FF_OPTS_DEFAULT;
+	struct back_config cfg;
+	struct fx *x;
+	uint64_t t0;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.rx_stall_timeout_ms = 0;
+	cfg.rx_drain_timeout_ms = 60000;
+	ob.split = true;
+	x = fx_new(BACK_TX_MAP, &cfg, NULL, &ob);
+	assert_true(x->vb->q[0]->split);
+	send_only(x, &x->b, mac_b, mac_a, 1, 60,
+		  0); /* the switch learns B: A's frames go to B alone */
+	send_only(x, &x->a, mac_a, mac_b, 10, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, stat_b(x, "rx_held_copied") == 10, WAIT_MS));
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->sleeping), WAIT_MS));
+	t0 = test_now_ms();
+	ff_rx_post(&x->b, 0, FF_RING);
+	recv_from(x, 0, mac_a, 10, 1000, 100);
+	assert_true(test_now_ms() - t0 < 500);
+	assert_int_equal(stat_b(x, "rx_expired"), 0);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -732,6 +790,8 @@ int main(void)
 	    cmocka_unit_test(test_stall_flap_map),
 	    cmocka_unit_test(test_stall_flap_copy),
 	    cmocka_unit_test(test_stall_flap_persistent),
+	    cmocka_unit_test(test_stall_then_reconnect),
+	    cmocka_unit_test(test_split_rx_event_wakes),
 	    cmocka_unit_test(test_guest_budget_map),
 	    cmocka_unit_test(test_guest_budget_copy),
 	    cmocka_unit_test(test_guest_budget_given_back),
