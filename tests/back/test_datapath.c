@@ -1382,7 +1382,12 @@ static void test_multiqueue(void **state)
 	fx_free(x);
 }
 
-/* A sleeping worker woken by its frontend's event counts the wake-up (the "wakeups" counter). */
+/*
+ * A sleeping worker woken by its frontend's event counts the wake-up (the
+ * "wakeups" counter); before it slept, its rounds with work earned it a
+ * poll (poll_us, 200 us by default), whose empty rounds are counted
+ * ("poll_rounds": at least the first, which starts the poll).
+ */
 static void test_wakeup_counted(void **state)
 {
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);
@@ -1391,6 +1396,7 @@ static void test_wakeup_counted(void **state)
 	(void)state;
 	transfer(x, &x->a, mac_a, &x->b, mac_b, 10, 60, 1514, NULL, 0);
 	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->va->q[0]->sleeping), WAIT_MS));
+	assert_true(back_vif_stat(x->va, 0, "poll_rounds") > 0);
 	(void)WAIT_UNTIL(&x->w, false, 20);
 	assert_true(atomic_load(&x->va->q[0]->sleeping));
 	w0 = back_vif_stat(x->va, 0, "wakeups");

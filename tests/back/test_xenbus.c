@@ -311,6 +311,43 @@ static void test_fatal_missing_ring_ref(void **state)
 	expect_fatal(x, "ring-ref");
 }
 
+/*
+ * Split event channels, one of them not the guest's to give (a port it
+ * never allocated): fatal, whichever it is, and nothing stays bound.
+ */
+static void test_fatal_split_port(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1, .split = true};
+	static const char *const key[] = {"event-channel-tx", "event-channel-rx"};
+	char path[160], val[16];
+	struct hv_stats st;
+
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	for (unsigned int i = 0; i < 2; i++) {
+		ff_set_state(&x->f, XenbusStateClosing);
+		ff_set_state(&x->f, XenbusStateClosed);
+		ff_set_state(&x->f, XenbusStateInitialising);
+		snprintf(path, sizeof(path), "%s/%s", x->f.fe_path, key[i]);
+		assert_int_equal(store_write(x->w.store, path, "4000", 4), 0);
+		ff_set_state(&x->f, XenbusStateConnected);
+		expect_fatal(x, "binding event-channel");
+		hv_stats(x->w.hv, &st);
+		/* the guest's own two ports, nothing of netback's */
+		assert_int_equal(st.evtchns_open, 2);
+		snprintf(val, sizeof(val), "%u", i ? x->f.q[0].port_rx : x->f.q[0].port_tx);
+		assert_int_equal(store_write(x->w.store, path, val, strlen(val)), 0);
+	}
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_set_state(&x->f, XenbusStateInitialising);
+	ff_set_state(&x->f, XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	ff_set_state(&x->f, XenbusStateClosing);
+	ff_set_state(&x->f, XenbusStateClosed);
+	ff_teardown(&x->f);
+}
+
 static void test_fatal_bad_ring(void **state)
 {
 	struct fx *x = *state;
@@ -1016,6 +1053,30 @@ static void test_ctrl_connect_failures(void **state)
 	assert_true(x->vif->ctrl.mapped);
 }
 
+/* A whole ring of control requests written before the connect: served, every one. */
+static void test_ctrl_ring_full_at_connect(void **state)
+{
+	struct fx *x = *state;
+	struct ff_opts o = {.nq = 1};
+	uint32_t st[256], data[256];
+	unsigned int n;
+
+	ctrl_setup(x);
+	n = RING_SIZE(&x->cr);
+	assert_true(n <= 256);
+	for (uint16_t i = 0; i < n; i++)
+		ctrl_req(x, i, XEN_NETIF_CTRL_TYPE_GET_HASH_MAPPING_SIZE, 0, 0, 0);
+	__atomic_store_n(&x->cr.sring->req_prod, x->cr.req_prod_pvt, __ATOMIC_SEQ_CST);
+	assert_int_equal(ff_connect(&x->f, &o), 0);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	memset(st, 0xee, sizeof(st));
+	assert_int_equal(ctrl_wait(x, n, st, data), n);
+	for (unsigned int i = 0; i < n; i++) {
+		assert_int_equal(st[i], XEN_NETIF_CTRL_STATUS_SUCCESS);
+		assert_int_equal(data[i], BACK_HASH_MAPPING_MAX);
+	}
+}
+
 /* Numbers in the frontend's keys: only plain decimal digits within range (kstrtouint's). */
 static void test_key_parsing(void **state)
 {
@@ -1232,6 +1293,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_fatal_too_many_queues, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fatal_missing_ring_ref, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fatal_bad_ring, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fatal_split_port, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_disconnect_reconnect, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_toolstack_close, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reconnect_loop_log, setup, teardown),
@@ -1245,6 +1307,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_ctrl_rsp_prod_ahead, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_port_without_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ctrl_connect_failures, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ctrl_ring_full_at_connect, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_key_parsing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_feature_values, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_online_values, setup, teardown),
