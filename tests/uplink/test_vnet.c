@@ -157,6 +157,21 @@ static void test_vnet2meta_csum(void **state)
 		assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m),
 				 uplink_drop_reason(UPLINK_DROP_CSUM));
 	}
+	/*
+	 * Starting right after it (at the IP header, here its own checksum
+	 * field, tagged and not): not a transport's, so computed where asked.
+	 */
+	for (int vlan = 0; vlan < 2; vlan++) {
+		uint16_t l3 = vlan ? 18 : 14;
+
+		fb_build(&f, 4, IPPROTO_UDP, vlan, 100, 0);
+		f.b[l3 + 10] = f.b[l3 + 11] = 0;
+		vh = (struct virtio_net_hdr){
+		    .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = l3, .csum_offset = 10};
+		assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+		assert_int_equal(m.flags, 0);
+		assert_int_equal(sw_csum_fold(f.b + l3, f.len - l3, 0), 0xffff);
+	}
 
 	/*
 	 * csum_offset is not the transport's checksum field (TCP's is at 16;
@@ -270,6 +285,37 @@ static void test_vnet2meta_headers_past_copy(void **state)
 				 uplink_drop_reason(UPLINK_DROP_GSO));
 	}
 	assert_int_equal(past, 1);
+}
+
+/*
+ * Headers that end exactly at SW_PKT_OFFLOAD_HDR_MAX (14 + 40 + 192 bytes
+ * of IPv6 options + a TCP header of 24 bytes with its options = 270) are
+ * in every receiver's copy: the checksum stays blank, and as a TSO frame
+ * it is offloaded, not dropped.
+ */
+static void test_vnet2meta_headers_end_at_copy(void **state)
+{
+	struct virtio_net_hdr vh;
+	struct uplink_meta m;
+	struct fb f;
+
+	(void)state;
+	for (int tso = 0; tso < 2; tso++) {
+		fb_build(&f, 6, IPPROTO_TCP, false, tso ? 3000 : 500, 3);
+		fb_add_dstopts(&f, 192);
+		f.b[f.l4 + 12] = 6 << 4;			     /* data offset: 24 bytes */
+		memset(f.b + f.l4 + 20, 1, 4);			     /* four NOP options */
+		assert_int_equal(f.l4 + 24, SW_PKT_OFFLOAD_HDR_MAX); /* 270 */
+		vh = csum_hdr(&f, IPPROTO_TCP);
+		if (tso) {
+			vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+			vh.gso_size = 1000;
+		}
+		assert_int_equal(uplink_vnet2meta(&vh, f.b, f.len, MTU, ALL_OFF, &m), 0);
+		assert_int_equal(m.flags, UPLINK_F_CSUM_BLANK);
+		assert_int_equal(m.gso_type, tso ? UPLINK_GSO_TCPV6 : UPLINK_GSO_NONE);
+		assert_int_equal(m.gso_size, tso ? 1000 : 0);
+	}
 }
 
 /*
@@ -495,6 +541,7 @@ int main(void)
 	    cmocka_unit_test(test_vnet2meta_sw_csum),
 	    cmocka_unit_test(test_vnet2meta_gso),
 	    cmocka_unit_test(test_vnet2meta_headers_past_copy),
+	    cmocka_unit_test(test_vnet2meta_headers_end_at_copy),
 	    cmocka_unit_test(test_vnet2meta_frag_ah),
 	    cmocka_unit_test(test_vnet2meta_size),
 	    cmocka_unit_test(test_meta2vnet),
