@@ -59,6 +59,34 @@ static void test_bound_and_wakeup(void **state)
 	assert_true(uplink_pool_fini(&p, "test", 0));
 }
 
+/*
+ * The race starving closes: the reader finds no buffer, a frame comes
+ * back before it says it is starved (so that done() writes nothing), and
+ * its second look finds that buffer: "not starved after all", and the
+ * flag is down again (else every later done() would write the eventfd).
+ */
+static void test_starve_finds_a_late_buffer(void **state)
+{
+	struct uplink_pool p;
+	struct uplink_buf *b;
+
+	(void)state;
+	assert_int_equal(uplink_pool_init(&p, 1, 2048, 4096), 0);
+	b = uplink_pool_get(&p);
+	assert_non_null(b);
+	forward(b, 1000);
+	assert_null(uplink_pool_get(&p)); /* the reader's first look */
+	sw_pkt_put(&b->pkt);		  /* back before it says so: nobody to wake */
+	assert_false(eventfd_readable(p.fd));
+	assert_true(uplink_pool_starve(&p)); /* its second look: it goes on, it does not sleep */
+	b = uplink_pool_get(&p);
+	assert_non_null(b);
+	forward(b, 1000);
+	sw_pkt_put(&b->pkt);
+	assert_false(eventfd_readable(p.fd)); /* not starved: done() wrote nothing */
+	assert_true(uplink_pool_fini(&p, "test", 0));
+}
+
 /* A pool of no buffers is refused, and leaves nothing to free. */
 static void test_init_empty(void **state)
 {
@@ -122,6 +150,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bound_and_wakeup),
+	    cmocka_unit_test(test_starve_finds_a_late_buffer),
 	    cmocka_unit_test(test_init_empty),
 	    cmocka_unit_test(test_fini_waits_for_done),
 	};
