@@ -599,7 +599,8 @@ static unsigned int rx_drop_head(struct back_queue *q, uint64_t end)
 		back_mpsc_pop(&q->rxq);
 		n++;
 	}
-	q->sw_sent = 0; /* the head went, or there is none: any segments gone were its */
+	if (n)
+		q->sw_sent = 0; /* the head went: any segments gone were its */
 	back_stat_add(&q->stats->rx_dropped, n);
 	atomic_fetch_sub_explicit(&q->rxq_bytes, bytes, memory_order_relaxed);
 	return n;
