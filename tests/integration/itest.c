@@ -117,3 +117,30 @@ long long itest_status_get(const struct itest *t, const char *a, const char *b)
 	json_decref(s);
 	return v;
 }
+
+int itest_run_pvnetv(const char *pvnet, const char *run_dir, const char *out, const char *err,
+		     va_list ap)
+{
+	const char *argv[8] = {"pvnet", "-d", run_dir};
+	unsigned int argc = 3;
+	const char *a;
+	pid_t pid;
+	int st;
+
+	while ((a = va_arg(ap, const char *)) && argc < 7)
+		argv[argc++] = a;
+	argv[argc] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		execv(pvnet, (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

@@ -4,6 +4,7 @@
 #define PVNET_TESTS_ITEST_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -32,5 +33,13 @@ json_t *itest_status(const struct itest *t);
 
 /* Member @b of object @a of the status reply. */
 long long itest_status_get(const struct itest *t, const char *a, const char *b);
+
+/*
+ * Run `@pvnet -d @run_dir ARGS...` (@ap: at most 4, then NULL) as a user
+ * does, stdout into @out (a file it creates, or /dev/full) and stderr into
+ * @err: its exit status, or -1 if it did not exit.
+ */
+int itest_run_pvnetv(const char *pvnet, const char *run_dir, const char *out, const char *err,
+		     va_list ap);
 
 #endif /* PVNET_TESTS_ITEST_H */

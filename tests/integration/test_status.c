@@ -94,31 +94,13 @@ static int group_teardown(void **state)
  */
 static int run_pvnet(const char *out, ...)
 {
-	const char *argv[8] = {"pvnet", "-d", pvnet_dir};
-	unsigned int argc = 3;
-	const char *a;
 	va_list ap;
-	pid_t pid;
-	int st;
+	int rc;
 
 	va_start(ap, out);
-	while ((a = va_arg(ap, const char *)) && argc < 7)
-		argv[argc++] = a;
+	rc = itest_run_pvnetv(pvnet_path, pvnet_dir, out, err_path, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-			_exit(126);
-		execv(pvnet_path, (char *const *)argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return rc;
 }
 
 /* Whether the file at @path (pvnet's output, under 1 MiB) contains @s. */

@@ -91,16 +91,17 @@ static int ctl_open(void)
 }
 
 /*
- * pvnetd's status on @fd; @vif: only that vif, or "" for the list of vifs
- * without their counters.  Prints the error and returns NULL when it cannot.
+ * pvnetd's status on @fd: @vif only, or, for "", the page at @cursor of the
+ * list of vifs without their counters.  Prints the error and returns NULL
+ * when it cannot.
  */
-static json_t *status_call(int fd, const char *cmd, const char *vif)
+static json_t *status_call(int fd, const char *cmd, const char *vif, json_int_t cursor)
 {
 	json_t *req, *reply = NULL;
 	int rc;
 
 	if (!*vif)
-		req = json_pack("{s:s, s:b}", "op", "status", "vifs", 0);
+		req = json_pack("{s:s, s:b, s:I}", "op", "status", "vifs", 0, "cursor", cursor);
 	else
 		req = json_pack("{s:s, s:s}", "op", "status", "vif", vif);
 	rc = req ? ctlmsg_call(fd, req, NULL, 0, &reply, NULL, NULL) : -EINVAL;
@@ -116,6 +117,42 @@ static json_t *status_call(int fd, const char *cmd, const char *vif)
 		json_decref(reply);
 		return NULL;
 	}
+	return reply;
+}
+
+/*
+ * The list of vifs without their counters, and every capture, on @fd: one
+ * page, or (63 guests of 16 vifs) several, asked for until pvnetd's cursor
+ * comes back 0 and merged into the first; the cursor is taken out, so the
+ * document is the one a single request would have given.  A vif that comes
+ * or goes meanwhile may be missed or listed twice, as `pvnet fdb` says.
+ */
+static json_t *status_list(int fd, const char *cmd)
+{
+	json_t *reply = status_call(fd, cmd, "", 0), *next;
+	json_int_t cursor, last = 0;
+
+	while (reply && (cursor = json_integer_value(json_object_get(reply, "cursor")))) {
+		/* Each page starts further on (each holds at least one item). */
+		if (cursor <= last) {
+			fprintf(stderr, "pvnet %s: pvnetd's answers do not come to an end\n", cmd);
+			json_decref(reply);
+			return NULL;
+		}
+		last = cursor;
+		next = status_call(fd, cmd, "", cursor);
+		if (!next) {
+			json_decref(reply);
+			return NULL;
+		}
+		json_array_extend(json_object_get(reply, "vifs"), json_object_get(next, "vifs"));
+		json_array_extend(json_object_get(reply, "captures"),
+				  json_object_get(next, "captures"));
+		json_object_set(reply, "cursor", json_object_get(next, "cursor"));
+		json_decref(next);
+	}
+	if (reply)
+		json_object_del(reply, "cursor");
 	return reply;
 }
 
@@ -139,7 +176,7 @@ static json_t *fetch_status(const char *cmd, const char *vif)
 	fd = ctl_open();
 	if (fd < 0)
 		return NULL;
-	reply = status_call(fd, cmd, vif ? vif : "");
+	reply = vif && *vif ? status_call(fd, cmd, vif, 0) : status_list(fd, cmd);
 	if (!reply || vif)
 		goto out;
 	all = json_array();
@@ -149,7 +186,7 @@ static json_t *fetch_status(const char *cmd, const char *vif)
 
 		if (!name || !*name)
 			continue; /* "" would ask for the list again */
-		one = status_call(fd, cmd, name);
+		one = status_call(fd, cmd, name, 0);
 		if (!one) {
 			json_decref(all);
 			json_decref(reply);

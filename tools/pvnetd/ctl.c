@@ -539,8 +539,11 @@ static json_t *switch2json(struct sw *sw)
 	return o;
 }
 
-/* Every capture running, with its counters so far: who looks at which port is no secret. */
-static json_t *captures2json(struct ctl *c)
+/*
+ * Every capture running (of port @only, if not NULL), with its counters so
+ * far: who looks at which port is no secret.
+ */
+static json_t *captures2json(struct ctl *c, const char *only)
 {
 	json_t *a = json_array();
 
@@ -550,7 +553,7 @@ static json_t *captures2json(struct ctl *c)
 			unsigned int dir;
 			uint32_t snaplen;
 
-			if (!cc->caps[i])
+			if (!cc->caps[i] || (only && strcmp(only, sw_capture_port(cc->caps[i]))))
 				continue;
 			sw_capture_stats_get(cc->caps[i], &st);
 			sw_capture_info(cc->caps[i], &dir, &snaplen);
@@ -566,27 +569,99 @@ static json_t *captures2json(struct ctl *c)
 }
 
 /*
+ * One page of a status (a request with "cursor"): its lists of vifs and of
+ * captures are read as one sequence, vifs first, and @r keeps of it, from
+ * item @cursor on, as many as fit one control message beside everything
+ * else @r holds; its "cursor" is where the next page starts, 0 after the
+ * last.  A cursor past the end (vifs went away since the last page) gives
+ * empty lists and 0.  Returns @r, an E2BIG error when not even one item
+ * fits (and drops @r), or NULL without memory.
+ */
+static json_t *status_page(json_t *r, uint32_t cursor)
+{
+	static const char *const keys[2] = {"vifs", "captures"};
+	json_t *all[2] = {NULL, NULL}, *page[2] = {NULL, NULL};
+	size_t n[2], total, len, room, used = 0;
+	uint32_t at = cursor;
+	json_t *ret = NULL;
+
+	for (int k = 0; k < 2; k++) {
+		all[k] = json_incref(json_object_get(r, keys[k]));
+		n[k] = json_array_size(all[k]);
+		page[k] = json_array();
+		if (!all[k] || !page[k] || json_object_set(r, keys[k], page[k]) < 0)
+			goto out;
+	}
+	total = n[0] + n[1];
+	/* Sized with the longest cursor the reply may carry (it is at most total). */
+	if (json_object_set_new(r, "cursor", json_integer((json_int_t)total)) < 0)
+		goto out;
+	len = json_dumpb(r, NULL, 0, JSON_COMPACT);
+	if (!len)
+		goto out;
+	room = len < CTLMSG_MAX ? CTLMSG_MAX - len : 0;
+	while (at < total) {
+		int k = at >= n[0];
+		json_t *item = json_array_get(all[k], k ? at - n[0] : at);
+		/* Each item with its comma: one too many for the first of a list. */
+		size_t sz = json_dumpb(item, NULL, 0, JSON_COMPACT) + 1;
+
+		if (sz == 1)
+			goto out;
+		if (used + sz > room)
+			break;
+		if (json_array_append(page[k], item) < 0)
+			goto out;
+		used += sz;
+		at++;
+	}
+	if (at == cursor && at < total) {
+		ret = ctlmsg_error(E2BIG, "status: item %" PRIu32 " alone would exceed %d bytes",
+				   cursor, CTLMSG_MAX);
+		goto out;
+	}
+	if (json_object_set_new(r, "cursor", json_integer(at < total ? at : 0)) < 0)
+		goto out;
+	ret = json_incref(r);
+out:
+	for (int k = 0; k < 2; k++) {
+		json_decref(all[k]);
+		json_decref(page[k]);
+	}
+	json_decref(r);
+	return ret;
+}
+
+/*
  * Everything in one reply, which a control message bounds (64 KiB, some 8
  * connected vifs of 8 queues): so a request may ask for one vif only
- * ("vif": "vifD.N") or for the vifs without their counters ("vifs": false),
- * and `pvnet show` asks for the list first, then for each vif.
+ * ("vif": "vifD.N", with the captures of its port only), for the vifs
+ * without their counters ("vifs": false), and for a page at a time
+ * ("cursor", see status_page(): the list of 63 guests' 16 vifs each, with
+ * a capture of each, is some 200 KB).  `pvnet show` asks for the list,
+ * page by page, then for each vif.
  */
 static json_t *op_status(struct ctl *c, const json_t *req)
 {
-	json_t *doms = json_array(), *vifs = json_array(), *want = json_object_get(req, "vif");
+	json_t *doms, *vifs, *r, *want = json_object_get(req, "vif");
 	json_t *list = json_object_get(req, "vifs");
 	const char *only = json_string_value(want);
-	bool brief = json_is_false(list);
+	bool brief = json_is_false(list), paged = json_object_get(req, "cursor") != NULL;
+	uint64_t cursor = 0;
 	struct hv_stats st;
 	char name[32];
 
-	if ((want && !only) || (list && !json_is_boolean(list))) {
-		json_decref(doms);
-		json_decref(vifs);
-		return ctlmsg_error(EINVAL, want && !only
-						? "status: \"vif\" must be a name like vif1.0"
-						: "status: \"vifs\" must be true or false");
-	}
+	if (want && !only)
+		return ctlmsg_error(EINVAL, "status: \"vif\" must be a name like vif1.0");
+	if (list && !json_is_boolean(list))
+		return ctlmsg_error(EINVAL, "status: \"vifs\" must be true or false");
+	if (paged && (only || get_uint(req, "cursor", UINT32_MAX, &cursor) < 0))
+		return ctlmsg_error(EINVAL, only ? "status: \"cursor\" pages the list of all vifs, "
+						   "not one vif"
+						 : "status: \"cursor\" must be 0 or the \"cursor\" "
+						   "of the last reply");
+	doms = json_array();
+	vifs = json_array();
 	hv_stats(c->d->hv, &st);
 	for (struct ctl_conn *cc = c->conns; cc; cc = cc->next) {
 		if (!cc->domid)
@@ -612,11 +687,11 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 						   cc->vif_devid[i], cc->vifs[i]));
 		}
 	}
-	return json_pack(
+	r = json_pack(
 	    "{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, "
 	    "s:{s:I, s:I, s:I, s:I}}",
 	    "version", PVNET_VERSION, "tx_mode", c->d->tx_mode, "domains", doms, "vifs", vifs,
-	    "uplinks", uplinks2json(c->d), "captures", captures2json(c), "switch",
+	    "uplinks", uplinks2json(c->d), "captures", captures2json(c, only), "switch",
 	    switch2json(c->d->sw), "hv", "domains", (json_int_t)st.domains, "zombies",
 	    (json_int_t)st.zombies, "maps_in_use", (json_int_t)st.maps_in_use, "evtchns_open",
 	    (json_int_t)st.evtchns_open, "grant_copy_ops", (json_int_t)st.copy_ops, "grant_map_ops",
@@ -624,6 +699,7 @@ static json_t *op_status(struct ctl *c, const json_t *req)
 	    (json_int_t)st.batches, "destroyed", "domains", (json_int_t)c->destroyed, "maps_in_use",
 	    (json_int_t)c->leaked.maps_in_use, "grants_active", (json_int_t)c->leaked.grants_active,
 	    "evtchns_open", (json_int_t)c->leaked.evtchns_open);
+	return r && paged ? status_page(r, (uint32_t)cursor) : r;
 }
 
 /*
@@ -922,7 +998,7 @@ static void on_conn(struct loop_watch *w, uint32_t events)
 		/* Too big for one message (a status of many vifs): say so, keep the connection. */
 		reply = ctlmsg_error(E2BIG,
 				     "the reply would exceed %d bytes: ask for less "
-				     "(status: \"vif\" or \"vifs\": false)",
+				     "(status: \"vif\", or \"vifs\": false and \"cursor\")",
 				     CTLMSG_MAX);
 		rc = reply ? ctl_reply(cc, reply, NULL, 0) : -ENOMEM;
 		json_decref(reply);
