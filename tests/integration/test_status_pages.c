@@ -215,9 +215,9 @@ static size_t text_len(const json_t *j)
  * Page by page on one connection: every vif once, then every capture once,
  * each page as full as a message allows (the next page's first item would
  * not have fitted), every page with all the domains and the cursor growing
- * until it comes back 0.
+ * until it comes back 0; @brief: the vifs without their counters.
  */
-static void test_pages_cover_all(void **state)
+static void pages_cover_all(bool brief)
 {
 	int fd = itest_ctl_open(&T), rc;
 	static unsigned char seen[NGUESTS][NVIFS], caught[NCAPS];
@@ -226,14 +226,14 @@ static void test_pages_cover_all(void **state)
 	unsigned int pages = 0, nvifs = 0, ncaps = 0;
 	size_t i;
 
-	(void)state;
 	memset(seen, 0, sizeof(seen));
 	memset(caught, 0, sizeof(caught));
 	do {
 		/* The page asked for starts after every item read so far. */
 		assert_int_equal(cursor, nvifs + ncaps);
 		page = call(
-		    fd, json_pack("{s:s, s:b, s:I}", "op", "status", "vifs", 0, "cursor", cursor),
+		    fd,
+		    json_pack("{s:s, s:b, s:I}", "op", "status", "vifs", !brief, "cursor", cursor),
 		    &rc, NULL, NULL, NULL, 0);
 		assert_int_equal(rc, 0);
 		pages++;
@@ -264,6 +264,8 @@ static void test_pages_cover_all(void **state)
 			assert_true(dev >= DEVID0 && dev < DEVID0 + NVIFS);
 			snprintf(want, sizeof(want), "vif%u.%u", d, dev);
 			assert_string_equal(json_string_value(json_object_get(v, "name")), want);
+			/* Only the full entry has the vif's state. */
+			assert_int_equal(json_object_get(v, "state") != NULL, !brief);
 			/* Vifs all come before captures. */
 			assert_int_equal(ncaps, 0);
 			assert_int_equal(seen[g][dev - DEVID0]++, 0);
@@ -298,6 +300,19 @@ static void test_pages_cover_all(void **state)
 	assert_true(pages >= 2);
 	assert_int_equal(nvifs, NGUESTS * NVIFS);
 	assert_int_equal(ncaps, NCAPS);
+}
+
+static void test_pages_cover_all(void **state)
+{
+	(void)state;
+	pages_cover_all(true);
+}
+
+/* The same with every vif's state and counters: more pages, each as full. */
+static void test_pages_cover_all_counters(void **state)
+{
+	(void)state;
+	pages_cover_all(false);
 }
 
 /*
@@ -414,9 +429,8 @@ static void test_pvnet_status_reads_pages(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_list_too_big_at_once),
-	    cmocka_unit_test(test_pages_cover_all),
-	    cmocka_unit_test(test_cursor_checked),
+	    cmocka_unit_test(test_list_too_big_at_once),     cmocka_unit_test(test_pages_cover_all),
+	    cmocka_unit_test(test_pages_cover_all_counters), cmocka_unit_test(test_cursor_checked),
 	    cmocka_unit_test(test_pvnet_status_reads_pages),
 	};
 
