@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/* test_tap_port.c - the TAP uplink's port on a real TAP, in a network namespace of its own */
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../common/log_capture.h"
+#include "cap_port.h"
+#include "switch/switch.h"
+#include "uplink/port.h"
+#include "uplink/vnet.h"
+
+/*
+ * The process unshares its network namespace first (root only: skipped
+ * otherwise), so the TAP it makes, and everything sent on it, is its own
+ * and goes with it.  IPv6 is off there, so the kernel sends nothing on the
+ * TAP unasked.  A switch holds the TAP port and "cap", a port that keeps
+ * what it is given; a packet socket on the TAP sees what the port writes
+ * (as frames the device received) and sends what the port reads.
+ */
+#define TAP	  "pvt0"
+#define ETHERTYPE 0x88b5 /* IEEE local experimental: nothing of the kernel's */
+struct world {
+	struct sw *sw;
+	struct capture cap;
+	struct uplink_tap_port *tap;
+	int ps; /* packet socket on the TAP */
+};
+
+static int setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	struct sw_config cfg;
+
+	assert_non_null(w);
+	sw_config_init(&cfg);
+	assert_int_equal(sw_create(&cfg, &w->sw), 0);
+	pthread_mutex_init(&w->cap.lock, NULL);
+	assert_int_equal(sw_port_add(w->sw, "cap", &cap_ops, &w->cap, &w->cap.port), 0);
+	assert_int_equal(uplink_tap_port_create(w->sw, TAP, "", &w->tap), 0);
+	w->ps = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	assert_true(w->ps >= 0);
+	sll.sll_ifindex = (int)if_nametoindex(TAP);
+	assert_true(sll.sll_ifindex > 0);
+	assert_int_equal(bind(w->ps, (struct sockaddr *)&sll, sizeof(sll)), 0);
+	*state = w;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct world *w = *state;
+
+	close(w->ps);
+	uplink_tap_port_destroy(w->tap);
+	sw_port_del(w->sw, w->cap.port);
+	sw_destroy(w->sw);
+	pthread_mutex_destroy(&w->cap.lock);
+	free(w);
+	return 0;
+}
+
+/* The TAP port's own counter @name. */
+static uint64_t counter(struct world *w, const char *name)
+{
+	const char *names[16];
+	uint64_t vals[16];
+	unsigned int n = uplink_tap_port_counters(w->tap, names, vals, 16);
+
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return vals[i];
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
+/* A broadcast frame of ours, @len bytes, its payload counting from @seed. */
+static void frame_fill(uint8_t *f, uint32_t len, uint8_t seed)
+{
+	memset(f, 0xff, 6);
+	memcpy(f + 6, (const uint8_t[]){0x02, 0, 0, 0, 0, 0x01}, 6);
+	f[12] = ETHERTYPE >> 8;
+	f[13] = ETHERTYPE & 0xff;
+	for (uint32_t i = 14; i < len; i++)
+		f[i] = (uint8_t)(seed + i);
+}
+
+/*
+ * The next frame of ours the device received (the port wrote it), within
+ * two seconds, into @buf: its length, or 0 if none came.
+ */
+static uint32_t tap_received(struct world *w, uint8_t *buf, size_t cap)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		struct pollfd pfd = {.fd = w->ps, .events = POLLIN};
+		struct sockaddr_ll from;
+		socklen_t fl = sizeof(from);
+		ssize_t r;
+
+		if (poll(&pfd, 1, 10) <= 0)
+			continue;
+		r = recvfrom(w->ps, buf, cap, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		if (r < 14 || from.sll_pkttype == PACKET_OUTGOING || buf[12] != ETHERTYPE >> 8 ||
+		    buf[13] != (ETHERTYPE & 0xff))
+			continue;
+		return (uint32_t)r;
+	}
+	return 0;
+}
+
+/*
+ * A frame of the most pieces a switch frame has (SW_PKT_MAX_FRAGS, a
+ * guest's 19 slots) and a header copy: the port writes it whole, each
+ * piece in place, and completes it once.
+ */
+static void test_most_fragments_written(void **state)
+{
+	struct world *w = *state;
+	static uint8_t f[14 + SW_PKT_MAX_FRAGS * 60], got[4096];
+	struct tpkt t = {0};
+	struct sw_pkt *pp = &t.pkt;
+
+	frame_fill(f, sizeof(f), 7);
+	t.pkt.hdr = f;
+	t.pkt.hdr_len = 14;
+	t.pkt.len = sizeof(f);
+	t.pkt.nfrags = SW_PKT_MAX_FRAGS;
+	for (unsigned int i = 0; i < SW_PKT_MAX_FRAGS; i++)
+		t.pkt.frag[i] = (struct sw_pkt_frag){.base = f + 14 + i * 60, .len = 60};
+	sw_pkt_init(&t.pkt, tpkt_done);
+	assert_int_equal(sw_forward(w->sw, w->cap.port, &pp, 1), 1);
+	assert_int_equal(tap_received(w, got, sizeof(got)), sizeof(f));
+	assert_memory_equal(got, f, sizeof(f));
+	assert_int_equal(t.done, 1);
+	assert_int_equal(counter(w, "tx_bad_offload"), 0);
+	assert_int_equal(counter(w, "tx_errors"), 0);
+}
+
+/*
+ * An offload the TAP cannot be told (segmentation without a segment
+ * size) is dropped and counted, not written; the frame after it is.
+ */
+static void test_bad_offload_counted(void **state)
+{
+	struct world *w = *state;
+	static uint8_t bad[200], good[100], got[4096];
+	struct sw_pkt *pp[2];
+	struct tpkt t[2];
+
+	frame_fill(bad, sizeof(bad), 1);
+	frame_fill(good, sizeof(good), 2);
+	pp[0] = tpkt_init(&t[0], bad, sizeof(bad), 14, false, UPLINK_F_CSUM_BLANK);
+	t[0].pkt.gso_type = UPLINK_GSO_TCPV4; /* and no gso_size */
+	pp[1] = tpkt_init(&t[1], good, sizeof(good), 14, false, 0);
+	assert_int_equal(sw_forward(w->sw, w->cap.port, pp, 2), 2);
+	assert_int_equal(tap_received(w, got, sizeof(got)), sizeof(good));
+	assert_memory_equal(got, good, sizeof(good));
+	assert_int_equal(counter(w, "tx_bad_offload"), 1);
+	assert_int_equal(counter(w, "tx_errors"), 0);
+	assert_int_equal(t[0].done, 1);
+	assert_int_equal(t[1].done, 1);
+}
+
+/* `ip ARGS` in our namespace; its exit status. */
+static int ip(const char *args)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "ip %s >/dev/null 2>&1", args);
+	return system(cmd);
+}
+
+/*
+ * A TAP set down refuses what is written to it (EIO): each frame is
+ * counted in tx_errors and completed, none is a tx_eagain (which would
+ * have the switch try it again); set up again, it takes frames.
+ */
+static void test_down_tap_counts_errors(void **state)
+{
+	struct world *w = *state;
+	static uint8_t f[3][80], got[4096];
+	struct tpkt t[3];
+	struct sw_pkt *pp[3];
+
+	if (ip("-V") != 0)
+		skip();
+	for (unsigned int i = 0; i < 3; i++) {
+		frame_fill(f[i], sizeof(f[i]), (uint8_t)(10 + i));
+		pp[i] = tpkt_init(&t[i], f[i], 80, 14, false, 0);
+	}
+	assert_int_equal(ip("link set " TAP " down"), 0);
+	assert_int_equal(sw_forward(w->sw, w->cap.port, pp, 2), 2);
+	assert_int_equal(counter(w, "tx_errors"), 2);
+	assert_int_equal(counter(w, "tx_eagain"), 0);
+	assert_int_equal(t[0].done + t[1].done, 2);
+	assert_int_equal(ip("link set " TAP " up"), 0);
+	assert_int_equal(sw_forward(w->sw, w->cap.port, &pp[2], 1), 1);
+	assert_int_equal(tap_received(w, got, sizeof(got)), 80);
+	assert_memory_equal(got, f[2], 80);
+	assert_int_equal(counter(w, "tx_errors"), 2);
+}
+
+/* Whether cap got a frame of @len bytes equal to @f within two seconds. */
+static bool cap_got(struct world *w, const uint8_t *f, uint32_t len)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		bool found = false;
+
+		pthread_mutex_lock(&w->cap.lock);
+		for (unsigned int i = 0; i < w->cap.n && !found; i++)
+			found = w->cap.len[i] == len && !memcmp(w->cap.frame[i], f, len);
+		pthread_mutex_unlock(&w->cap.lock);
+		if (found)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * What the kernel sends on the TAP reaches the switch: a frame of just an
+ * Ethernet header (14 bytes, the least a frame is) too; a runt is only
+ * what is shorter.
+ */
+static void test_header_only_frame_read(void **state)
+{
+	struct world *w = *state;
+	uint8_t f[60];
+
+	frame_fill(f, sizeof(f), 3);
+	assert_int_equal(send(w->ps, f, 14, 0), 14);
+	assert_true(cap_got(w, f, 14));
+	assert_int_equal(send(w->ps, f, sizeof(f), 0), (ssize_t)sizeof(f));
+	assert_true(cap_got(w, f, sizeof(f)));
+	assert_int_equal(counter(w, "rx_runt"), 0);
+}
+
+/*
+ * The TAP deleted: the uplink stops, saying so once as an error; the link
+ * notification of the deletion is no error of its own (it may come before
+ * the reader sees the device gone: the MTU watch must take it quietly).
+ */
+static void test_deleted_tap_stops_quietly(void **state)
+{
+	struct world *w = *state;
+	struct log_capture lc;
+	char *log;
+
+	if (ip("-V") != 0)
+		skip();
+	log_capture_start(&lc);
+	assert_int_equal(ip("link del " TAP), 0);
+	for (int tries = 0; tries < 200 && uplink_tap_port_running(w->tap); tries++)
+		usleep(10000);
+	usleep(50000); /* a notification read after the device went, logged by now */
+	log = log_capture_end(&lc);
+	assert_false(uplink_tap_port_running(w->tap));
+	assert_int_equal(log_count(log, "its TAP device is gone"), 1);
+	assert_int_equal(log_count(log, "link notifications"), 0);
+	free(log);
+}
+
+/* Our own network namespace, without IPv6: 0, or 77 (skip) when we may not. */
+static int own_netns(void)
+{
+	static const char *const v6[] = {"/proc/sys/net/ipv6/conf/all/disable_ipv6",
+					 "/proc/sys/net/ipv6/conf/default/disable_ipv6"};
+
+	if (unshare(CLONE_NEWNET) < 0) {
+		printf("SKIP: unshare(CLONE_NEWNET): %s (needs root)\n", strerror(errno));
+		return 77;
+	}
+	if (access("/dev/net/tun", R_OK | W_OK) < 0) {
+		printf("SKIP: /dev/net/tun: %s\n", strerror(errno));
+		return 77;
+	}
+	for (size_t i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		int fd = open(v6[i], O_WRONLY | O_CLOEXEC);
+
+		/* A kernel without IPv6 has no such file, and sends nothing of it either. */
+		if (fd >= 0) {
+			if (write(fd, "1", 1) != 1)
+				return 1;
+			close(fd);
+		}
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_most_fragments_written, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_bad_offload_counted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_down_tap_counts_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_header_only_frame_read, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deleted_tap_stops_quietly, setup, teardown),
+	};
+	int rc = own_netns();
+
+	if (rc)
+		return rc;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
