@@ -44,8 +44,10 @@
  *     fdb or capture-start on a domain's connection, EPERM;
  *   - a reply that succeeds carries what its op gives: domain-create a
  *     domid and one descriptor (the grant table), evtchn-alloc-unbound a
- *     port and three, capture-start one, every other op none; a full
- *     status lists exactly the model's domains and vifs; the MAC table
+ *     port and three, capture-start one, every other op none; a
+ *     status lists exactly the model's domains, vifs and captures (a
+ *     page from its cursor on, and the next page's cursor, 0: everything
+ *     here fits one; a cursor with "vif", or not a count, is EINVAL); the MAC table
  *     holds MACs of up0 and up1 only (no vif is ever connected here).
  *
  * After every input all clients hang up, and then hv has no domain but
@@ -121,6 +123,15 @@ static unsigned int model_vifs(void)
 
 	for (unsigned int i = 0; i < NCLIENTS; i++)
 		n += clients[i].vifs;
+	return n;
+}
+
+static unsigned int model_captures(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < NCLIENTS; i++)
+		n += clients[i].ncaps;
 	return n;
 }
 
@@ -361,6 +372,22 @@ static bool op_known(const char *op)
 }
 
 /*
+ * A status request as docs/control-socket.md has it: "vif" a string,
+ * "vifs" a boolean, "cursor" a count and never with "vif" (each optional).
+ * Such a status always succeeds here (everything fits one message).
+ */
+static bool status_well_formed(const json_t *req)
+{
+	const json_t *vif = json_object_get(req, "vif"), *vifs = json_object_get(req, "vifs");
+	const json_t *cur = json_object_get(req, "cursor");
+
+	if ((vif && !json_is_string(vif)) || (vifs && !json_is_boolean(vifs)))
+		return false;
+	return !cur || (json_is_integer(cur) && json_integer_value(cur) >= 0 &&
+			json_integer_value(cur) <= UINT32_MAX && !vif);
+}
+
+/*
  * The errno docs/control-socket.md promises @req (NULL: not a JSON object)
  * from client @c with @nfds descriptors, or 0 where either an answer or a
  * refusal may come.
@@ -385,6 +412,8 @@ static int expected_errno(const struct client *c, const json_t *req, size_t len,
 		return c->domain ? EEXIST : c->ncaps ? EPERM : 0;
 	if ((!strcmp(op, "fdb") || !strcmp(op, "capture-start")) && c->domain)
 		return EPERM;
+	if (!strcmp(op, "status") && !status_well_formed(req))
+		return EINVAL;
 	return 0;
 }
 
@@ -437,9 +466,21 @@ static void check_success(struct client *c, const json_t *req, const json_t *rep
 		c->vifs--;
 	} else if (!strcmp(op, "status") && !json_object_get(req, "vif")) {
 		const json_t *doms = json_object_get(reply, "domains");
+		const json_t *cur = json_object_get(req, "cursor");
+		/* A page from item @at of the vifs, then the captures: here all fit one. */
+		json_int_t at = cur ? json_integer_value(cur) : 0;
+		json_int_t nv = model_vifs(), items = nv + model_captures();
 
 		check(array_size(reply, "domains") == model_domains(), "status: domains");
-		check(array_size(reply, "vifs") == model_vifs(), "status: vifs");
+		check((json_int_t)array_size(reply, "vifs") == (at < nv ? nv - at : 0),
+		      "status: vifs");
+		check((json_int_t)array_size(reply, "captures") ==
+			  (at < items ? items - (at > nv ? at : nv) : 0),
+		      "status: captures");
+		check(cur ? json_integer_value(json_object_get(reply, "cursor")) == 0 &&
+				json_is_integer(json_object_get(reply, "cursor"))
+			  : !json_object_get(reply, "cursor"),
+		      "status: the next page's cursor");
 		/* No frame moves here: no guest has a hold pool. */
 		for (size_t i = 0; i < json_array_size(doms); i++) {
 			const json_t *h = json_object_get(json_array_get(doms, i), "rx_hold_bytes");
@@ -490,6 +531,11 @@ static void request(struct client *c, const void *buf, size_t len, unsigned int 
 		check(text && text[0], "an error reply without its words");
 		check(json_is_integer(json_object_get(reply, "errno")) && e >= 1 && e < 4096, text);
 		check(nrfds == 0, text);
+		/* Nothing refuses a well-formed status but the rules of every request. */
+		check(want || !req ||
+			  strcmp(json_string_value(json_object_get(req, "op")) ?: "", "status") ||
+			  !status_well_formed(req),
+		      text);
 		if (want && e != want) {
 			char why[256];
 
@@ -554,7 +600,8 @@ static json_t *num(uint16_t n, uint8_t f)
  * choice, flags (bit 0: numbers as strings; bit 1: leave out the main
  * member, or for status and fdb put it in; bit 2: add the optional
  * member; bit 3: the value of a boolean member, or a capture's snap
- * length).  A capture's direction is the string choice's top two bits.
+ * length; bit 4: a status' cursor, of the number if bit 5, else of 0..3).
+ * A capture's direction is the string choice's top two bits.
  */
 static json_t *templated(struct cur *cur)
 {
@@ -611,6 +658,8 @@ static json_t *templated(struct cur *cur)
 			json_object_set_new(o, "vif", json_string(pick(s)));
 		if (opt)
 			json_object_set_new(o, "vifs", json_boolean(f & 8));
+		if (f & 16) /* a page: mostly from near the start, where the items are */
+			json_object_set_new(o, "cursor", num(f & 32 ? n : n % 4, f));
 		break;
 	case 7:
 		if (!main_member)

@@ -18,7 +18,7 @@ NONE, MEMFD, MEMFD_UNSEALED, EVENTFD, MEMFD_EVENTFD, NINE, MEMFD_2 = range(7)
 S_EMPTY, S_UP0, S_UP1, S_VIF10, S_IN, S_OUT, S_INOUT, S_MAC, S_MCAST, S_BCAST, S_NAME, S_SPACES, \
     S_UTF8, S_DOM0, S_LONG = range(15)
 S_LEARNT = 0x80  # a vif name a reply gave
-NUM_AS_STRING, FLIP_MAIN, OPT, BIT3 = 1, 2, 4, 8
+NUM_AS_STRING, FLIP_MAIN, OPT, BIT3, CURSOR, ANY_CURSOR = 1, 2, 4, 8, 16, 32
 DIR_IN, DIR_OUT, DIR_INOUT, DIR_BAD = 0x00, 0x40, 0x80, 0xc0
 
 
@@ -87,6 +87,14 @@ seeds = {
     "two_guests": guest(0) + guest(1, devids=(0, 3)) + tpl(2, STATUS) + tpl(2, STATUS, f=OPT)
     + tpl(2, STATUS, s=S_LEARNT | 1, f=FLIP_MAIN) + close(0) + tpl(2, STATUS)
     + tpl(2, CAPTURE_START, s=S_LEARNT) + guest(0, name=S_NAME) + tpl(2, STATUS),
+    # Status a page at a time: two guests' vifs, then a tool's captures, from every cursor.
+    "status_pages": guest(0, devids=(0, 1)) + guest(1) + tpl(2, CAPTURE_START, s=S_UP0)
+    + tpl(2, CAPTURE_START, s=S_UP1) + b"".join(tpl(2, STATUS, n=k, f=CURSOR) for k in range(4))
+    + tpl(2, STATUS, n=4, f=CURSOR | ANY_CURSOR) + tpl(2, STATUS, n=5, f=CURSOR | ANY_CURSOR | OPT)
+    + tpl(2, STATUS, n=9999, f=CURSOR | ANY_CURSOR) + tpl(2, STATUS, n=1, f=CURSOR | NUM_AS_STRING)
+    + tpl(2, STATUS, s=S_LEARNT, f=CURSOR | FLIP_MAIN) + tpl(2, STATUS, s=S_UP0, f=FLIP_MAIN)
+    + raw(2, {"op": "status", "cursor": -1}) + raw(2, {"op": "status", "cursor": 1 << 32})
+    + raw(2, {"op": "status", "vifs": False, "cursor": 1.5}) + close(0) + tpl(2, STATUS, n=2, f=CURSOR),
     # Limits: the vifs of one domain, event channels, odd numbers.
     "limits": guest(0, devids=range(17)) + tpl(0, VIF_CREATE, n=65535)
     + raw(0, {"op": "vif-create", "devid": 65536}) + tpl(0, VIF_CREATE, n=5, s=S_MCAST, f=OPT)
