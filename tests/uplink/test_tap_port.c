@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* test_tap_port.c - the TAP uplink's port on a real TAP, in a network namespace of its own */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/if_tun.h>
+#include <linux/virtio_net.h>
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +32,7 @@
 #include "cap_port.h"
 #include "switch/switch.h"
 #include "uplink/port.h"
+#include "uplink/tap.h"
 #include "uplink/vnet.h"
 
 /*
@@ -281,6 +286,221 @@ static void test_deleted_tap_stops_quietly(void **state)
 	free(log);
 }
 
+/*
+ * The TAP helpers of tap.c by themselves, on TAPs of their own (no switch,
+ * no port): what `pvnet attach` and the TAP port rely on.  Each test has a
+ * name of its own, so that a TAP one leaves behind when it fails fails no
+ * other.
+ */
+
+/* How many entries /proc/self/fd has: the fds open (its own among them), "." and "..". */
+static unsigned int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Interface @name's flags (SIOCGIFFLAGS). */
+static unsigned int if_flags(const char *name)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	assert_int_equal(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+	close(fd);
+	return (unsigned short)ifr.ifr_flags;
+}
+
+/*
+ * uplink_tap_open() at its bounds: a name of IFNAMSIZ - 1 bytes and
+ * UPLINK_TAP_MAX_QUEUES queues (`pvnet attach --queues 16`) are taken, each
+ * queue an fd of its own; a name of IFNAMSIZ bytes (no room for its NUL: it
+ * would be cut short, another interface's name), no queue or one queue too
+ * many are -EINVAL, with nothing made.
+ */
+static void test_open_bounds(void **state)
+{
+	char name[IFNAMSIZ + 1], cut[IFNAMSIZ];
+	int fds[UPLINK_TAP_MAX_QUEUES + 1];
+
+	(void)state;
+	memset(name, 't', IFNAMSIZ - 1);
+	name[IFNAMSIZ - 1] = '\0';
+	assert_int_equal(uplink_tap_open(name, UPLINK_TAP_MAX_QUEUES, true, fds), 0);
+	for (unsigned int i = 0; i < UPLINK_TAP_MAX_QUEUES; i++) {
+		assert_true(fds[i] >= 0);
+		for (unsigned int j = 0; j < i; j++)
+			assert_int_not_equal(fds[i], fds[j]);
+	}
+	assert_int_not_equal(if_nametoindex(name), 0);
+	uplink_tap_close(fds, UPLINK_TAP_MAX_QUEUES);
+	assert_int_equal(if_nametoindex(name), 0); /* the last queue closed removed it */
+
+	memcpy(cut, name, sizeof(cut));
+	name[IFNAMSIZ - 1] = 't';
+	name[IFNAMSIZ] = '\0';
+	assert_int_equal(uplink_tap_open(name, 1, true, fds), -EINVAL);
+	assert_int_equal(if_nametoindex(cut), 0);
+	assert_int_equal(uplink_tap_open("pvx0", 0, true, fds), -EINVAL);
+	assert_int_equal(uplink_tap_open("pvx0", UPLINK_TAP_MAX_QUEUES + 1, true, fds), -EINVAL);
+	assert_int_equal(if_nametoindex("pvx0"), 0);
+}
+
+/*
+ * An open that fails leaves nothing open: an exclusive open of a name
+ * that is there already (pvnet attach in a namespace that has the
+ * interface) is -EBUSY, its queues' fds are -1 and the process has no
+ * more fds than before.
+ */
+static void test_open_failure_leaves_nothing(void **state)
+{
+	int fd, fds[2];
+	unsigned int before;
+
+	(void)state;
+	assert_int_equal(uplink_tap_open("pvx1", 1, true, &fd), 0);
+	before = open_fds();
+	assert_int_equal(uplink_tap_open("pvx1", 2, true, fds), -EBUSY);
+	assert_int_equal(open_fds(), before);
+	assert_int_equal(fds[0], -1);
+	assert_int_equal(fds[1], -1);
+	uplink_tap_close(&fd, 1);
+}
+
+/*
+ * A queue that is fd 0 (a caller started with stdin closed) is closed like
+ * any other: the TAP goes with it.
+ */
+static void test_close_fd_zero(void **state)
+{
+	int saved = dup(0), fd;
+
+	(void)state;
+	assert_true(saved >= 0);
+	close(0);
+	assert_int_equal(uplink_tap_open("pvx2", 1, true, &fd), 0);
+	assert_int_equal(fd, 0);
+	uplink_tap_close(&fd, 1);
+	assert_int_equal(fd, -1);
+	assert_int_equal(if_nametoindex("pvx2"), 0);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+}
+
+/*
+ * Joining a TAP (not exclusive, as the TAP port does with a persistent
+ * one) sets the virtio-net header size again: a device another user left
+ * at 12 bytes (mergeable buffers' header) is back at
+ * sizeof(struct virtio_net_hdr), else every frame would be read 2 bytes off.
+ */
+static void test_join_sets_header_size(void **state)
+{
+	int first, join, sz = 12;
+
+	(void)state;
+	assert_int_equal(uplink_tap_open("pvx3", 1, true, &first), 0);
+	assert_int_equal(ioctl(first, TUNSETVNETHDRSZ, &sz), 0);
+	assert_int_equal(uplink_tap_open("pvx3", 1, false, &join), 0);
+	sz = 0;
+	assert_int_equal(ioctl(first, TUNGETVNETHDRSZ, &sz), 0);
+	assert_int_equal(sz, (int)sizeof(struct virtio_net_hdr));
+	uplink_tap_close(&join, 1);
+	uplink_tap_close(&first, 1);
+}
+
+/*
+ * uplink_tap_link_set() sets the MAC and the MTU and brings the link up,
+ * changing no other flag (MULTICAST, which the kernel gave the TAP, stays;
+ * an ifi_change of 0 would be taken as "all flags" and clear it); an MTU
+ * the device refuses (below ETH_MIN_MTU) is the kernel's error, the MTU
+ * unchanged.
+ */
+static void test_link_set(void **state)
+{
+	static const uint8_t mac[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
+	struct ifreq ifr = {0};
+	unsigned int before;
+	uint32_t mtu = 0;
+	int fd, s;
+
+	(void)state;
+	assert_int_equal(uplink_tap_open("pvx4", 1, true, &fd), 0);
+	before = if_flags("pvx4");
+	assert_true(before & IFF_MULTICAST);
+	assert_false(before & IFF_UP);
+	assert_int_equal(uplink_tap_link_set("pvx4", mac, 1400), 0);
+	/* RUNNING follows UP once the kernel has the carrier on: not ours to set. */
+	assert_int_equal(if_flags("pvx4") & ~IFF_RUNNING, before | IFF_UP);
+	assert_int_equal(uplink_tap_mtu("pvx4", &mtu), 0);
+	assert_int_equal(mtu, 1400);
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "pvx4");
+	assert_int_equal(ioctl(s, SIOCGIFHWADDR, &ifr), 0);
+	close(s);
+	assert_memory_equal(ifr.ifr_hwaddr.sa_data, mac, 6);
+
+	assert_int_equal(uplink_tap_link_set("pvx4", NULL, 60), -EINVAL);
+	assert_int_equal(uplink_tap_mtu("pvx4", &mtu), 0);
+	assert_int_equal(mtu, 1400);
+	uplink_tap_close(&fd, 1);
+}
+
+/*
+ * The link watch overrun (more link changes than its socket holds, the
+ * kernel's ENOBUFS) loses nothing: uplink_link_watch_mtu() takes it and
+ * reads the MTU the link has now.
+ */
+static void test_link_watch_overrun(void **state)
+{
+	struct ifreq ifr = {0};
+	unsigned int idx;
+	uint32_t mtu = 0;
+	int fd, w, s, small = 1;
+
+	(void)state;
+	assert_int_equal(uplink_tap_open("pvx5", 1, true, &fd), 0);
+	assert_int_equal(uplink_link_index("pvx5", &idx), 0);
+	w = uplink_link_watch();
+	assert_true(w >= 0);
+	assert_int_equal(setsockopt(w, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "pvx5");
+	for (int i = 0; i < 64; i++) {
+		ifr.ifr_mtu = 1000 + i;
+		assert_int_equal(ioctl(s, SIOCSIFMTU, &ifr), 0);
+	}
+	close(s);
+	assert_int_equal(uplink_link_watch_mtu(w, idx, &mtu), 0);
+	assert_int_equal(mtu, 1063);
+	close(w);
+	uplink_tap_close(&fd, 1);
+}
+
+/*
+ * `ip netns del` failing (no such namespace) is an error of
+ * uplink_netns_delete(), not a success.
+ */
+static void test_netns_delete_failure(void **state)
+{
+	char ns[64];
+
+	(void)state;
+	if (ip("-V") != 0)
+		skip();
+	snprintf(ns, sizeof(ns), "pvnet-no-such-ns-%d", (int)getpid());
+	assert_int_equal(uplink_netns_delete(ns), -EIO);
+}
+
 /* Our own network namespace, without IPv6: 0, or 77 (skip) when we may not. */
 static int own_netns(void)
 {
@@ -316,6 +536,13 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_down_tap_counts_errors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_header_only_frame_read, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deleted_tap_stops_quietly, setup, teardown),
+	    cmocka_unit_test(test_open_bounds),
+	    cmocka_unit_test(test_open_failure_leaves_nothing),
+	    cmocka_unit_test(test_close_fd_zero),
+	    cmocka_unit_test(test_join_sets_header_size),
+	    cmocka_unit_test(test_link_set),
+	    cmocka_unit_test(test_link_watch_overrun),
+	    cmocka_unit_test(test_netns_delete_failure),
 	};
 	int rc = own_netns();
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* test_tap_spec.c - pvnetd --uplink tap:NAME[@NETNS]: what the parser takes, at each bound */
+/* test_tap_spec.c - pvnetd --uplink tap:NAME[@NETNS], netns names: what is taken at each bound */
 #include <errno.h>
 #include <net/if.h>
 #include <setjmp.h>
@@ -53,10 +53,46 @@ static void test_bounds(void **state)
 	assert_int_equal(uplink_tap_spec_parse("vxlan:up0", name, netns), -EINVAL);
 }
 
+/*
+ * uplink_netns_name_ok(), the check of `pvnet attach --netns` and of
+ * pvnetd's VXLAN netns=: 1..UPLINK_NETNS_MAX bytes are taken, the longest
+ * too, one byte more is not; "." and ".." (the directory /run/netns and
+ * its parent) are refused, names merely starting with dots are not; a
+ * '/', a space, a control character or DEL anywhere is refused; bytes
+ * past 0x7f (UTF-8) and '~' (the last printable byte) are taken.
+ */
+static void test_netns_names(void **state)
+{
+	char ns[UPLINK_NETNS_MAX + 2];
+
+	(void)state;
+	memset(ns, 's', UPLINK_NETNS_MAX);
+	ns[UPLINK_NETNS_MAX] = '\0';
+	assert_true(uplink_netns_name_ok(ns));
+	ns[UPLINK_NETNS_MAX] = 's';
+	ns[UPLINK_NETNS_MAX + 1] = '\0';
+	assert_false(uplink_netns_name_ok(ns));
+	assert_true(uplink_netns_name_ok("a"));
+	assert_false(uplink_netns_name_ok(""));
+	assert_false(uplink_netns_name_ok("."));
+	assert_false(uplink_netns_name_ok(".."));
+	assert_true(uplink_netns_name_ok("..."));
+	assert_true(uplink_netns_name_ok(".a"));
+	assert_false(uplink_netns_name_ok("a/b"));
+	assert_false(uplink_netns_name_ok("/"));
+	assert_false(uplink_netns_name_ok("a b"));
+	assert_false(uplink_netns_name_ok("a\tb"));
+	assert_false(uplink_netns_name_ok("a\x01"));
+	assert_false(uplink_netns_name_ok("a\x7f"));
+	assert_true(uplink_netns_name_ok("a~"));
+	assert_true(uplink_netns_name_ok("caf\xc3\xa9"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_netns_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
