@@ -520,9 +520,14 @@ static int own_netns(void)
 
 		/* A kernel without IPv6 has no such file, and sends nothing of it either. */
 		if (fd >= 0) {
-			if (write(fd, "1", 1) != 1)
-				return 1;
+			ssize_t n = write(fd, "1", 1);
+			int e = errno;
+
 			close(fd);
+			if (n != 1) {
+				printf("%s: %s\n", v6[i], n < 0 ? strerror(e) : "short write");
+				return 1;
+			}
 		}
 	}
 	return 0;
