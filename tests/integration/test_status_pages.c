@@ -28,8 +28,9 @@
  * whose vifs connect (a capture needs a switch port, which a vif has while
  * connected); the others' vifs are created and never connected (the list
  * is what is paged, not the counters).  A tool connection captures 8 of
- * guest 0's ports.  The brief list alone is some 75 KB: more than one
- * control message.
+ * guest 0's ports.  The brief list alone is then more than one control
+ * message (test_list_too_big_at_once), by some 2 KB: a VXLAN uplink on
+ * loopback and a run directory near the longest add to every page.
  */
 #define NGUESTS	   63
 #define NVIFS	   16
