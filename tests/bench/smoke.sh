@@ -81,6 +81,9 @@ for r in res:
     assert r["queues"] == 1
     assert r["steering"] == "queue" and r["migrate"] is False, r
     assert r["gbit_s"] > 0 and r["mpps"] > 0 and r["cpu_us_per_kb"] > 0
+    # Every frame received is frame_size bytes: the window'"'"'s bytes (gbit_s) and frames (mpps)
+    # are counted, and summed over the queues, alike.
+    assert r["bytes"] == r["rx_frames"] * r["frame_size"], r
     # The default placement: pvnetd (as the kernel reports its affinity) and the
     # frontends on CPUs of their own, together the CPUs the bench had.
     if ncpus >= 2:
@@ -100,6 +103,11 @@ for r in res:
         assert h is None, h
     seen.add((r["frame_size"], r["tx_mode"]))
 assert seen == {(64, "copy"), (9000, "copy"), (64, "map"), (9000, "map")}, seen
+# The snapshots carry each queue'"'"'s netfront counters (pvnet_queue_stats()), not zeros: over
+# four runs the rings were full, or somebody notified, at least once.
+front = sum(r["tx_ring_full"] + r["notifications_by"]["netfront_tx"] +
+            r["notifications_by"]["netfront_rx"] for r in res)
+assert front > 0, [(r["tx_ring_full"], r["notifications_by"]) for r in res]
 print("ok: %d runs, JSON shape valid, placement %s" % (len(res), res[0]["placement"]))
 ' "$TMP/out.json" "$t0" "$t1" || exit 1
 
@@ -123,9 +131,14 @@ for r in res:
     if fault == "corrupt":
         assert "corrupt frames" in r["error"], r["error"]
         assert 1 <= t["corrupt"] <= t["tx_frames"] // 200 + 1, t
+        # A corrupt frame is not sequence-checked (its number cannot be trusted): the frame
+        # after it shows a gap, none is out of order.
+        assert t["out_of_order"] == 0 and r["gaps"] >= 1, (t, r["gaps"])
     elif fault == "reorder":
         assert "out of order" in r["error"], r["error"]
         assert t["out_of_order"] >= 1 and t["corrupt"] == 0, t
+        # Frame n sent as n - 2: n - 2 again is out of order, and n + 1 skips n (a gap).
+        assert r["out_of_order"] >= 1 and r["gaps"] >= 1, (r["out_of_order"], r["gaps"])
     else:
         assert "is not corrupt:N or reorder:N" in r["error"], r["error"]
 print("ok: PVNET_BENCH_FAULT=%s: runs failed as they should" % fault)
@@ -181,6 +194,7 @@ for r in res:
     assert r["api"] == "copy" and r["verify"] == "full", r
     assert r["queues_negotiated"] == r["queues"], r
     assert r["rx_frames"] > 0 and r["corrupt"] == 0 and r["out_of_order"] == 0, r
+    assert r["bytes"] == r["rx_frames"] * r["frame_size"], r  # frames and bytes summed alike
     assert r["placement"] == "spread" and r["pvnetd_cpus"] is None and r["guest_cpus"] is None, r
 print("ok: copying API, full verification, 2 and 9 queues, placement spread")
 ' "$TMP/copy.json" || exit 1
@@ -203,6 +217,7 @@ for r in res:
     # Migrating senders keep every CPU to hop between, whatever the placement.
     assert r["placement"] == "spread" and r["guest_cpus"] is None, r
     assert r["rx_frames"] > 0 and r["corrupt"] == 0, r
+    assert r["bytes"] == r["rx_frames"] * r["frame_size"], r  # frames and bytes summed alike
     assert r["out_of_order"] == 0, "%s reordered: %r" % (r["steering"], r)
     assert r["run_totals"]["corrupt"] == 0 and r["run_totals"]["out_of_order"] == 0, r
 print("ok: steering hash and xps-safe with migrating senders: zero out of order")
@@ -286,6 +301,7 @@ for r in res:
     for k in ("grant_ops_per_1000", "grant_batches_per_1000", "grant_map_per_1000",
               "grant_unmap_per_1000", "gbit_s", "cpu_us_per_kb", "steering"):
         assert k in r, "run lacks " + k
+    assert r["bytes"] == r["rx_frames"] * r["frame_size"], r  # frames and bytes summed alike
 for name, s in sec.items():
     for k in ("title", "field_report", "runs", "verdict", "skipped"):
         assert k in s, "%s lacks %s" % (name, k)
@@ -298,6 +314,9 @@ for name, s in sec.items():
             assert res[i]["frame_size"] == p["frame_size"] and res[i]["tx_mode"] == p["tx_mode"]
         assert p["min"]["gbit_s"] <= p["gbit_s"] <= p["max"]["gbit_s"], p
         assert p["gbit_s"] > 0, p
+        # The sender counts the bytes it sent (zero-copy, and the copying steered sender):
+        # at least what the receiver got, less what was in flight (a ring or two).
+        assert p["tx_kbyte_s"] >= 0.5 * p["rx_kbyte_s"], (name, p["tx_kbyte_s"], p["rx_kbyte_s"])
     # Every run sampled the host before and after (two CPUs): the section says where it was.
     if len(os.sched_getaffinity(0)) >= 2:
         h = s["host_rtt_ns"]
