@@ -113,8 +113,9 @@ print("ok: %d runs, JSON shape valid, placement %s" % (len(res), res[0]["placeme
 
 # The receiver's checks, end to end: a sender told to damage every 200th frame
 # (PVNET_BENCH_FAULT, for tests) gets each run failed, the damage counted: corrupt frames,
-# at most one in 200 sent, or frames out of order.  Anything else in the variable fails.
-for fault in corrupt reorder bogus; do
+# at most one in 200 sent, or frames out of order.  A receiver thread that fails after 200
+# frames fails each run, saying which thread and why.  Anything else in the variable fails.
+for fault in corrupt reorder fail bogus; do
 	[ "$fault" = bogus ] && arg=bogus:1 || arg=$fault:200
 	PVNET_BENCH_FAULT=$arg TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream \
 		--duration 0.3 --frame-size 1514 --queues 1 --tx-mode copy,map --json "$TMP/f.json" \
@@ -139,8 +140,10 @@ for r in res:
         assert t["out_of_order"] >= 1 and t["corrupt"] == 0, t
         # Frame n sent as n - 2: n - 2 again is out of order, and n + 1 skips n (a gap).
         assert r["out_of_order"] >= 1 and r["gaps"] >= 1, (r["out_of_order"], r["gaps"])
+    elif fault == "fail":
+        assert "receiver: queue 0: PVNET_BENCH_FAULT: Input/output error" in r["error"], r
     else:
-        assert "is not corrupt:N or reorder:N" in r["error"], r["error"]
+        assert "is not corrupt:N, reorder:N or fail:N" in r["error"], r["error"]
 print("ok: PVNET_BENCH_FAULT=%s: runs failed as they should" % fault)
 ' "$TMP/f.json" "$fault" "$rc" || { cat "$TMP/f.txt"; exit 1; }
 done

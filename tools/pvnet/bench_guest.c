@@ -364,30 +364,39 @@ static int guest_up(struct guest *g, struct bench_reply *r)
 }
 
 /*
- * PVNET_BENCH_FAULT=corrupt:N or reorder:N, for tests of the receiver's
- * checks (docs/benchmarks.md): the sender damages every Nth frame
- * (bench_guest_data.c, fill()).  Anything else in it is refused.
+ * PVNET_BENCH_FAULT=corrupt:N, reorder:N or fail:N, for tests of the
+ * receiver's checks and of a failing data thread (docs/benchmarks.md): the
+ * sender damages every Nth frame (bench_guest_data.c, fill()), or each
+ * receiver thread fails after N frames.  Anything else in it is refused.
  */
 static int fault_setup(struct guest *g, struct bench_reply *r)
 {
+	static const char *const kinds[] = {"corrupt:", "reorder:", "fail:"};
 	const char *v = getenv("PVNET_BENCH_FAULT");
+	size_t k, len = 0;
 	unsigned long n;
 	char *end;
 
 	if (!v || !*v)
 		return 0;
-	g->fault_reorder = !strncmp(v, "reorder:", 8);
-	if (!g->fault_reorder && strncmp(v, "corrupt:", 8))
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		len = strlen(kinds[k]);
+		if (!strncmp(v, kinds[k], len))
+			break;
+	}
+	if (k == sizeof(kinds) / sizeof(kinds[0]))
 		goto bad;
 	errno = 0;
-	n = strtoul(v + 8, &end, 10); /* digits only: no sign or space for strtoul to take */
-	if (!isdigit((unsigned char)v[8]) || errno || *end || n == 0 || n > UINT32_MAX)
+	n = strtoul(v + len, &end, 10); /* digits only: no sign or space for strtoul to take */
+	if (!isdigit((unsigned char)v[len]) || errno || *end || n == 0 || n > UINT32_MAX)
 		goto bad;
+	g->fault_reorder = k == 1;
+	g->fault_fail = k == 2;
 	g->fault_every = (unsigned int)n;
 	return 0;
 bad:
 	snprintf(r->error, sizeof(r->error),
-		 "PVNET_BENCH_FAULT: '%s' is not corrupt:N or reorder:N (N >= 1)", v);
+		 "PVNET_BENCH_FAULT: '%s' is not corrupt:N, reorder:N or fail:N (N >= 1)", v);
 	return -EINVAL;
 }
 

@@ -86,9 +86,14 @@ struct guest {
 	unsigned int ncpus;
 	int cpus[CPU_SETSIZE];
 	struct bench_tmpl tmpl[BENCH_MAX_FLOWS];
-	/* PVNET_BENCH_FAULT (tests): every fault_every-th frame sent damaged, or reordered. */
+	/*
+	 * PVNET_BENCH_FAULT (tests): every fault_every-th frame sent damaged, or
+	 * reordered; or (fault_fail) each receiver thread failing once it has
+	 * received fault_every frames.
+	 */
 	unsigned int fault_every;
 	bool fault_reorder;
+	bool fault_fail;
 	int wake_fd;
 	_Atomic bool stop;
 	_Atomic unsigned int snap_gen;
