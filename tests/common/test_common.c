@@ -3,7 +3,6 @@
  * test_common.c - unit tests of src/common: control-message framing, event loop, log rate limit,
  * ring pushes, bulk copies
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -22,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "fd_count.h"
 #include "log_capture.h"
 #include "common/bulkcopy.h"
 #include "common/ctlmsg.h"
@@ -29,18 +29,6 @@
 #include "common/loop.h"
 #include "common/mac.h"
 #include "common/xen.h"
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	while ((e = readdir(d)))
-		n++;
-	closedir(d);
-	return n;
-}
 
 static void seqpair(int sv[2])
 {
@@ -108,12 +96,12 @@ static void test_ctlmsg_rejects_bad_messages_without_leaking_fds(void **state)
 
 	seqpair(sv);
 	assert_int_equal(pipe(p), 0);
-	before = count_fds();
+	before = fd_count();
 	/* Not JSON, with an fd attached: the fd must be closed, not leaked. */
 	send_raw(sv[0], "{bad", 4, p[0], 1);
 	assert_int_equal(ctlmsg_recv(sv[1], &got, fds, &nfds), -EBADMSG);
 	assert_null(got);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(fd_count(), before);
 
 	/* JSON but not an object; and what ctlmsg_recv_why() says of each. */
 	assert_int_equal(send(sv[0], "[1,2]", 5, 0), 5);
@@ -128,7 +116,7 @@ static void test_ctlmsg_rejects_bad_messages_without_leaking_fds(void **state)
 	send_raw(sv[0], "{}", 2, p[0], CTLMSG_MAX_FDS + 1);
 	assert_int_equal(ctlmsg_recv_why(sv[1], &got, fds, &nfds, why, sizeof(why)), -EBADMSG);
 	assert_string_equal(why, "more than 8 file descriptors attached");
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(fd_count(), before);
 
 	/* Too large to be a control message. */
 	{
@@ -223,7 +211,7 @@ static void test_ctlmsg_limits_inclusive(void **state)
 	(void)state;
 	seqpair(sv);
 	assert_int_equal(pipe(p), 0);
-	before = count_fds();
+	before = fd_count();
 	for (int i = 0; i < CTLMSG_MAX_FDS; i++)
 		many[i] = p[1];
 	msg = json_pack("{s:s}", "op", "x");
@@ -233,7 +221,7 @@ static void test_ctlmsg_limits_inclusive(void **state)
 	while (nfds)
 		close(fds[--nfds]);
 	json_decref(got);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(fd_count(), before);
 
 	/* Without room for descriptors: the message still, the descriptor closed. */
 	assert_int_equal(ctlmsg_send(sv[0], msg, &p[1], 1), 0);
@@ -241,7 +229,7 @@ static void test_ctlmsg_limits_inclusive(void **state)
 	assert_int_equal(nfds, 0);
 	assert_true(json_equal(msg, got));
 	json_decref(got);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(fd_count(), before);
 	json_decref(msg);
 
 	/* {"a":"xx...x"}: 8 bytes around the string, CTLMSG_MAX in all. */

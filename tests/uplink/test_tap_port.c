@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* test_tap_port.c - the TAP uplink's port on a real TAP, in a network namespace of its own */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -28,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "../common/fd_count.h"
 #include "../common/log_capture.h"
 #include "cap_port.h"
 #include "switch/switch.h"
@@ -293,19 +293,6 @@ static void test_deleted_tap_stops_quietly(void **state)
  * other.
  */
 
-/* How many entries /proc/self/fd has: the fds open (its own among them), "." and "..". */
-static unsigned int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	unsigned int n = 0;
-
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* Interface @name's flags (SIOCGIFFLAGS). */
 static unsigned int if_flags(const char *name)
 {
@@ -367,9 +354,9 @@ static void test_open_failure_leaves_nothing(void **state)
 
 	(void)state;
 	assert_int_equal(uplink_tap_open("pvx1", 1, true, &fd), 0);
-	before = open_fds();
+	before = fd_count();
 	assert_int_equal(uplink_tap_open("pvx1", 2, true, fds), -EBUSY);
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(fd_count(), before);
 	assert_int_equal(fds[0], -1);
 	assert_int_equal(fds[1], -1);
 	uplink_tap_close(&fd, 1);
