@@ -390,8 +390,11 @@ static int fault_setup(struct guest *g, struct bench_reply *r)
 	n = strtoul(v + len, &end, 10); /* digits only: no sign or space for strtoul to take */
 	if (!isdigit((unsigned char)v[len]) || errno || *end || n == 0 || n > UINT32_MAX)
 		goto bad;
+	if (k == 2) {
+		g->fail_after = (unsigned int)n;
+		return 0;
+	}
 	g->fault_reorder = k == 1;
-	g->fault_fail = k == 2;
 	g->fault_every = (unsigned int)n;
 	return 0;
 bad:

@@ -88,12 +88,12 @@ struct guest {
 	struct bench_tmpl tmpl[BENCH_MAX_FLOWS];
 	/*
 	 * PVNET_BENCH_FAULT (tests): every fault_every-th frame sent damaged, or
-	 * reordered; or (fault_fail) each receiver thread failing once it has
-	 * received fault_every frames.
+	 * reordered; or each receiver thread failing once it has received
+	 * fail_after frames.  0: not asked for.
 	 */
 	unsigned int fault_every;
 	bool fault_reorder;
-	bool fault_fail;
+	unsigned int fail_after;
 	int wake_fd;
 	_Atomic bool stop;
 	_Atomic unsigned int snap_gen;

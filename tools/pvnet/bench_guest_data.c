@@ -184,7 +184,7 @@ static unsigned int chain_iov(struct pvnet_buf *h, uint32_t frame, struct iovec 
 static void fill(struct worker *w, const struct iovec *iov, unsigned int n, uint64_t seq)
 {
 	struct guest *g = w->g;
-	bool fault = g->fault_every && !g->fault_fail && seq % g->fault_every == g->fault_every - 1;
+	bool fault = g->fault_every && seq % g->fault_every == g->fault_every - 1;
 
 	bench_frame_fill(iov, n, &g->tmpl[w->q], (uint16_t)w->q,
 			 fault && g->fault_reorder && seq >= 2 ? seq - 2 : seq, g->cfg->frame_size,
@@ -464,7 +464,7 @@ void *bench_guest_receiver(void *arg)
 		}
 		if (g->cfg->zerocopy && n > 0)
 			pvnet_rx_release(g->vif, w->q, bufs, (unsigned int)n);
-		if (g->fault_fail && w->c.frames >= g->fault_every) {
+		if (g->fail_after && w->c.frames >= g->fail_after) {
 			/* PVNET_BENCH_FAULT=fail:N (tests): a receiver that fails, as on an error. */
 			worker_fail(w, "PVNET_BENCH_FAULT", -EIO);
 			break;
