@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* test_tap_port.c - the TAP uplink's port on a real TAP, in a network namespace of its own */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -11,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -224,6 +226,90 @@ static void test_down_tap_counts_errors(void **state)
 	assert_int_equal(tap_received(w, got, sizeof(got)), 80);
 	assert_memory_equal(got, f[2], 80);
 	assert_int_equal(counter(w, "tx_errors"), 2);
+}
+
+/* The descriptor of the port's TAP queue: the process's only one on /dev/net/tun. */
+static int port_tun_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1, n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char target[64];
+		ssize_t len = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+
+		if (len < 0)
+			continue;
+		target[len] = '\0';
+		if (!strcmp(target, "/dev/net/tun")) {
+			found = atoi(e->d_name);
+			n++;
+		}
+	}
+	closedir(d);
+	assert_int_equal(n, 1);
+	return found;
+}
+
+/*
+ * A TAP whose queue is full says EAGAIN to a write: the port takes no
+ * frame from there on, counts the rest of the batch in tx_eagain (not
+ * tx_errors), and the switch, told so, drops them (tx_dropped) and
+ * completes each once.  To fill it: the TAP's send buffer made small
+ * (TUNSETSNDBUF on the port's own descriptor), and each frame the TAP
+ * takes held, charged to that buffer, in a queue that barely sends: the
+ * TAP is in a bridge whose other port is a veth under a token bucket of
+ * 100 kbit/s, and the frames go to a MAC nobody has (unknown unicast: the
+ * bridge forwards the frame itself, not a copy).  Frames of 5000 bytes:
+ * the TAP charges only frames over a page to the buffer.  The veth goes in
+ * the teardown, whatever the test did: a frame held in its queue holds the
+ * TAP's socket and so this network namespace, which would never end (the
+ * bucket would drain in seconds anyway).
+ */
+static void test_full_tap_counts_eagain(void **state)
+{
+	struct world *w = *state;
+	static uint8_t f[8][5000];
+	struct tpkt t[8];
+	struct sw_pkt *pp[8];
+	int sndbuf = 4096;
+	unsigned int ok, done = 0;
+
+	if (ip("-V") != 0 || system("tc -V >/dev/null 2>&1") != 0)
+		skip();
+	if (ip("link add pvbr0 type bridge") != 0 ||
+	    ip("link add pvq0 type veth peer name pvq1") != 0)
+		skip(); /* no bridge or veth in this kernel */
+	assert_int_equal(ip("link set " TAP " mtu 9000 master pvbr0"), 0);
+	assert_int_equal(ip("link set pvq0 mtu 9000 master pvbr0 up"), 0);
+	assert_int_equal(ip("link set pvq1 mtu 9000 up"), 0);
+	assert_int_equal(ip("link set pvbr0 up"), 0);
+	assert_int_equal(system("tc qdisc add dev pvq0 root tbf rate 100kbit burst 16k limit 10m"),
+			 0);
+	assert_int_equal(ioctl(port_tun_fd(), TUNSETSNDBUF, &sndbuf), 0);
+	for (unsigned int i = 0; i < 8; i++) {
+		frame_fill(f[i], sizeof(f[i]), (uint8_t)i);
+		f[i][0] = 0x02; /* to 02:ff:ff:ff:ff:99, unicast, unknown */
+		f[i][5] = 0x99;
+		pp[i] = tpkt_init(&t[i], f[i], sizeof(f[i]), 14, false, 0);
+	}
+	ok = sw_forward(w->sw, w->cap.port, pp, 8);
+	assert_true(ok >= 1 && ok < 8);
+	assert_int_equal(counter(w, "tx_eagain"), 8 - ok);
+	assert_int_equal(counter(w, "tx_errors"), 0);
+	for (unsigned int i = 0; i < 8; i++)
+		done += t[i].done;
+	assert_int_equal(done, 8);
+	assert_int_equal(atomic_load(&uplink_tap_port_sw(w->tap)->stats.tx_dropped), 8 - ok);
+}
+
+static int teardown_bridge(void **state)
+{
+	ip("link del pvq0");
+	ip("link del pvbr0");
+	return teardown(state);
 }
 
 /* Whether cap got a frame of @len bytes equal to @f within two seconds. */
@@ -526,6 +612,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_most_fragments_written, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_bad_offload_counted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_down_tap_counts_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_full_tap_counts_eagain, setup, teardown_bridge),
 	    cmocka_unit_test_setup_teardown(test_header_only_frame_read, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deleted_tap_stops_quietly, setup, teardown),
 	    cmocka_unit_test(test_open_bounds),
