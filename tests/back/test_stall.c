@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -629,6 +630,67 @@ static void test_guest_budget_given_back(void **state)
 }
 
 /*
+ * A malloc() that refuses some calls: the next fail_left calls for exactly
+ * fail_size bytes (a hold pool's size, which nothing else asks for) get
+ * NULL.  The build links every call of malloc() in this program here
+ * (-Wl,--wrap=malloc); the rest go to the C library's.
+ */
+static atomic_size_t fail_size;
+static atomic_int fail_left;
+
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+
+void *__wrap_malloc(size_t size)
+{
+	if (size && size == atomic_load(&fail_size)) {
+		int left = atomic_load(&fail_left);
+
+		while (left > 0)
+			if (atomic_compare_exchange_weak(&fail_left, &left, left - 1)) {
+				errno = ENOMEM;
+				return NULL;
+			}
+	}
+	return __real_malloc(size);
+}
+
+/*
+ * A hold pool that cannot be allocated (malloc() refuses it three times)
+ * is "not yet", not "no budget": each failure gives the guest's charge
+ * back and counts rx_nomem, the frames keep waiting in A's pages, and a
+ * later round's copy-out makes the pool: all ten copied, the guest
+ * charged one pool (its budget holds just one, so a charge kept by a
+ * failure would have refused it), nothing dropped, and B gets the frames
+ * bit-exact when it posts.
+ */
+static void test_guest_pool_nomem(void **state)
+{
+	struct fx *x = budget_fx(BACK_TX_MAP, 0);
+	uint64_t pool = back_hold_pool_bytes(x->w.back->cfg.rx_queue_max_bytes);
+	uint8_t s0[6];
+
+	(void)state;
+	src_for_queue(x, mac_a, 0, s0);
+	atomic_store(&fail_left, 3);
+	atomic_store(&fail_size, (size_t)pool);
+	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, stat_bq(x, 0, "rx_held_copied") == 10, WAIT_MS));
+	atomic_store(&fail_size, 0);
+	assert_int_equal(atomic_load(&fail_left), 0);
+	assert_int_equal(stat_bq(x, 0, "rx_nomem"), 3);
+	assert_int_equal(stat_bq(x, 0, "rx_hold_budget"), 0);
+	assert_int_equal(stat_bq(x, 0, "rx_dropped"), 0);
+	assert_true(has_pool(x->vb, 0));
+	assert_int_equal(guest_hold(x->vb), pool);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->a) == 11, WAIT_MS));
+	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
+	ff_rx_post(&x->b, 0, FF_RING);
+	recv_from(x, 0, s0, 10, 1000, 100);
+	fx_free(x);
+}
+
+/*
  * A guest's vifs share one budget: a second vif of B's domain (devid 1,
  * never connected) takes B's entry, and destroying it leaves the entry
  * to the first, whose copy-outs are still charged to it.
@@ -797,6 +859,7 @@ int main(void)
 	    cmocka_unit_test(test_guest_budget_given_back),
 	    cmocka_unit_test(test_guest_shared_by_vifs),
 	    cmocka_unit_test(test_guest_budget_drops_only_due),
+	    cmocka_unit_test(test_guest_pool_nomem),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
