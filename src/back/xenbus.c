@@ -98,9 +98,24 @@ static int xs_write_uint(struct back_vif *vif, const char *key, unsigned long v)
 }
 
 /*
+ * Significant digits of @v, a string of @len decimal digits: its length
+ * without leading zeros, which any number may have (as kstrtouint() and
+ * sscanf() take it).
+ */
+static size_t significant_digits(const char *v, size_t len)
+{
+	size_t zeros = 0;
+
+	while (zeros < len && v[zeros] == '0')
+		zeros++;
+	return len - zeros;
+}
+
+/*
  * Read an unsigned decimal key of the frontend.  The value is guest data:
- * at most 10 digits, nothing else.  0, -ENOENT if absent, -EINVAL if not a
- * number, -ERANGE if above @max.
+ * decimal digits, nothing else, at most 10 of them after any leading
+ * zeros.  0, -ENOENT if absent, -EINVAL if not a number, -ERANGE if above
+ * @max.
  */
 static int fe_read_uint(struct back_vif *vif, const char *dir, const char *key, unsigned long max,
 			unsigned long *out)
@@ -115,10 +130,12 @@ static int fe_read_uint(struct back_vif *vif, const char *dir, const char *key, 
 	if (rc < 0)
 		return rc;
 	rc = -EINVAL;
-	if (len == 0 || len > 10 || strspn(val, "0123456789") != len)
+	if (len == 0 || strspn(val, "0123456789") != len)
+		goto out;
+	rc = -ERANGE;
+	if (significant_digits(val, len) > 10)
 		goto out;
 	v = strtoul(val, &end, 10);
-	rc = -ERANGE;
 	if (v > max)
 		goto out;
 	*out = v;
@@ -648,8 +665,9 @@ static uint64_t parse_rate(const char *v, size_t len, bool *bad)
 	size_t nb = comma ? (size_t)(comma - v) : 0, nu = comma ? len - nb - 1 : 0;
 
 	*bad = true;
-	if (!comma || nb == 0 || nb > 13 || nu == 0 || nu > 8 || strspn(v, "0123456789") != nb ||
-	    strspn(comma + 1, "0123456789") != nu)
+	if (!comma || nb == 0 || nu == 0 || strspn(v, "0123456789") != nb ||
+	    strspn(comma + 1, "0123456789") != nu || significant_digits(v, nb) > 13 ||
+	    significant_digits(comma + 1, nu) > 8)
 		return 0;
 	bytes = strtoull(v, NULL, 10);
 	usec = strtoull(comma + 1, NULL, 10);

@@ -214,7 +214,9 @@ static void test_rate_malformed(void **state)
 
 /*
  * The bounds of BYTES,USEC: up to 2^40 - 1 bytes (13 digits) per up to
- * 2^24 - 1 us is a limit; one more of either, or 0 us, is none.
+ * 2^24 - 1 us is a limit; one more of either, or 0 us, is none.  Leading
+ * zeros, any number of them, are taken, as Linux's simple_strtoul() takes
+ * them: the bounds are on the value and its significant digits.
  */
 static void test_rate_bounds_of_bytes_and_usec(void **state)
 {
@@ -226,6 +228,10 @@ static void test_rate_bounds_of_bytes_and_usec(void **state)
 	    {"1099511627776,1000", 0},
 	    {"1000,16777216", 0},
 	    {"0000000001000,00001000", BACK_RATE(1000, 1000)},
+	    {"00000000000001000,000000001000", BACK_RATE(1000, 1000)},
+	    {"0001099511627775,00016777215", BACK_RATE(BACK_RATE_MAX_BYTES, BACK_RATE_MAX_USEC)},
+	    {"00010000000000000,1000", 0},
+	    {"1000,000100000000", 0},
 	    {"1000,0", 0},
 	};
 	struct fx *x = fx_new(BACK_TX_MAP, NULL, NULL, NULL);

@@ -1086,6 +1086,8 @@ static void test_key_parsing(void **state)
 	} bad[] = {
 	    {"-1", 2}, {"4294967296", 10}, {"99999999999", 11}, {" 1", 2}, {"1\n", 2}, {"0x1", 3},
 	    {"", 0},   {"1\0", 2},	   {"+1", 2},		{"0", 1}};
+	static const char *const padded[] = {"0000000001", "00000000001",
+					     "000000000000000000000000000000000000000001"};
 	struct fx *x = *state;
 	struct ff_opts o = {.nq = 1};
 
@@ -1098,10 +1100,18 @@ static void test_key_parsing(void **state)
 		assert_int_equal(back_vif_state(x->vif), XenbusStateClosing);
 		assert_non_null(strstr(back_vif_error(x->vif), "queues"));
 	}
+	/* Leading zeros, any number of them, as kstrtouint() takes them. */
+	for (size_t i = 0; i < sizeof(padded) / sizeof(padded[0]); i++) {
+		ff_set_state(&x->f, XenbusStateClosing);
+		fe_write(x, "multi-queue-num-queues", padded[i], strlen(padded[i]));
+		ff_set_state(&x->f, XenbusStateConnected);
+		assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	}
+	/* ... and the range is the value's: 10^10 behind them is refused. */
 	ff_set_state(&x->f, XenbusStateClosing);
-	fe_write(x, "multi-queue-num-queues", "0000000001", 10); /* leading zeros: as Linux */
+	fe_write(x, "multi-queue-num-queues", "00000000000010000000000", 23);
 	ff_set_state(&x->f, XenbusStateConnected);
-	assert_int_equal(back_vif_state(x->vif), XenbusStateConnected);
+	assert_int_equal(back_vif_state(x->vif), XenbusStateClosing);
 }
 
 /*
