@@ -533,6 +533,10 @@ void *back_zalloc(size_t size);
  * @guests: every guest that has a vif (loop thread)
  * @ctl_fd: eventfd workers write to report a broken vif
  * @ctl_watch: its loop registration
+ * @rx_release_now: queues being torn down that wait for their frames
+ *	(loop thread writes, workers read): while not 0, every RX queue
+ *	copies out what it holds of a TX queue at once, not after
+ *	tx_hold_max_us
  */
 struct back {
 	struct back_config cfg;
@@ -543,6 +547,7 @@ struct back {
 	struct back_guest *guests;
 	int ctl_fd;
 	struct loop_watch ctl_watch;
+	_Atomic uint32_t rx_release_now;
 };
 
 /* xenbus.c -- loop thread only */

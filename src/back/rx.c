@@ -741,7 +741,7 @@ static uint64_t rx_due_end(struct back_queue *q, uint64_t *scan, bool ours, uint
 static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 {
 	const struct back_config *cfg = &q->b->cfg;
-	uint64_t timeout = q->vif->rx_timeout_ns, head, end;
+	uint64_t timeout = q->vif->rx_timeout_ns, head, end, hold;
 	struct back_mpsc_item *it;
 	uint32_t copied = 0;
 	bool did = false;
@@ -767,7 +767,11 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 		hold_release(q);
 	if (it)
 		*due_ns = it->u64 + timeout;
-	end = rx_due_end(q, &q->rx_scan, true, (uint64_t)cfg->tx_hold_max_us * 1000, now, due_ns);
+	/* A sender being torn down waits for its frames: they go now (xenbus.c). */
+	hold = atomic_load_explicit(&q->b->rx_release_now, memory_order_relaxed)
+		   ? 0
+		   : (uint64_t)cfg->tx_hold_max_us * 1000;
+	end = rx_due_end(q, &q->rx_scan, true, hold, now, due_ns);
 	if (end > q->rx_copy_to)
 		q->rx_copy_to = end;
 	end = rx_due_end(q, &q->rx_scan_port, false, (uint64_t)cfg->port_hold_max_us * 1000, now,

@@ -248,24 +248,60 @@ static int read_persistent(struct back_vif *vif)
 	return 0;
 }
 
+/* Wake every worker of every vif (the loop thread's list), sleeping or not. */
+static void wake_all_workers(struct back *b)
+{
+	for (struct back_vif *v = b->vifs; v; v = v->next)
+		for (unsigned int i = 0; i < BACK_MAX_QUEUES_LIMIT; i++)
+			if (v->q[i])
+				back_worker_wake(v->q[i]);
+}
+
+/*
+ * Wait until no consumer holds a packet of @q's, completing them here.  A
+ * receiver that takes nothing would copy ours out only after the hold
+ * (tx_hold_max_us), which is there for a sender that stays: so while we
+ * wait, every receiver copies out at once (rx_release_now), and every
+ * worker is woken each millisecond, so that one that was just going to
+ * sleep until its next deadline does not keep us.  False if they still
+ * hold some after BACK_DISCONNECT_WAIT_MS.
+ */
+static bool queue_wait_consumers(struct back_queue *q)
+{
+	struct back *b = q->b;
+	uint64_t deadline = back_now_ns() + (uint64_t)BACK_DISCONNECT_WAIT_MS * 1000000;
+	bool urged = false, done = true;
+
+	while (q->pending && (atomic_load(&q->inflight) || atomic_load(&q->done_busy))) {
+		if (!urged) {
+			atomic_fetch_add_explicit(&b->rx_release_now, 1, memory_order_seq_cst);
+			urged = true;
+		}
+		wake_all_workers(b);
+		if (!back_tx_complete(q) && back_now_ns() > deadline) {
+			done = false;
+			break;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+	if (urged)
+		atomic_fetch_sub_explicit(&b->rx_release_now, 1, memory_order_seq_cst);
+	return done;
+}
+
 /* Tear one queue down; the worker is stopped.  Returns false if leaked. */
 static bool queue_destroy(struct back_queue *q)
 {
 	struct back *b = q->b;
-	uint64_t deadline;
 
 	/* Frames waiting for the guest (normally dropped by the caller already). */
 	back_rx_drop_all(q);
 
-	/* Packets we sent: wait for their consumers, completing them here. */
-	deadline = back_now_ns() + (uint64_t)BACK_DISCONNECT_WAIT_MS * 1000000;
-	while (q->pending && (atomic_load(&q->inflight) || atomic_load(&q->done_busy))) {
-		if (!back_tx_complete(q) && back_now_ns() > deadline) {
-			err("vif%u.%u q%u: %u packets still held by consumers; leaking the queue",
-			    q->vif->domid, q->vif->devid, q->id, atomic_load(&q->inflight));
-			return false;
-		}
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	/* Packets we sent: wait for their consumers. */
+	if (!queue_wait_consumers(q)) {
+		err("vif%u.%u q%u: %u packets still held by consumers; leaking the queue",
+		    q->vif->domid, q->vif->devid, q->id, atomic_load(&q->inflight));
+		return false;
 	}
 
 	/* No frame of ours is in flight: the persistent mappings are ours alone. */

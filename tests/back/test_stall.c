@@ -781,6 +781,45 @@ static void test_guest_budget_drops_only_due(void **state)
 }
 
 /*
+ * A sender that disconnects while a receiver holds its frames gets them
+ * back at once: B takes nothing, and A's frames would be copied out of
+ * A's pages only after the hold (10 s here, longer than a disconnect
+ * waits, 5 s), but a queue being torn down has every receiver copy out
+ * what it holds now.  So A's queue goes whole (not leaked), every request
+ * of A's is answered OKAY before its vif is Closed, and B, posting later,
+ * gets the frames bit-exact from its copies.
+ */
+static void test_sender_leaves_while_held(void **state)
+{
+	struct back_config cfg;
+	uint8_t s0[6];
+	struct fx *x;
+
+	(void)state;
+	back_config_default(&cfg);
+	cfg.tx_hold_max_us = 10000000;
+	x = budget_fx_cfg(BACK_TX_MAP, &cfg);
+	src_for_queue(x, mac_a, 0, s0);
+	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 10 * 1000, WAIT_MS));
+	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 0);
+	assert_int_equal(answered(&x->a), 1); /* budget_fx_cfg()'s frame: A's ten are held */
+
+	ff_set_state(&x->a, XenbusStateClosing);
+	ff_set_state(&x->a, XenbusStateClosed);
+	assert_int_equal(back_vif_state(x->va), XenbusStateClosed);
+	assert_int_equal(answered(&x->a), 11);
+	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
+	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 10);
+	assert_int_equal(atomic_load(&x->w.back->rx_release_now), 0);
+
+	ff_rx_post(&x->b, 0, FF_RING);
+	recv_from(x, 0, s0, 10, 1000, 100);
+	assert_int_equal(stat_bq(x, 0, "rx_dropped"), 0);
+	fx_free(x);
+}
+
+/*
  * A stalled guest that reboots (disconnects and connects again) starts
  * with its carrier on: the stall was its last connection's queues', and
  * the new ones have waited for nothing.
@@ -860,6 +899,7 @@ int main(void)
 	    cmocka_unit_test(test_guest_shared_by_vifs),
 	    cmocka_unit_test(test_guest_budget_drops_only_due),
 	    cmocka_unit_test(test_guest_pool_nomem),
+	    cmocka_unit_test(test_sender_leaves_while_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
