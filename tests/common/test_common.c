@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -554,6 +555,68 @@ static void test_log_levels_and_long_lines(void **state)
 }
 
 /*
+ * A line is the local time of day to the millisecond (HH:MM:SS.mmm, as
+ * tcpdump prints a frame's), the level padded to five, the message.  A
+ * message at the threshold is printed (info at info), one past it not; a
+ * rate limit without a name says just its count.
+ */
+static void test_log_line_format(void **state)
+{
+	struct log_ratelimit rl = {.interval_ns = 60ULL * 1000000000ULL, .burst = 1};
+	static const char shape[] = "dd:dd:dd.ddd ";
+	struct log_capture cap;
+	char *text;
+
+	(void)state;
+	log_capture_start(&cap);
+	log_set_level(LOG_INFO);
+	info("at the threshold");
+	log_msg(LOG_DEBUG, "past it");
+	for (int i = 0; i < 3; i++)
+		log_ratelimited(&rl, LOG_WARN, "nameless %d", i);
+	rl.window_start -= rl.interval_ns; /* the window is over */
+	log_ratelimited(&rl, LOG_WARN, "nameless %d", 3);
+	text = log_capture_end(&cap);
+
+	assert_true(strlen(text) > sizeof(shape));
+	for (size_t i = 0; i < sizeof(shape) - 1; i++)
+		if (shape[i] == 'd')
+			assert_true(text[i] >= '0' && text[i] <= '9');
+		else
+			assert_int_equal(text[i], shape[i]);
+	assert_int_equal(strncmp(text + sizeof(shape) - 1, "info  at the threshold\n", 23), 0);
+	assert_null(strstr(text, "past it"));
+	assert_int_equal(log_count(text, " warn  2 messages suppressed\n"), 1);
+	free(text);
+}
+
+/* die() says why, as an error line, and exits with status 1. */
+static void test_die(void **state)
+{
+	char out[256] = "";
+	int pfd[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(pfd[1], STDERR_FILENO);
+		die("cannot go on: %d", 7);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], out, sizeof(out) - 1);
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_true(n > 0);
+	assert_non_null(strstr(out, " err   cannot go on: 7\n"));
+}
+
+/*
  * Out of file descriptors, loop_accept() sheds the waiting connection, so
  * that the listener is no longer readable (a level-triggered loop would
  * otherwise call it back for ever) and the client learns at once.
@@ -773,6 +836,8 @@ int main(void)
 	    cmocka_unit_test(test_ratelimit_burst),
 	    cmocka_unit_test(test_ratelimit_names_suppressed),
 	    cmocka_unit_test(test_log_levels_and_long_lines),
+	    cmocka_unit_test(test_log_line_format),
+	    cmocka_unit_test(test_die),
 	    cmocka_unit_test(test_loop_accept_out_of_fds),
 	    cmocka_unit_test(test_ring_push_ignores_shared_old),
 	    cmocka_unit_test(test_bulk_copy_matches_memmove),
