@@ -255,7 +255,9 @@ struct back_pgnt {
  * @rx_lock, the persistent-grant cache under @pgnt_lock, @rxq_bytes,
  * @inflight, @done_busy and @sleeping belongs to the worker thread.  @inflight counts
  * TX packets handed to the switch and not yet completed; @done_busy counts
- * done() calls still running on other threads (disconnect waits for both).
+ * done() calls still running on other threads (disconnect waits for both);
+ * @leaving is set while disconnect waits: receivers then copy this
+ * queue's frames out at once (rx.c), not after tx_hold_max_us.
  */
 struct back_queue {
 	struct back_vif *vif;
@@ -324,6 +326,7 @@ struct back_queue {
 	/* Changed by consumers' done() on other threads: a line of their own. */
 	_Alignas(BACK_CACHE_LINE) _Atomic uint32_t inflight;
 	_Atomic uint32_t done_busy;
+	_Atomic bool leaving;
 	struct back_mpsc compl ;
 	/* Completions done() found on our own worker's thread: no atomics (worker-private). */
 	uint16_t done_local[BACK_PENDING];
@@ -533,10 +536,9 @@ void *back_zalloc(size_t size);
  * @guests: every guest that has a vif (loop thread)
  * @ctl_fd: eventfd workers write to report a broken vif
  * @ctl_watch: its loop registration
- * @rx_release_now: queues being torn down that wait for their frames
- *	(loop thread writes, workers read): while not 0, every RX queue
- *	copies out what it holds of a TX queue at once, not after
- *	tx_hold_max_us
+ * @rx_release_now: queues waiting at teardown for their frames (their
+ *	@leaving set; the loop thread writes, workers read): while not 0,
+ *	every RX queue looks for those queues' frames among what it holds
  */
 struct back {
 	struct back_config cfg;
@@ -762,6 +764,19 @@ bool back_tx_has_work(struct back_queue *q);
  * @pkt: the frame, embedded in a struct back_tx_pending
  */
 void back_tx_done(struct sw_pkt *pkt);
+
+/**
+ * back_tx_sender() - the TX queue a frame of ours came from
+ * @pkt: a frame whose done() is back_tx_done(), still in flight
+ *
+ * Return: the queue (it waits for the frame before it goes)
+ */
+static inline struct back_queue *back_tx_sender(const struct sw_pkt *pkt)
+{
+	return ((const struct back_tx_pending *)((const char *)pkt -
+						 offsetof(struct back_tx_pending, pkt)))
+	    ->q;
+}
 
 /* ctrl.c -- connect/disconnect on the loop thread, the rest on queue 0's worker */
 

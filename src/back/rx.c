@@ -729,6 +729,28 @@ static uint64_t rx_due_end(struct back_queue *q, uint64_t *scan, bool ours, uint
 }
 
 /*
+ * Where the copy-out must reach for the frames of TX queues being torn
+ * down (their @leaving set): just past the last such frame queued, which
+ * takes every borrowed frame before it along (the pool is a FIFO); 0 if
+ * none.  The sender's frame is in flight, so its queue is still there.
+ */
+static uint64_t rx_leaving_end(struct back_queue *q)
+{
+	uint64_t head = back_mpsc_head(&q->rxq), i = q->rx_copied > head ? q->rx_copied : head;
+	uint64_t end = 0;
+	struct back_mpsc_item *it;
+
+	for (; (it = back_mpsc_peek(&q->rxq, i - head)) != NULL; i++) {
+		struct sw_pkt *pkt = it->ptr;
+
+		if (pkt && pkt->done == back_tx_done &&
+		    atomic_load_explicit(&back_tx_sender(pkt)->leaving, memory_order_relaxed))
+			end = i + 1;
+	}
+	return end;
+}
+
+/*
  * Steps 1 and 2: expire the head, copy out frames held too long.  Returns
  * true if it changed anything; *due_ns receives the next deadline.
  *
@@ -741,7 +763,7 @@ static uint64_t rx_due_end(struct back_queue *q, uint64_t *scan, bool ours, uint
 static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 {
 	const struct back_config *cfg = &q->b->cfg;
-	uint64_t timeout = q->vif->rx_timeout_ns, head, end, hold;
+	uint64_t timeout = q->vif->rx_timeout_ns, head, end;
 	struct back_mpsc_item *it;
 	uint32_t copied = 0;
 	bool did = false;
@@ -767,11 +789,14 @@ static bool rx_maintain(struct back_queue *q, uint64_t now, uint64_t *due_ns)
 		hold_release(q);
 	if (it)
 		*due_ns = it->u64 + timeout;
+	end = rx_due_end(q, &q->rx_scan, true, (uint64_t)cfg->tx_hold_max_us * 1000, now, due_ns);
 	/* A sender being torn down waits for its frames: they go now (xenbus.c). */
-	hold = atomic_load_explicit(&q->b->rx_release_now, memory_order_relaxed)
-		   ? 0
-		   : (uint64_t)cfg->tx_hold_max_us * 1000;
-	end = rx_due_end(q, &q->rx_scan, true, hold, now, due_ns);
+	if (atomic_load_explicit(&q->b->rx_release_now, memory_order_relaxed)) {
+		uint64_t leaving = rx_leaving_end(q);
+
+		if (leaving > end)
+			end = leaving;
+	}
 	if (end > q->rx_copy_to)
 		q->rx_copy_to = end;
 	end = rx_due_end(q, &q->rx_scan_port, false, (uint64_t)cfg->port_hold_max_us * 1000, now,

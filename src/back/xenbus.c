@@ -261,10 +261,11 @@ static void wake_all_workers(struct back *b)
  * Wait until no consumer holds a packet of @q's, completing them here.  A
  * receiver that takes nothing would copy ours out only after the hold
  * (tx_hold_max_us), which is there for a sender that stays: so while we
- * wait, every receiver copies out at once (rx_release_now), and every
- * worker is woken each millisecond, so that one that was just going to
- * sleep until its next deadline does not keep us.  False if they still
- * hold some after BACK_DISCONNECT_WAIT_MS.
+ * wait, receivers copy @q's frames out at once (@leaving, and
+ * rx_release_now to have them look), and every worker is woken each
+ * millisecond, so that one that was just going to sleep until its next
+ * deadline does not keep us.  False if they still hold some after
+ * BACK_DISCONNECT_WAIT_MS.
  */
 static bool queue_wait_consumers(struct back_queue *q)
 {
@@ -274,6 +275,7 @@ static bool queue_wait_consumers(struct back_queue *q)
 
 	while (q->pending && (atomic_load(&q->inflight) || atomic_load(&q->done_busy))) {
 		if (!urged) {
+			atomic_store_explicit(&q->leaving, true, memory_order_seq_cst);
 			atomic_fetch_add_explicit(&b->rx_release_now, 1, memory_order_seq_cst);
 			urged = true;
 		}

@@ -784,15 +784,17 @@ static void test_guest_budget_drops_only_due(void **state)
  * A sender that disconnects while a receiver holds its frames gets them
  * back at once: B takes nothing, and A's frames would be copied out of
  * A's pages only after the hold (10 s here, longer than a disconnect
- * waits, 5 s), but a queue being torn down has every receiver copy out
- * what it holds now.  So A's queue goes whole (not leaked), every request
- * of A's is answered OKAY before its vif is Closed, and B, posting later,
- * gets the frames bit-exact from its copies.
+ * waits, 5 s), but receivers copy out a sender's frames at once while its
+ * queue is being torn down.  So A's queue goes whole (not leaked), every
+ * request of A's is answered OKAY before its vif is Closed, and B, posting
+ * later, gets the frames bit-exact from its copies.  C's frames, queued
+ * behind A's, are not A's: they stay where they are, in C's pages, until
+ * B takes them.
  */
 static void test_sender_leaves_while_held(void **state)
 {
 	struct back_config cfg;
-	uint8_t s0[6];
+	uint8_t s0[6], c0[6];
 	struct fx *x;
 
 	(void)state;
@@ -800,21 +802,29 @@ static void test_sender_leaves_while_held(void **state)
 	cfg.tx_hold_max_us = 10000000;
 	x = budget_fx_cfg(BACK_TX_MAP, &cfg);
 	src_for_queue(x, mac_a, 0, s0);
-	send_only(x, &x->a, s0, mac_b, 10, 1000, 100);
-	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 10 * 1000, WAIT_MS));
+	src_for_queue(x, mac_c, 0, c0);
+	send_only(x, &x->a, s0, mac_b, 1, 1000, 100);
+	send_only(x, &x->c, c0, mac_b, 5, 1000, 200);
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 6 * 1000, WAIT_MS));
 	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 0);
-	assert_int_equal(answered(&x->a), 1); /* budget_fx_cfg()'s frame: A's ten are held */
+	/* budget_fx_cfg()'s frames only: A's one and C's five are held */
+	assert_int_equal(answered(&x->a), 1);
+	assert_int_equal(answered(&x->c), 1);
 
 	ff_set_state(&x->a, XenbusStateClosing);
 	ff_set_state(&x->a, XenbusStateClosed);
 	assert_int_equal(back_vif_state(x->va), XenbusStateClosed);
-	assert_int_equal(answered(&x->a), 11);
+	assert_int_equal(answered(&x->a), 2);
 	assert_int_equal(x->a.q[0].tx_rsp_error, 0);
-	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 10);
+	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 1);
+	assert_int_equal(answered(&x->c), 1);
 	assert_int_equal(atomic_load(&x->w.back->rx_release_now), 0);
 
 	ff_rx_post(&x->b, 0, FF_RING);
-	recv_from(x, 0, s0, 10, 1000, 100);
+	recv_from(x, 0, s0, 1, 1000, 100);
+	recv_from(x, 0, c0, 5, 1000, 200);
+	assert_true(WAIT_UNTIL(&x->w, answered(&x->c) == 6, WAIT_MS));
+	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 1);
 	assert_int_equal(stat_bq(x, 0, "rx_dropped"), 0);
 	fx_free(x);
 }
