@@ -574,6 +574,39 @@ for ns in "a/b" "../../proc/1/ns/net" "a b" "$(printf 'n%.0s' {1..65})"; do
 	check "pvnet attach --netns '$ns': exit status 2" [ $rc -eq 2 ]
 	check "... saying why" grep -q -- "--netns '$ns': not a namespace name" "$tmp/ns.err"
 done
+# pvnet attach's own checks, at each side of each bound, with no pvnetd at $tmp/none: what
+# they refuse is exit 2, and nothing asked of pvnetd; what they take goes on to pvnetd, which
+# is not there: exit 1, saying so.  Names the kernel would refuse are refused before pvnetd
+# is asked for a domain, as the usage says (dev_valid_name(): no ':', blank, . or ..).
+attach_none() { # pvnet attach ARGS... in namespace pvnone: its exit status, its stderr in att.err
+	"$PVNET" -d "$tmp/none" attach --netns pvnone "$@" >/dev/null 2>"$tmp/att.err"
+}
+refused() {
+	attach_none "$@"
+	[ $? = 2 ] && ! grep -q "cannot become a domain" "$tmp/att.err"
+}
+no_pvnetd="cannot become a domain of pvnetd at $tmp/none: No such file or directory"
+taken() {
+	attach_none "$@"
+	[ $? = 1 ] && grep -qxF "pvnet attach: $no_pvnetd (is pvnetd running?)" "$tmp/att.err"
+}
+for q in 0 17; do check "pvnet attach --queues $q: refused" refused --ifname eth0 --queues $q; done
+for q in 1 16; do check "pvnet attach --queues $q: taken" taken --ifname eth0 --queues $q; done
+for m in 67 65522; do check "pvnet attach --mtu $m: refused" refused --ifname eth0 --mtu $m; done
+for m in 68 65521; do check "pvnet attach --mtu $m: taken" taken --ifname eth0 --mtu $m; done
+check "pvnet attach --ifname of 15 bytes: taken" taken --ifname 0123456789abcde
+for n in . .. a:b "a b" $'a\x7f'; do
+	check "pvnet attach --ifname $(printf %q "$n"): refused" refused --ifname "$n"
+done
+check "pvnet attach with an argument after the options: refused" refused --ifname eth0 extra
+check "... naming it" grep -qx "pvnet attach: unexpected argument 'extra'" "$tmp/att.err"
+"$PVNET" attach --run-dir "$tmp/none" --netns pvnone --ifname eth0 >/dev/null 2>"$tmp/att.err"
+check "pvnet attach --run-dir DIR looks for pvnetd in DIR" \
+	grep -q "cannot become a domain of pvnetd at $tmp/none:" "$tmp/att.err"
+out=$("$PVNET" -d "$tmp/none" attach --help 2>/dev/null)
+rc=$?
+[[ $out == "Usage: pvnet"*" attach "* ]] || rc=usage-missing
+check "pvnet attach --help: the usage, exit status 0, without asking pvnetd ($rc)" [ "$rc" = 0 ]
 for bad in "" "frob" "version extra" "help extra" "help status extra" "status --xml" "show a b"; do
 	# shellcheck disable=SC2086 # the words of the command line
 	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>&1
