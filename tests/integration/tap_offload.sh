@@ -27,6 +27,11 @@ tap_attach PA "$A" eth0 || exit 1
 tap_attach PB "$B" eth0 --no-offload || exit 1
 tap_addr "$A" eth0 10.78.0.1 fd78::1 && tap_addr "$B" eth0 10.78.0.2 fd78::2
 tap_addr "$U" up0 10.78.0.3 fd78::3
+# The adapters say what they negotiated, and A's TAP validates its frames by that (a
+# checksum left blank over IPv4 or IPv6 is passed on only under its family's offload).
+check "A's adapter took every offload" \
+	grep -q '^attached: .*, offloads csum4 csum6 tso4 tso6, mtu 1500$' "$TAP_TMP/attach-$A.log"
+check "B's adapter took none" grep -q '^attached: .*, offloads, mtu 1500$' "$TAP_TMP/attach-$B.log"
 check "A's TAP offers TSO to its kernel" \
 	sh -c "ip netns exec $A ethtool -k eth0 | grep -q '^tcp-segmentation-offload: on'"
 check "B's TAP offers none" \
