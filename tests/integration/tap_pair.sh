@@ -3,7 +3,8 @@
 # tap_pair.sh - two namespaces attached to one pvnetd (pvnet attach): ping both ways and
 # iperf3 TCP both ways, IPv4 and IPv6, 1 queue and 4 queues with 4 parallel streams.
 # The 1-queue round runs with a 9000-byte MTU (jumbo frames need feature-sg) and checks
-# that a full-MTU packet crosses unfragmented.
+# that a full-MTU packet crosses unfragmented.  Each adapter's counters, summed over its
+# queues, agree with libpvnet's at exit.
 # usage: tap_pair.sh PVNETD PVNET map|copy|persistent
 set -u
 PVNETD=$1
@@ -13,6 +14,20 @@ MODE=${3:-map}
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
 trap tap_cleanup EXIT
+
+# counters_agree LOG: an adapter's counters, each summed over its queues, agree with each
+# other: the frames and bytes it read from its TAP are those libpvnet sent on the vif, and
+# the frames libpvnet received are those it wrote to the TAP or dropped; both directions
+# carried traffic.
+counters_agree() {
+	awk '{ c[$1] = $2 }
+	END {
+		to_tap = c["tap_tx_packets:"] + c["tap_tx_dropped:"] + c["tap_tx_bad_offload:"]
+		exit !(c["tap_rx_packets:"] > 0 && c["tap_rx_packets:"] == c["vif_tx_packets:"] &&
+		       c["tap_rx_bytes:"] == c["vif_tx_bytes:"] && c["tap_tx_packets:"] > 0 &&
+		       to_tap == c["vif_rx_packets:"])
+	}' "$1"
+}
 
 for q in 1 4; do
 	# Names of this round's own: a namespace deleted by the last round may linger in the kernel.
@@ -44,8 +59,11 @@ for q in 1 4; do
 			bash -c "'$PVNET' -d '$RUN' status | grep -qF 'domain $(tap_domain "$A") ($A:eth0)'"
 		check "$tag: pvnet show names the vif's domain" bash -c \
 			"'$PVNET' -d '$RUN' show vif$(tap_domain "$A").0 | grep -qF 'domain $A:eth0'"
-		check_fails "$tag: a second adapter for $A's eth0 is refused" \
-			timeout 20 "$PVNET" -d "$RUN" attach --netns "$A" --ifname eth0
+		out=$(timeout 20 "$PVNET" -d "$RUN" attach --netns "$A" --ifname eth0 2>&1)
+		rc=$?
+		check "$tag: a second adapter for $A's eth0 is refused (exit status $rc)" test "$rc" = 1
+		check "$tag: ... by its domain's name, before it asks for a vif" \
+			test "$out" = "pvnet attach: $A:eth0 is attached already (pvnet status)"
 		ip -n "$A" tuntap add dev eth9 mode tap multi_queue
 		out=$(timeout 20 "$PVNET" -d "$RUN" attach --netns "$A" --ifname eth9 2>&1)
 		check "$tag: an adapter for an interface $A has already is refused" \
@@ -70,6 +88,10 @@ for q in 1 4; do
 	done
 	check "$tag: adapter A detaches cleanly on SIGTERM" tap_stop "$PA"
 	check "$tag: adapter B detaches cleanly on SIGTERM" tap_stop "$PB"
+	for ns in "$A" "$B"; do
+		check "$tag: $ns's adapter counted what it read and wrote as libpvnet did" \
+			counters_agree "$TAP_TMP/attach-$ns.log"
+	done
 	check_fails "$tag: the TAP is gone with its adapter" ip -n "$A" link show eth0
 	grep -E 'tap_rx_(runt|oversize|bad_gso|bad_csum)|tap_tx_(dropped|bad_offload)' \
 		"$TAP_TMP"/attach-*.log | grep -v ': 0$' && not_ok "$tag: adapter drop counters"
