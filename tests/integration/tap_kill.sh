@@ -89,7 +89,24 @@ if command -v xenstore-write >/dev/null; then
 	check "B's adapter said why" grep -q "carrier off (the backend says" "$TAP_TMP/attach-$B.log"
 	check "xenstore-write .../carrier 1" xsw "/local/domain/0/backend/vif/$DOMB/0/carrier" 1
 	check "B's TAP has its carrier back" tap_carrier "$B" on
+	check "B's adapter said so, once for each of the two changes" \
+		test "$(grep -c '^pvnet attach: carrier' "$TAP_TMP/attach-$B.log")" = 2
+	check_fails "... and nothing of its MTU, which its link changes left as it was" \
+		grep -q "MTU now" "$TAP_TMP/attach-$B.log"
 	check "ping A -> B with the carrier back" tap_ping "$A" 10.78.0.2
+	# The carrier changes parked B's queue threads and started them again: idle, they sleep
+	# (at most 0.2 s of CPU in a second), where a stale stop event would make them spin.
+	cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+	t0=$(cpu_ticks "$PB")
+	sleep 1
+	t1=$(cpu_ticks "$PB")
+	check "B's adapter is idle after its threads restarted ($((t1 - t0)) ticks of CPU in 1 s)" \
+		test $((t1 - t0)) -le $(($(getconf CLK_TCK) / 5))
+
+	# B's TAP down: the kernel refuses what B's adapter writes to it, each frame counted as
+	# dropped (printed when it exits, below).
+	ip -n "$B" link set eth0 down
+	timeout 10 ip netns exec "$A" ping -c 3 -i 0.2 -W 1 10.78.0.2 >/dev/null 2>&1
 
 	check "xenstore-write .../backend/vif/$DOMB/0/online 0" env XENSTORED_PATH="$RUN/xenstore.sock" \
 		xenstore-write "/local/domain/0/backend/vif/$DOMB/0/online" 0
@@ -103,6 +120,13 @@ if command -v xenstore-write >/dev/null; then
 	}
 	check "B's adapter sees its backend close and exits" exited
 	check "B's adapter said why" grep -q "the backend disconnected" "$TAP_TMP/attach-$B.log"
+	wait "$PB"
+	rc=$?
+	check "... with exit status 1, as the usage says of a backend that disconnected ($rc)" \
+		test "$rc" = 1
+	check "... counting the frames its TAP refused while down as dropped" awk \
+		'$1 == "tap_tx_dropped:" { d = $2 } $1 == "tap_tx_bad_offload:" { b = $2 }
+		 END { exit !(d >= 3 && b == 0) }' "$TAP_TMP/attach-$B.log"
 	check "A's adapter carries on" kill -0 "$PA"
 else
 	ok "# SKIP toolstack detach: xenstore-write not installed"
@@ -110,8 +134,9 @@ else
 fi
 
 # Life cycle: the MTU the namespace sets later, the namespace deleted under the adapter,
-# options refused before pvnetd is asked, a namespace made for a failed attach, a stuck
-# pvnetd (while detaching, and while setting up).  B's adapter is gone by now: a new one.
+# options refused before pvnetd is asked, a namespace made for a failed attach and for one
+# that ran, a reader of its output that goes, its TAP deleted under it, a stuck pvnetd
+# (while detaching, and while setting up).  B's adapter is gone by now: a new one.
 gone() { # gone PID SECS: the process has exited within SECS
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
@@ -136,11 +161,12 @@ check "namespace B deleted: its adapter detaches by itself" gone "$PB" 5
 check "and says why" grep -q "namespace $B was deleted" "$TAP_TMP/attach-$B.log"
 
 # Deleted while an adapter sets up, after its TAP is made and before it watches /run/netns
-# (strace holds its inotify_init1 for 3 s): noticed all the same, it detaches, exit 0.
+# (strace holds its inotify_init1 for 3 s): noticed all the same, it detaches, exit 0.  B is
+# the adapter's own this time (it makes it), and another namespace takes its name at once:
+# the adapter must tell it from its own, and leave it alone (not remove "its" B again).
 if command -v strace >/dev/null &&
 	strace -o /dev/null -e inject=getpid:delay_enter=1 true 2>/dev/null; then
 	before=$("$PVNET" -d "$RUN" status | sed -n 's/^domains: //p')
-	tap_ns "$B" || exit 1
 	# LeakSanitizer cannot run under ptrace: without leak checks in an ASan build.
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 		strace -f -o /dev/null -e inject=inotify_init1:delay_enter=3000000 \
@@ -151,7 +177,7 @@ if command -v strace >/dev/null &&
 		ip -n "$B" link show eth0 >/dev/null 2>&1 && break
 		sleep 0.05
 	done
-	ip netns del "$B"
+	ip netns del "$B" && ip netns add "$B"
 	if gone "$LP" 10; then
 		wait "$LP"
 		rc=$?
@@ -163,6 +189,7 @@ if command -v strace >/dev/null &&
 		test "$rc" = 0
 	check "... saying why" grep -q "namespace $B was deleted while we attached" \
 		"$TAP_TMP/late.log"
+	check "... and leaves the new namespace of that name alone" ip netns exec "$B" true
 	check "... and pvnetd has its domain back" \
 		test "$("$PVNET" -d "$RUN" status | sed -n 's/^domains: //p')" = "$before"
 else
@@ -189,6 +216,44 @@ out=$(timeout 20 "$PVNET" -d "$RUN" attach --netns "$C" --ifname lo 2>&1)
 check "an attach in a new namespace C that fails (C has lo already)" \
 	grep -q "has an interface lo already" <<<"$out"
 check_fails "removes namespace C again" bash -c "ip netns list | grep -qw '$C'"
+# One that attached in a namespace it made leaves it when it detaches: the namespace is its
+# user's from then on, with whatever else they put in it.
+E=pvke$$
+TAP_NS+=("$E")
+tap_attach PE "$E" eth0 || exit 1
+check_fails "an adapter given the queue it asked for says nothing of it" \
+	grep -q "pvnetd gives" "$TAP_TMP/attach-$E.log"
+check "an adapter that made namespace E detaches" tap_stop "$PE"
+check "... and leaves E" bash -c "ip netns list | grep -qw '$E'"
+# An adapter whose output is read by one that stops reading (| head -1): SIGTERM still
+# detaches it, exit 0, its counters lost on the closed pipe rather than ending it.
+"$PVNET" -d "$RUN" attach --netns "$E" --ifname eth0 2>/dev/null \
+	> >(head -1 >"$TAP_TMP/pipe.out") &
+PE=$!
+TAP_PIDS+=("$PE")
+for ((i = 0; i < 200; i++)); do
+	grep -q '^attached:' "$TAP_TMP/pipe.out" 2>/dev/null && break
+	sleep 0.05
+done
+sleep 0.2 # head has exited
+tap_stop "$PE"
+rc=$?
+check "an adapter whose reader went detaches on SIGTERM, exit 0 ($rc)" test "$rc" = 0
+# More queues than pvnetd gives (8): the adapter makes its vif again with 8.  Then its TAP
+# deleted under it (ip link del): the queue threads' reads fail, the adapter exits 1.
+tap_attach PE "$E" eth0 --queues 16 || exit 1
+check "an adapter asking for 16 queues says it has 8" \
+	grep -q "pvnetd gives 8 of the 16 queues asked for" "$TAP_TMP/attach-$E.log"
+check "... and runs with 8" grep -q "^attached: .*, 8 queues," "$TAP_TMP/attach-$E.log"
+ip -n "$E" link del eth0
+if gone "$PE" 5; then
+	wait "$PE"
+	rc=$?
+else
+	rc="still running after 5 s"
+fi
+check "an adapter whose TAP was deleted stops, exit 1 ($rc)" test "$rc" = 1
+check "... saying which queue stopped" grep -q "queue [0-7] stopped" "$TAP_TMP/attach-$E.log"
 
 # pvnetd stopped: the detach waits (bounded), and a second SIGTERM ends the adapter at once.
 kill -STOP "$PVNETD_PID"
