@@ -12,9 +12,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
