@@ -804,6 +804,8 @@ static void test_sender_leaves_while_held(void **state)
 	src_for_queue(x, mac_a, 0, s0);
 	src_for_queue(x, mac_c, 0, c0);
 	send_only(x, &x->a, s0, mac_b, 1, 1000, 100);
+	/* A's frame queued first (the two senders' workers race otherwise), then C's. */
+	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 1000, WAIT_MS));
 	send_only(x, &x->c, c0, mac_b, 5, 1000, 200);
 	assert_true(WAIT_UNTIL(&x->w, atomic_load(&x->vb->q[0]->rxq_bytes) == 6 * 1000, WAIT_MS));
 	assert_int_equal(stat_bq(x, 0, "rx_held_copied"), 0);
