@@ -766,16 +766,14 @@ bool back_tx_has_work(struct back_queue *q);
 void back_tx_done(struct sw_pkt *pkt);
 
 /**
- * back_tx_sender() - the TX queue a frame of ours came from
+ * back_tx_pending_of() - the pending slot a frame of ours is the descriptor of
  * @pkt: a frame whose done() is back_tx_done(), still in flight
  *
- * Return: the queue (it waits for the frame before it goes)
+ * Return: the slot; its @q, the sending queue, waits for the frame before it goes
  */
-static inline struct back_queue *back_tx_sender(const struct sw_pkt *pkt)
+static inline struct back_tx_pending *back_tx_pending_of(struct sw_pkt *pkt)
 {
-	return ((const struct back_tx_pending *)((const char *)pkt -
-						 offsetof(struct back_tx_pending, pkt)))
-	    ->q;
+	return (struct back_tx_pending *)((char *)pkt - offsetof(struct back_tx_pending, pkt));
 }
 
 /* ctrl.c -- connect/disconnect on the loop thread, the rest on queue 0's worker */

@@ -744,7 +744,8 @@ static uint64_t rx_leaving_end(struct back_queue *q)
 		struct sw_pkt *pkt = it->ptr;
 
 		if (pkt && pkt->done == back_tx_done &&
-		    atomic_load_explicit(&back_tx_sender(pkt)->leaving, memory_order_relaxed))
+		    atomic_load_explicit(&back_tx_pending_of(pkt)->q->leaving,
+					 memory_order_relaxed))
 			end = i + 1;
 	}
 	return end;

@@ -262,8 +262,7 @@ static void pending_put(struct back_queue *q, struct back_tx_pending *p)
 
 void back_tx_done(struct sw_pkt *pkt)
 {
-	struct back_tx_pending *p =
-	    (struct back_tx_pending *)((char *)pkt - offsetof(struct back_tx_pending, pkt));
+	struct back_tx_pending *p = back_tx_pending_of(pkt);
 	struct back_queue *q = p->q;
 	struct back_mpsc_item it = {.u64 = (uint64_t)(p - q->pending)};
 
