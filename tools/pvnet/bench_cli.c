@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -420,10 +422,96 @@ static void needed_modes(struct bench *b)
 		}
 }
 
+/*
+ * The private directory outlives a conductor killed with SIGKILL, which can
+ * clean nothing up.  A janitor, forked when the directory is made, waits on
+ * a pipe whose write end only the conductor holds (every child of the bench
+ * closes its descriptors): a byte then end of file means the conductor
+ * cleaned up itself; end of file alone means it died, and the janitor
+ * removes the directory.  pvnetd (SIGTERM) and the frontends (SIGKILL) die
+ * with the conductor through PR_SET_PDEATHSIG, the scripts' groups through
+ * theirs; JANITOR_GRACE_MS lets them go first, and the removal is tried
+ * again while one of them still writes there.  The janitor has a process
+ * group of its own, so that `timeout -s KILL` and Ctrl-C, which signal the
+ * conductor's group, leave it to do its work.
+ */
+#define JANITOR_GRACE_MS 200
+#define JANITOR_TRIES	 50 /* 100 ms apart */
+
+static void janitor(struct bench *b, int rfd)
+{
+	char c;
+	ssize_t n;
+
+	do
+		n = read(rfd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 0)
+		_exit(0); /* the conductor said it is done, or the pipe failed: leave it */
+	usleep(JANITOR_GRACE_MS * 1000);
+	for (int i = 0; i < JANITOR_TRIES; i++) {
+		char keep[sizeof(b->tmpdir)];
+
+		memcpy(keep, b->tmpdir, sizeof(keep));
+		bench_cleanup_tmp(b);
+		if (access(keep, F_OK) < 0)
+			_exit(0);
+		memcpy(b->tmpdir, keep, sizeof(keep));
+		usleep(100000);
+	}
+	_exit(1);
+}
+
+static int start_janitor(struct bench *b)
+{
+	int pfd[2], nul;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	b->tmp_janitor = fork();
+	if (b->tmp_janitor < 0) {
+		int e = errno;
+
+		close(pfd[0]);
+		close(pfd[1]);
+		return -e;
+	}
+	if (b->tmp_janitor == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_NAME, "pvnet-janitor");
+		nul = open("/dev/null", O_RDWR);
+		if (nul < 0 || dup2(pfd[0], 3) < 0)
+			_exit(1);
+		dup2(nul, 0);
+		dup2(nul, 1);
+		dup2(nul, 2);
+		close_range(4, ~0u, 0);
+		janitor(b, 3);
+	}
+	close(pfd[0]);
+	b->tmp_keeper = pfd[1];
+	return 0;
+}
+
+/* After bench_cleanup_tmp(): the janitor is told so, and reaped. */
+static void stop_janitor(struct bench *b)
+{
+	if (b->tmp_keeper >= 0) {
+		(void)!write(b->tmp_keeper, "", 1);
+		close(b->tmp_keeper);
+		b->tmp_keeper = -1;
+	}
+	if (b->tmp_janitor > 0)
+		bench_reap(b->tmp_janitor, 1000);
+	b->tmp_janitor = 0;
+}
+
 /* The private directory: pvnetds' run directories and logs, the scripts' output. */
 static int make_tmpdir(struct bench *b)
 {
 	const char *tmp = getenv("TMPDIR");
+	int rc;
 
 	/* Short enough that pvnetd's socket paths fit in sun_path (108 bytes). */
 	if (!tmp || !*tmp || strlen(tmp) > 40)
@@ -435,6 +523,13 @@ static int make_tmpdir(struct bench *b)
 		fprintf(stderr, "pvnet bench: mkdtemp: %s\n", strerror(e));
 		b->tmpdir[0] = '\0';
 		return -e;
+	}
+	rc = start_janitor(b);
+	if (rc < 0) {
+		fprintf(stderr, "pvnet bench: cannot start the temporary directory's janitor: %s\n",
+			strerror(-rc));
+		bench_cleanup_tmp(b);
+		return rc;
 	}
 	return 0;
 }
@@ -487,6 +582,7 @@ int bench_cli_parse(struct bench *b, int argc, char **argv, const char *run_dir)
 	b->peer_seconds = PEER_SECONDS;
 	b->ext_run_dir = run_dir;
 	b->sfd = -1;
+	b->tmp_keeper = -1;
 	rc = parse_opts(b, argc, argv);
 	if (rc)
 		return rc;
@@ -642,6 +738,7 @@ out:
 	for (unsigned int m = 0; m < BENCH_MAX_MODES; m++)
 		bench_pvnetd_stop(&b.pd[m]);
 	bench_cleanup_tmp(&b);
+	stop_janitor(&b);
 	if (secs)
 		for (unsigned int k = 0; k < BENCH_SEC_N; k++)
 			free(secs[k].pts);

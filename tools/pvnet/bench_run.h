@@ -59,6 +59,8 @@ struct bench {
 	unsigned int done, total; /* runs, for the progress line */
 	char pvnetd_path[PATH_MAX];
 	char tmpdir[64]; /* $TMPDIR/pvnet-bench.XXXXXX: short, as socket paths must be */
+	int tmp_keeper;	 /* write end of the janitor's pipe (make_tmpdir()), or -1 */
+	pid_t tmp_janitor;
 	struct bench_pvnetd pd[BENCH_MAX_MODES]; /* pd[i] runs with --tx-mode pd_mode[i] */
 	char pd_mode[BENCH_MAX_MODES][BENCH_MODE_LEN];
 	unsigned int npd;
