@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "front/front.h"
+#include "../common/group_run.h"
 #include "harness.h"
 
 /*
@@ -87,7 +88,7 @@ int h_run_group(struct harness *h, int argc, char **argv, const struct CMUnitTes
 	}
 	group_h = h;
 	group_exe = argv[1];
-	return _cmocka_run_group_tests(argv[0], tests, n, group_setup, group_teardown);
+	return group_run(argv[0], tests, n, group_setup, group_teardown);
 }
 
 int h_stop(struct harness *h)

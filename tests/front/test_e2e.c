@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "../common/group_run.h"
 #include "harness.h"
 
 /*
@@ -402,7 +403,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pvnetd_exe = argv[1];
-	rc = cmocka_run_group_tests_name("map", tests, group_setup, group_teardown);
-	return rc | cmocka_run_group_tests_name("persistent", persistent, group_setup_persistent,
-						group_teardown);
+	rc = group_run_tests_name("map", tests, group_setup, group_teardown);
+	return rc | group_run_tests_name("persistent", persistent, group_setup_persistent,
+					 group_teardown);
 }

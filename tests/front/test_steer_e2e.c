@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "front/front.h"
+#include "../common/group_run.h"
 #include "harness.h"
 
 /*
@@ -644,7 +645,6 @@ int main(int argc, char **argv)
 	int rc;
 
 	pvnetd_exe = argv[1];
-	rc = cmocka_run_group_tests_name("map", tests, group_setup, group_teardown);
-	return rc |
-	       cmocka_run_group_tests_name("copy", copy_tests, group_setup_copy, group_teardown);
+	rc = group_run_tests_name("map", tests, group_setup, group_teardown);
+	return rc | group_run_tests_name("copy", copy_tests, group_setup_copy, group_teardown);
 }

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "common/xen.h"
+#include "../common/group_run.h"
 #include "front/xs.h"
 
 /*
@@ -537,5 +538,5 @@ int main(void)
 	    cmocka_unit_test(test_tokens),
 	};
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return group_run_tests(tests, group_setup, group_teardown);
 }

@@ -26,6 +26,7 @@
 #include <pvnet/pvnet.h>
 
 #include "common/ctlmsg.h"
+#include "../common/group_run.h"
 #include "itest.h"
 
 /*
@@ -1653,5 +1654,5 @@ int main(int argc, char **argv)
 	}
 	pvnetd_path = argv[1];
 	signal(SIGPIPE, SIG_IGN);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return group_run_tests(tests, group_setup, group_teardown);
 }

@@ -22,6 +22,7 @@
 #include <pvnet/pvnet.h>
 
 #include "common/ctlmsg.h"
+#include "../common/group_run.h"
 #include "itest.h"
 
 /*
@@ -1320,5 +1321,5 @@ int main(int argc, char **argv)
 	pvnetd_path = argv[1];
 	pvnet_path = argv[2];
 	signal(SIGPIPE, SIG_IGN);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return group_run_tests(tests, group_setup, group_teardown);
 }

@@ -20,6 +20,7 @@
 #include <pvnet/pvnet.h>
 
 #include "common/ctlmsg.h"
+#include "../common/group_run.h"
 #include "itest.h"
 
 /*
@@ -447,5 +448,5 @@ int main(int argc, char **argv)
 	}
 	pvnetd_path = argv[1];
 	pvnet_path = argv[2];
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return group_run_tests(tests, group_setup, group_teardown);
 }
