@@ -67,10 +67,11 @@ tap_addr() {
 	ip -n "$1" addr add "$3/24" dev "$2" && ip -n "$1" -6 addr add "$4/64" dev "$2" nodad
 }
 
-# tap_stop PID: SIGTERM, wait up to 10 s, then SIGKILL; returns the exit status.
+# tap_stop PID: SIGTERM, wait up to 10 s, then SIGKILL; returns the exit status, also of
+# a process that had exited already (the shell keeps its status for wait).
 tap_stop() {
 	local i
-	kill -TERM "$1" 2>/dev/null || return 0
+	kill -TERM "$1" 2>/dev/null || { wait "$1"; return; }
 	for ((i = 0; i < 200; i++)); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
