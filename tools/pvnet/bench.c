@@ -264,29 +264,54 @@ static int spawn(struct bench *b, const struct bench_pvnetd *pd, struct child *c
 		/* --placement split: the frontends on their CPUs (place()). */
 		if (pin && sched_setaffinity(0, sizeof(b->guest_cpus), &b->guest_cpus) < 0)
 			_exit(1);
-		_exit(bench_guest_main(&cfg));
+		/*
+		 * exit(), not _exit(): the sanitizers' checks at exit (LeakSanitizer's,
+		 * ThreadSanitizer's exit status) run in the frontends too; stdio was
+		 * flushed before the fork, so nothing of ours is written twice.
+		 */
+		exit(bench_guest_main(&cfg));
 	}
 	close(sv[1]);
 	ch->fd = sv[0];
 	return 0;
 }
 
-static void kill_child(struct child *ch, bool gently)
+/*
+ * Stop a frontend: told to exit (@gently), it destroys its vif and domain
+ * and exits 0; else SIGKILL.  Return: its wait status, or -1 when there was
+ * none to stop or it could not be reaped.
+ */
+static int kill_child(struct child *ch, bool gently)
 {
 	struct bench_cmd c = {.op = BENCH_OP_EXIT};
+	int st;
 
 	if (ch->pid <= 0)
-		return;
+		return -1;
 	if (gently && ch->fd >= 0)
 		send(ch->fd, &c, sizeof(c), MSG_NOSIGNAL);
 	else
 		kill(ch->pid, SIGKILL);
 	/* A gentle exit destroys the vif (bounded by its 5 s timeout). */
-	bench_reap(ch->pid, gently ? 10000 : 1000);
+	st = bench_reap(ch->pid, gently ? 10000 : 1000);
 	ch->pid = 0;
 	if (ch->fd >= 0)
 		close(ch->fd);
 	ch->fd = -1;
+	return st;
+}
+
+/* A frontend told to exit that did not exit 0 fails the run: its teardown went wrong. */
+static void check_exit(struct bench_result *r, const char *who, int st)
+{
+	if (r->error[0] || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		return;
+	if (st == -1)
+		snprintf(r->error, sizeof(r->error), "the %s could not be reaped", who);
+	else
+		snprintf(r->error, sizeof(r->error), "the %s exited badly (%s %d) after the run",
+			 who, WIFSIGNALED(st) ? "signal" : "status",
+			 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 }
 
 /* Drain: snapshot B until its frame count stood still for DRAIN_STILL_MS. */
@@ -516,8 +541,13 @@ void bench_run_one(struct bench *b, struct bench_pvnetd *pd, const char *mode, u
 out:
 	if (rc && !r->error[0])
 		snprintf(r->error, sizeof(r->error), "%s", strerror(-rc));
-	kill_child(&A, rc == 0);
-	kill_child(&B, rc == 0);
+	if (rc == 0) {
+		check_exit(r, "sender", kill_child(&A, true));
+		check_exit(r, "receiver", kill_child(&B, true));
+	} else {
+		kill_child(&A, false);
+		kill_child(&B, false);
+	}
 	if (bench_pvnetd_exited(pd, why, sizeof(why)))
 		snprintf(r->error, sizeof(r->error), "pvnetd exited (%s) during the run", why);
 }

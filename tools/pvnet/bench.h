@@ -617,7 +617,7 @@ int bench_pvnetd_counters(const struct bench_pvnetd *p, unsigned int domid_a, un
 int64_t bench_pvnetd_cpu_us(const struct bench_pvnetd *p, bool *clock);
 int bench_sys_cpu_us(int64_t *busy, int64_t *steal);
 void bench_pvnetd_find(const char *opt, char *path, size_t len);
-void bench_pvnetd_stop(struct bench_pvnetd *p);
+int bench_pvnetd_stop(struct bench_pvnetd *p);
 bool bench_pvnetd_exited(struct bench_pvnetd *p, char *why, size_t len);
 int bench_pvnetd_start(struct bench_pvnetd *p, const char *exe, const char *tmpdir,
 		       const char *mode, const cpu_set_t *cpus, const sigset_t *child_mask,

@@ -735,8 +735,10 @@ int bench_main(int argc, char **argv, const char *run_dir)
 	if (rc == BENCH_EXIT_NOT_CONNECTED)
 		fprintf(stderr, "pvnet bench: the vifs never connected\n");
 out:
+	/* A pvnetd that does not stop cleanly (a crash, a sanitizer's report) fails the bench. */
 	for (unsigned int m = 0; m < BENCH_MAX_MODES; m++)
-		bench_pvnetd_stop(&b.pd[m]);
+		if (bench_pvnetd_stop(&b.pd[m]) < 0 && rc == 0)
+			rc = 1;
 	bench_cleanup_tmp(&b);
 	stop_janitor(&b);
 	if (secs)

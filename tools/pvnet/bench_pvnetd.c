@@ -273,13 +273,15 @@ void bench_pvnetd_find(const char *opt, char *path, size_t len)
  * @p: the pvnetd; nothing happens unless we started it
  *
  * An unclean exit is reported with the end of its log.
+ *
+ * Return: 0, or -1 if it did not exit 0 (or could not be reaped)
  */
-void bench_pvnetd_stop(struct bench_pvnetd *p)
+int bench_pvnetd_stop(struct bench_pvnetd *p)
 {
 	int st;
 
 	if (p->pid <= 0)
-		return;
+		return 0;
 	kill(p->pid, SIGTERM);
 	st = bench_reap(p->pid, PVNETD_STOP_MS);
 	if (st != -1 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
@@ -290,6 +292,7 @@ void bench_pvnetd_stop(struct bench_pvnetd *p)
 	}
 	p->pid = 0;
 	p->cpu_pid = 0;
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 /**
