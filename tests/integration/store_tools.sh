@@ -101,7 +101,7 @@ check "... the first keeps its sockets" test -S "$run/xenstore.sock" -a -S "$run
 check "... and still answers" $T "$PVNET" -d "$run" status
 check "... its store too" [ "$($T xenstore-read /test/a)" = hello ]
 
-stop_pvnetd
+check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 check "pvnetd exits 0 on SIGTERM" [ $? -eq 0 ]
 check "pvnetd removed its sockets and pvnetd.pid" \
 	test ! -e "$run/xenstore.sock" -a ! -e "$run/pvnetd.sock" -a ! -e "$run/pvnetd.pid"
@@ -120,7 +120,7 @@ for ((i = 0; i < 200; i++)); do
 done
 check "the next pvnetd takes the directory over" $T "$PVNET" -d "$run" status
 check "... with its own pid in pvnetd.pid" [ "$(cat "$run/pvnetd.pid")" = "$PVNETD_PID" ]
-stop_pvnetd
+check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 check "... and stops cleanly" [ $? -eq 0 ]
 
 # Options pvnetd cannot take: exit status 2 (usage), the reason first on stderr, and
@@ -155,7 +155,7 @@ check "pvnetd --help: exit status 0" [ $rc -eq 0 ]
 check "... the usage on stdout" grep -q "^Usage: pvnetd" "$tmp/v.out"
 # --log-level err: the info lines (the start, the stop) are not logged.
 if start_pvnetd "$tmp/quiet" --log-level err; then
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 	check "pvnetd --log-level err: stops cleanly" [ $? -eq 0 ]
 	check "... having logged no info line" test ! -s "$tmp/quiet.log"
 else
@@ -175,7 +175,7 @@ if start_pvnetd "$tmp/rq" --rx-queue-kib 256 --max-queues 2 --tx-mode copy; then
 		"$tmp/rq.log"
 	check "... and --tx-mode copy, which pvnet status says" grep -q '"tx_mode": *"copy"' \
 		<($T "$PVNET" -d "$tmp/rq" status --json)
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 else
 	not_ok "pvnetd starts with --rx-queue-kib 256"
 fi
@@ -214,7 +214,7 @@ if start_pvnetd "$tmp/lo" --max-queues 1 --poll-us 0 --mac-ageing 1 --vif-mac-li
 		"$tmp/lo.log"
 	check "... its MAC table's room in the log" grep -q \
 		"switch: room for 256 MACs, 0 of them for the uplinks; up to 1 on one vif" "$tmp/lo.log"
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 	check "... and stops cleanly" [ $? -eq 0 ]
 else
 	not_ok "pvnetd starts at each option's least"
@@ -227,7 +227,7 @@ if start_pvnetd "$tmp/hi" --max-queues 16 --poll-us 1000 --mac-ageing 1000000 \
 	check "... 65536 KiB held per queue, 16 queues a vif, 16 GiB a guest: 255 pools" grep -q \
 		"guest RX: up to 65536 KiB waiting per queue, 16 queues per vif, 16 vifs per guest; copies of frames held for one guest: up to 16756081 KiB (255 hold pools)" \
 		"$tmp/hi.log"
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 	check "... and stops cleanly" [ $? -eq 0 ]
 else
 	not_ok "pvnetd starts at each option's most"
@@ -237,7 +237,7 @@ if start_pvnetd "$tmp/cap" --max-queues 1 --rx-guest-kib 16777216; then
 	check "pvnetd --max-queues 1 --rx-guest-kib 16777216: 16 pools, one a queue" grep -q \
 		"guest RX: up to 8192 KiB waiting per queue, 1 queues per vif, 16 vifs per guest; copies of frames held for one guest: up to 133857 KiB (16 hold pools)" \
 		"$tmp/cap.log"
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 	check "... and stops cleanly" [ $? -eq 0 ]
 else
 	not_ok "pvnetd starts with --max-queues 1 --rx-guest-kib 16777216"
@@ -353,7 +353,7 @@ if [ ${#rtmp} -le 60 ]; then
 	dir=$(pad_dir 80)
 	start_pvnetd "$dir" || exit 1
 	check "a run directory of 80 bytes: pvnetd starts" $T "$PVNET" -d "$dir" status
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 	check "... and stops cleanly" [ $? -eq 0 ]
 	rm -rf "$dir" "$dir.log"
 	# Through a relative path the length that counts is the absolute one.
@@ -419,7 +419,7 @@ print([d["store"] for d in json.load(sys.stdin)["domains"] if d["domid"] == 1][0
 touch "$tmp/stop"
 wait "$dom_pid"
 check "... the domain's process ends" [ $? -eq 0 ]
-stop_pvnetd
+check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 check "... and it stops cleanly" [ $? -eq 0 ]
 check "... removing its sockets" test ! -e "$tmp/cwd/rel/xenstore.sock" -a \
 	! -e "$tmp/cwd/rel/pvnetd.sock" -a ! -e "$tmp/cwd/rel/xenstore-dom1.sock"
@@ -492,7 +492,7 @@ print(socket.recv_fds(c, 65536, 8)[0].decode())' "$chanrun/run")
 	check "... the guests held their channels until told to go" [ "$chan_rc" -eq 0 ]
 	g=$(timeout 10 python3 -c "$chan_py" "$chanrun/run" 5 </dev/null)
 	check "... until the guests go: then 5 of 5 ($g)" [ "$g" = "5 None" ]
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 	check "... and pvnetd stops cleanly" [ $? -eq 0 ]
 else
 	echo "# the hard open-file limit is below 4000: the channel budget checks are skipped"
@@ -506,7 +506,7 @@ if [ "$hard" != unlimited ] && [ "$hard" -gt 1024 ]; then
 	wait_for_file "$tmp/lim/pvnetd.sock" 10
 	check "started under a soft open-file limit of 1024, pvnetd counts from the hard one ($hard)" \
 		grep -q "per guest (open-file limit $hard)" "$tmp/lim.log"
-	stop_pvnetd
+	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 fi
 
 # pvnet's own usage: status 2 for what it cannot take, 0 for version and help.
