@@ -110,6 +110,33 @@ front = sum(r["tx_ring_full"] + r["notifications_by"]["netfront_tx"] +
 assert front > 0, [(r["tx_ring_full"], r["notifications_by"]) for r in res]
 print("ok: %d runs, JSON shape valid, placement %s" % (len(res), res[0]["placement"]))
 ' "$TMP/out.json" "$t0" "$t1" || exit 1
+# What the same run says of itself: the command as given, the machine's CPU, a window as long
+# as --duration, the CPU time it measured (pvnetd's by its CPU clock, and no more than the
+# machine was busy), a table row per run, and nothing to warn about on stderr: its pvnetd
+# knew its tx mode and stopped cleanly.
+python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["command"] == sys.argv[4], (doc["command"], sys.argv[4])
+model = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
+assert not model or doc["machine"]["cpu"] == model[0], (doc["machine"], model)
+for r in doc["results"]:
+    assert 0.27 <= r["window_s"] <= 0.3 + 0.5, r["window_s"]
+    assert r["tx_mode_source"] == "pvnetd --tx-mode", r["tx_mode_source"]
+    assert r["learn_frame_seen"] is True, r
+    assert r["cpu_method"].startswith("rusage+cpuclock,"), r["cpu_method"]
+    c, m = r["cpu_s"], r["machine_cpu_s"]
+    assert c["pvnetd"] > 0 and c["frontend_tx"] > 0 and c["frontend_rx"] > 0, c
+    assert m["busy"] >= 0.5 * (c["pvnetd"] + c["frontend_tx"] + c["frontend_rx"]), (m, c)
+rows = [l.split() for l in open(sys.argv[2]) if l.strip()]
+assert rows[0][0] == "frame", rows[0]
+assert sorted((x[0], x[2]) for x in rows[1:]) == sorted(
+    [("64", "copy"), ("64", "map"), ("9000", "copy"), ("9000", "map")]), rows
+bad = [l for l in open(sys.argv[3]) if "warning" in l or "did not stop cleanly" in l]
+assert not bad, bad
+print("ok: command, machine, window, CPU time, table and a quiet stderr")
+' "$TMP/out.json" "$TMP/out.txt" "$TMP/err.txt" "$PVNET bench --section stream --duration 0.3 \
+--frame-size 64,9000 --queues 1 --tx-mode copy,map --json $TMP/out.json --pvnetd $PVNETD" || exit 1
 
 # The receiver's checks, end to end: a sender told to damage every 200th frame
 # (PVNET_BENCH_FAULT, for tests) gets each run failed, the damage counted: corrupt frames,
