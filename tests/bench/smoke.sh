@@ -265,9 +265,30 @@ rc=$?
 out=$(TMPDIR=$TMP/tmp timeout -s KILL 10 "$PVNET" bench -d "$TMP/ext" --section stream \
 	--duration 0.2 --frame-size 64 --tx-mode map 2>&1)
 rc_map=$?
+# Its pvnetd allows pvnetd's default of 8 queues: a run that asks for 9 fails, saying so.
+TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench -d "$TMP/ext" --section stream --duration 0.1 \
+	--frame-size 64 --queues 9 --json "$TMP/extq.json" >/dev/null 2>&1
+rc_q=$?
+# The sections that cannot run with -d say why, and nothing runs.
+TMPDIR=$TMP/tmp timeout -s KILL 30 "$PVNET" bench -d "$TMP/ext" --section tx_mode,tcp \
+	--json "$TMP/exts.json" >/dev/null 2>&1
+rc_s=$?
 kill "$ext_pid"
 wait "$ext_pid"
 [ $rc -eq 0 ] || { cat "$TMP/ext.err" "$TMP/ext.log"; echo "FAIL: pvnet bench -d: exit $rc"; exit 1; }
+[ $rc_q -eq 1 ] || { echo "FAIL: pvnet bench -d --queues 9 on a pvnetd of 8: exit $rc_q"; exit 1; }
+[ $rc_s -eq 0 ] || { echo "FAIL: pvnet bench -d --section tx_mode,tcp: exit $rc_s"; exit 1; }
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert "the vifs have 8 of the 9 queues asked for" in r.get("error", ""), r
+doc = json.load(open(sys.argv[2]))
+assert doc["results"] == [], doc["results"]
+s = doc["sections"]
+assert s["tx_mode"]["skipped"] == "with -d the running pvnetd\x27s tx mode is fixed", s["tx_mode"]
+assert s["tcp"]["skipped"].startswith("with -d: the tcp section starts a pvnetd"), s["tcp"]
+print("ok: -d: 9 queues of 8 refused, tx_mode and tcp skipped")
+' "$TMP/extq.json" "$TMP/exts.json" || exit 1
 if [ $rc_map -ne 1 ] || ! grep -q "runs --tx-mode copy, not the map" <<<"$out"; then
 	echo "FAIL: pvnet bench -d with another --tx-mode: exit $rc_map, $out"
 	exit 1
@@ -278,6 +299,8 @@ r = json.load(open(sys.argv[1]))["results"][0]
 assert "error" not in r, r["error"]
 assert r["tx_mode"] == "copy" and r["tx_mode_source"] == "pvnetd status", r
 assert r["rx_frames"] > 0 and r["corrupt"] == 0, r
+# Its CPU time too: its pid from its control socket (SO_PEERCRED), its process CPU clock.
+assert r["cpu_method"].startswith("rusage+cpuclock,") and r["cpu_us_per_kb"] > 0, r
 print("ok: -d reads the running pvnetd'"'"'s tx mode from its status, refuses another")
 ' "$TMP/ext.json" || exit 1
 
