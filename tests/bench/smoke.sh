@@ -395,6 +395,57 @@ print("ok: sections %s, JSON shape valid" % ",".join(sorted(sec)))
 ' "$TMP/sec.json" "$secs" || exit 1
 grep -q "verdict: " "$TMP/sec.txt" || { echo "FAIL: no verdict line"; exit 1; }
 
+# The peers section (3 s per peer: dpdk-testpmd over memif, iperf3 over veth as root) beside
+# pvnet's own figures, which are the sizes section's, and --plot's charts in a directory
+# that is there already.  A peer that cannot run here is named in the note or the skip.
+mkdir "$TMP/plot"
+TMPDIR=$TMP/tmp timeout -s KILL 120 "$PVNET" bench --section sizes,peers --frame-size 1024 \
+	--peer-duration 3 --duration 0.2 --warmup 0.1 --json "$TMP/peers.json" --plot "$TMP/plot" \
+	--pvnetd "$PVNETD" >"$TMP/peers.txt" 2>&1 ||
+	{ cat "$TMP/peers.txt"; echo "FAIL: pvnet bench --section sizes,peers --plot"; exit 1; }
+python3 -c '
+import json, os, shutil, sys
+doc = json.load(open(sys.argv[1]))
+sec, res = doc["sections"], doc["results"]
+sz = sec["sizes"]["runs"]
+assert [p["frame_size"] for p in sz] == [1024] and sz[0]["field"] == 92083, sz
+assert [res[i]["tx_mode"] for i in sz[0]["results"]] == ["map"], res
+s = sec["peers"]
+note = (s.get("note") or "") + (s["skipped"] or "")
+for peer in ("memif", "veth"):
+    g = None if s["skipped"] else s["runs"][0][peer + "_gbit_s"]
+    assert (g or 0) > 0 or peer + ":" in note or peer + "-peer.sh" in note, (peer, s)
+# A peer script that ended well measured every size.
+assert "exited with 0" not in note, note
+if not s["skipped"]:
+    assert [r["frame_size"] for r in s["runs"]] == [1024], s["runs"]
+    # pvnet is the sizes section'"'"'s point, without the sizes section'"'"'s field report.
+    assert [p["frame_size"] for p in s["pvnet"]] == [1024], s["pvnet"]
+    assert s["pvnet"][0]["field"] is None and s["pvnet"][0]["ratio"] is None, s["pvnet"][0]
+out = open(sys.argv[2]).read()
+if shutil.which("gnuplot"):
+    for name in ["sizes"] + (["peers"] if not s["skipped"] else []):
+        png = os.path.join(sys.argv[3], name + ".png")
+        assert os.path.getsize(png) > 0 and "chart: " + png in out, (png, out)
+    assert "failed" not in out, out
+else:
+    assert "gnuplot is not installed" in out, out
+print("ok: peers %s; --plot: %s" % (s["skipped"] or "measured", sorted(os.listdir(sys.argv[3]))))
+' "$TMP/peers.json" "$TMP/peers.txt" "$TMP/plot" || { cat "$TMP/peers.txt"; exit 1; }
+
+# On a terminal the bench says which run of how many it is starting: [1/2] and [2/2] for one
+# point in two rounds.
+if command -v script >/dev/null; then
+	cmd=$(printf '%q ' env TMPDIR="$TMP/tmp" "$PVNET" bench --section sizes --frame-size 64 \
+		--repeat 2 --duration 0.1 --warmup 0.1 --pvnetd "$PVNETD")
+	timeout -s KILL 60 script -qec "$cmd" /dev/null >"$TMP/tty.txt" 2>&1 ||
+		{ cat "$TMP/tty.txt"; echo "FAIL: pvnet bench on a terminal"; exit 1; }
+	prog=$(grep -o '^\[[0-9]*/[0-9]*\] sizes: 64 B' "$TMP/tty.txt" | tr '\n' ' ')
+	[ "$prog" = "[1/2] sizes: 64 B [2/2] sizes: 64 B " ] ||
+		{ cat "$TMP/tty.txt"; echo "FAIL: progress on a terminal: $prog"; exit 1; }
+	echo "ok: progress on a terminal: $prog"
+fi
+
 # The tcp section: skipped with its reason when not root; as root, iperf3 through pvnet
 # attach, bench/tapfwd and veth (1 s cases; a case iperf3 could not run is a failure the
 # note names, tolerated here on a loaded machine), and none of its namespaces left behind.
