@@ -487,8 +487,41 @@ else:
     assert [c["path"] for c in s["runs"] if c["case"] == "tapfwd-1"] == ["tapfwd"], s["runs"]
     assert "veth" in s["verdict"] and "TCPOFOQueue" in s["verdict"], s["verdict"]
     assert "tapfwd" in s["verdict"], s["verdict"]
+    # The queues pvnet attach negotiated for the 4-stream case, from the script.
+    assert "queues negotiated" in s.get("note", ""), s
     print("ok: tcp 5 cases: %s" % s["verdict"])
 ' "$TMP/tcp.json" $rc || exit 1
+# An iperf3 whose 4-stream clients report an error (after running, so that their servers end
+# as usual): the 1-stream cases measured, the bench failed (exit 1) for the others, and none
+# of the script's namespaces left behind.
+if iperf3=$(command -v iperf3); then
+	mkdir "$TMP/bin"
+	cat >"$TMP/bin/iperf3" <<EOF2
+#!/bin/sh
+case " \$* " in
+*" -P 4 "*) "$iperf3" "\$@" >/dev/null; echo '{"error": "a stand-in"}'; exit 1 ;;
+esac
+exec "$iperf3" "\$@"
+EOF2
+	chmod +x "$TMP/bin/iperf3"
+fi
+PATH=$TMP/bin:$PATH TMPDIR=$TMP/tmp timeout -s KILL 120 "$PVNET" bench --section tcp \
+	--tcp-duration 1 --json "$TMP/tcpf.json" --pvnetd "$PVNETD" >"$TMP/tcpf.txt" 2>&1
+rc=$?
+python3 -c '
+import json, sys, subprocess
+rc = int(sys.argv[2])
+s = json.load(open(sys.argv[1]))["sections"]["tcp"]
+if s["skipped"] is not None:
+    assert rc == 0, rc
+    print("ok: tcp skipped: %s" % s["skipped"])
+    sys.exit(0)
+assert rc == 1, rc
+assert {c["case"] for c in s["runs"]} <= {"veth-1", "pvnet-1q-1", "tapfwd-1"}, s["runs"]
+have = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+assert len(s["namespaces"]) == 6 and not [n for n in s["namespaces"] if n in have], s["namespaces"]
+print("ok: tcp cases that iperf3 fails fail the bench: %d measured" % len(s["runs"]))
+' "$TMP/tcpf.json" $rc || { cat "$TMP/tcpf.txt"; exit 1; }
 
 # A pvnetd that rejects --tx-mode persistent fails that run of a plain sweep, and says why.
 TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.2 --frame-size 64 \
