@@ -534,6 +534,8 @@ res = json.load(open(sys.argv[1]))["results"]
 assert [r["tx_mode"] for r in res] == ["map", "persistent"], res
 assert "error" not in res[0], res[0]
 assert "persistent" in res[1]["error"], res[1]
+# What pvnetd said, the last line of its log, says why it did not start.
+assert "\x27persistent\x27 is not map or copy" in res[1]["error"], res[1]
 print("ok: a pvnetd without persistent: its run failed with %r" % res[1]["error"])
 ' "$TMP/old.json" || exit 1
 left=$(find "$TMP/tmp" -mindepth 1 -maxdepth 1)
