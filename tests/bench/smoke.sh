@@ -551,3 +551,166 @@ rc=$?
 echo "ok: a pvnetd that cannot run ends the bench: $out"
 left=$(find "$TMP/tmp" -mindepth 1 -maxdepth 1)
 [ -z "$left" ] || { echo "FAIL: pvnet bench left its temporary directory: $left"; exit 1; }
+
+# Without --pvnetd, from the build tree: the pvnetd beside it (../pvnetd/pvnetd).  In
+# persistent mode, whose grants netback counts as mapped: no warning that the mode differs.
+if [ "$(realpath "$(dirname "$PVNET")/../pvnetd/pvnetd")" = "$(realpath "$PVNETD")" ]; then
+	TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.1 \
+		--frame-size 64 --tx-mode persistent >/dev/null 2>"$TMP/self.err" ||
+		{ cat "$TMP/self.err"; echo "FAIL: pvnet bench without --pvnetd in the build tree"; exit 1; }
+	if grep -q warning "$TMP/self.err"; then
+		cat "$TMP/self.err"
+		echo "FAIL: --tx-mode persistent warned"
+		exit 1
+	fi
+	echo "ok: without --pvnetd, the build tree's pvnetd, persistent mode"
+fi
+
+# A pvnetd slow to start (its socket after 0.5 s) and slow to stop (0.5 s after SIGTERM) is
+# waited for: the run goes through and pvnetd stops cleanly, not killed.
+cat >"$TMP/pvnetd-slow" <<EOF2
+#!/bin/bash
+sleep 0.5
+"$PVNETD" "\$@" &
+pid=\$!
+trap 'sleep 0.5; kill -TERM \$pid; wait \$pid; exit \$?' TERM
+wait \$pid
+EOF2
+chmod +x "$TMP/pvnetd-slow"
+mkdir "$TMP/slow"
+TMPDIR=$TMP/slow timeout -s KILL 60 "$PVNET" bench --section stream --duration 0.1 --frame-size 64 \
+	--tx-mode map --pvnetd "$TMP/pvnetd-slow" >/dev/null 2>"$TMP/slow.err"
+rc=$?
+sleep 0.2
+mapfile -t running < <(pgrep -f -- "--run-dir $TMP/slow/")
+[ ${#running[@]} -eq 0 ] || kill -KILL "${running[@]}"
+if [ $rc -ne 0 ] || [ -s "$TMP/slow.err" ] || [ ${#running[@]} -ne 0 ]; then
+	cat "$TMP/slow.err"
+	echo "FAIL: a slow pvnetd: exit $rc, left running: ${running[*]}"
+	exit 1
+fi
+rm -rf "$TMP/slow"
+echo "ok: a pvnetd slow to start and to stop is waited for"
+
+# A bench stopped by a signal (SIGTERM) ends its run, exits 130 and removes what it made; one
+# killed outright (SIGKILL, no cleanup of its own) takes pvnetd and the frontends with it.
+# While it runs, they are on the CPUs the run reports.
+alive() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+# start_long DIR [OPTION...]: a 10 s run in the background; $bpid and its children kids (pvnetd,
+# the frontends) once both frontends run.
+start_long() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	TMPDIR=$dir "$PVNET" bench --section stream --duration 10 --frame-size 64 --tx-mode map \
+		--json "$dir.json" --pvnetd "$PVNETD" "$@" >/dev/null 2>"$dir.err" &
+	bpid=$!
+	kids=()
+	for _ in $(seq 200); do
+		mapfile -t kids < <(pgrep -P "$bpid")
+		[ ${#kids[@]} -eq 3 ] && break
+		sleep 0.05
+	done
+	sleep 0.5
+}
+# abort MESSAGE: fail, ending what is left of the long run first.
+abort() {
+	kill -KILL "$bpid" "${kids[@]}" 2>/dev/null
+	echo "FAIL: $*"
+	exit 1
+}
+# gone PIDS...: true when none of them is alive within 5 s.
+gone() {
+	for _ in $(seq 100); do
+		local p some=
+		for p in "$@"; do alive "$p" && some=1; done
+		[ -z "$some" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+start_long "$TMP/term"
+[ ${#kids[@]} -eq 3 ] || abort "no pvnetd and frontends: ${kids[*]}"
+kill -TERM "$bpid"
+gone "$bpid" || abort "pvnet bench did not stop on SIGTERM"
+wait "$bpid"
+rc=$?
+gone "${kids[@]}" || abort "SIGTERM left pvnetd or a frontend running"
+left=$(find "$TMP/term" -mindepth 1)
+if [ $rc -ne 130 ] || ! grep -q "signal 15: stopping" "$TMP/term.err" || [ -n "$left" ]; then
+	cat "$TMP/term.err"
+	echo "FAIL: SIGTERM: exit $rc (not 130), left: $left"
+	exit 1
+fi
+echo "ok: SIGTERM: exit 130, nothing left"
+# A frontend that dies in the warm-up or the timed window fails its run at once, saying so
+# (not at the window's end), and the bench still stops pvnetd and removes its directory.
+for when in warm-up window; do
+	if [ $when = warm-up ]; then
+		start_long "$TMP/dead" --warmup 10
+	else
+		start_long "$TMP/dead"
+	fi
+	fe=$(for p in "${kids[@]}"; do [ "$(cat "/proc/$p/comm")" != pvnetd ] && echo "$p"; done | head -1)
+	[ -n "$fe" ] || abort "no frontend among ${kids[*]}"
+	kill -KILL "$fe"
+	gone "$bpid" || abort "a dead frontend did not end the run"
+	wait "$bpid"
+	rc=$?
+	gone "${kids[@]}" || abort "a dead frontend's run left pvnetd or a frontend"
+	left=$(find "$TMP/dead" -mindepth 1)
+	err=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0]["error"])' \
+		"$TMP/dead.json")
+	if [ $rc -ne 1 ] || [ "$err" != "a frontend process died" ] || [ -n "$left" ]; then
+		cat "$TMP/dead.err"
+		echo "FAIL: a frontend killed in the $when: exit $rc, error '$err', left: $left"
+		exit 1
+	fi
+	echo "ok: a frontend killed in the $when fails its run at once"
+done
+# pvnetd killed under a run (2 s): the run fails naming pvnetd's end, with its log's tail.
+start_long "$TMP/pvd" --duration 2
+pd=$(for p in "${kids[@]}"; do [ "$(cat "/proc/$p/comm")" = pvnetd ] && echo "$p"; done)
+[ -n "$pd" ] || abort "no pvnetd among ${kids[*]}"
+kill -KILL "$pd"
+for _ in $(seq 200); do alive "$bpid" || break; sleep 0.05; done
+alive "$bpid" && abort "pvnet bench went on without its pvnetd"
+wait "$bpid"
+rc=$?
+gone "${kids[@]}" || abort "a run without pvnetd left a frontend running"
+err=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0].get("error"))' \
+	"$TMP/pvd.json")
+if [ $rc -ne 1 ] || [ "$err" != "pvnetd exited (signal 9) during the run" ] ||
+	! grep -q "^--- end of .*/pvnetd-map.log ---" "$TMP/pvd.err" || [ -n "$(find "$TMP/pvd" -mindepth 1)" ]; then
+	cat "$TMP/pvd.err"
+	echo "FAIL: pvnetd killed under a run: exit $rc, error '$err'"
+	exit 1
+fi
+echo "ok: pvnetd killed under a run: the run fails, saying so"
+start_long "$TMP/kill"
+[ ${#kids[@]} -eq 3 ] || abort "no pvnetd and frontends: ${kids[*]}"
+placed=$(python3 -c '
+import os, sys
+def cpus(text):
+    out = set()
+    for part in (text or "").split(","):
+        if part:
+            lo, _, hi = part.partition("-")
+            out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+r = __import__("json").load(open(sys.argv[1]))["results"][0]
+if len(os.sched_getaffinity(0)) >= 2:
+    for pid in map(int, sys.argv[2:]):
+        pvnetd = open("/proc/%d/comm" % pid).read().strip() == "pvnetd"
+        want = cpus(r["pvnetd_cpus" if pvnetd else "guest_cpus"])
+        assert os.sched_getaffinity(pid) == want, (pid, pvnetd, os.sched_getaffinity(pid), want)
+print("ok")
+' "$TMP/out.json" "${kids[@]}" 2>&1)
+{
+	kill -KILL "$bpid"
+	wait "$bpid"
+} 2>/dev/null
+gone "${kids[@]}" || abort "a bench killed outright left pvnetd or a frontend running"
+rm -rf "$TMP/kill"
+[ "$placed" = ok ] || { echo "FAIL: pvnetd or a frontend not on its CPUs: $placed"; exit 1; }
+echo "ok: SIGKILL: pvnetd and the frontends die with the bench; they ran on their CPUs"
