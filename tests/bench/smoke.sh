@@ -5,7 +5,9 @@
 # First the plain sweep (--section stream) in its variants, then the sections of the
 # default run, shortened (the tcp section only as root, with 1 s cases), with the JSON
 # shape of `sections` checked, and a pvnetd that rejects --tx-mode persistent (an older
-# pvnetd) standing in for the real one.
+# pvnetd) standing in for the real one.  Then the peers and --plot, a stand-in iperf3 that
+# fails cases, and the bench's processes under signals: SIGTERM, a frontend or pvnetd killed
+# under a run, the bench itself SIGKILLed.
 #
 # Usage: smoke.sh PVNET PVNETD
 # Skips (77) only when pvnet bench says the vifs never connected (exit 3).
