@@ -609,7 +609,10 @@ start_long() {
 	bpid=$!
 	kids=()
 	for _ in $(seq 200); do
-		mapfile -t kids < <(pgrep -P "$bpid")
+		# pvnetd, A and B; not the janitor of the private directory (pvnet-janitor).
+		mapfile -t kids < <(pgrep -P "$bpid" | while read -r p; do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = pvnet-janitor ] || echo "$p"
+		done)
 		[ ${#kids[@]} -eq 3 ] && break
 		sleep 0.05
 	done
