@@ -266,7 +266,9 @@ void bench_tcp_run(struct bench *b, struct bench_section *s)
 		else if (!strncmp(line, "# placement: ", 13))
 			say(s->placement, sizeof(s->placement), "%s", line + 13);
 		else if (!strncmp(line, "# queues negotiated", 19))
-			say(s->note, sizeof(s->note), "pvnet attach, %s (4-stream case)", line + 2);
+			/* Added to the note: the failed cases' lines come before it. */
+			say(s->note + strlen(s->note), sizeof(s->note) - strlen(s->note),
+			    "%spvnet attach, %s (4-stream case)", s->note[0] ? "; " : "", line + 2);
 		else if (!strncmp(line, "# ", 2) && strstr(line, " failed: ")) {
 			/* A case iperf3 could not run: said, and a failure of the bench. */
 			say(s->note + strlen(s->note), sizeof(s->note) - strlen(s->note), "%s%s",
