@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* bench_cli.c - pvnet bench: options, the pvnetds of a sweep, the plain sweep and the document */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
