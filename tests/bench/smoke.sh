@@ -46,8 +46,8 @@ if pgrep -f -- "--run-dir $TMP/tmp/" >/dev/null; then
 	exit 1
 fi
 
-python3 -c '
-import json, os, sys
+# A CPU list as the kernel writes it ("0-1,3") into a set, for the checks' Python below.
+PY_CPUS='
 def cpus(text):
     out = set()
     for part in (text or "").split(","):
@@ -55,6 +55,9 @@ def cpus(text):
             lo, _, hi = part.partition("-")
             out |= set(range(int(lo), int(hi or lo) + 1))
     return out
+'
+python3 -c "$PY_CPUS"'
+import json, os, sys
 allowed = os.sched_getaffinity(0)
 ncpus = len(allowed)
 doc = json.load(open(sys.argv[1]))
@@ -699,15 +702,8 @@ fi
 echo "ok: pvnetd killed under a run: the run fails, saying so"
 start_long "$TMP/kill"
 [ ${#kids[@]} -eq 3 ] || abort "no pvnetd and frontends: ${kids[*]}"
-placed=$(python3 -c '
+placed=$(python3 -c "$PY_CPUS"'
 import os, sys
-def cpus(text):
-    out = set()
-    for part in (text or "").split(","):
-        if part:
-            lo, _, hi = part.partition("-")
-            out |= set(range(int(lo), int(hi or lo) + 1))
-    return out
 r = __import__("json").load(open(sys.argv[1]))["results"][0]
 if len(os.sched_getaffinity(0)) >= 2:
     for pid in map(int, sys.argv[2:]):
