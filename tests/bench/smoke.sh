@@ -642,14 +642,19 @@ gone() {
 	done
 	return 1
 }
+# end_long DIR WHAT: reap the long run (rc, its status); none of its children may outlive it;
+# left, what is left of its private directory DIR.
+end_long() {
+	wait "$bpid"
+	rc=$?
+	gone "${kids[@]}" || abort "$2 left pvnetd or a frontend running"
+	left=$(find "$1" -mindepth 1)
+}
 start_long "$TMP/term"
 [ ${#kids[@]} -eq 3 ] || abort "no pvnetd and frontends: ${kids[*]}"
 kill -TERM "$bpid"
 gone "$bpid" || abort "pvnet bench did not stop on SIGTERM"
-wait "$bpid"
-rc=$?
-gone "${kids[@]}" || abort "SIGTERM left pvnetd or a frontend running"
-left=$(find "$TMP/term" -mindepth 1)
+end_long "$TMP/term" "SIGTERM"
 if [ $rc -ne 130 ] || ! grep -q "signal 15: stopping" "$TMP/term.err" || [ -n "$left" ]; then
 	cat "$TMP/term.err"
 	echo "FAIL: SIGTERM: exit $rc (not 130), left: $left"
@@ -668,10 +673,7 @@ for when in warm-up window; do
 	[ -n "$fe" ] || abort "no frontend among ${kids[*]}"
 	kill -KILL "$fe"
 	gone "$bpid" || abort "a dead frontend did not end the run"
-	wait "$bpid"
-	rc=$?
-	gone "${kids[@]}" || abort "a dead frontend's run left pvnetd or a frontend"
-	left=$(find "$TMP/dead" -mindepth 1)
+	end_long "$TMP/dead" "a dead frontend's run"
 	err=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["results"][0]["error"])' \
 		"$TMP/dead.json")
 	if [ $rc -ne 1 ] || [ "$err" != "a frontend process died" ] || [ -n "$left" ]; then
