@@ -12,16 +12,10 @@
 set -u
 PVNET=$1
 PVNETD=$2
+. "$(dirname "$0")/../integration/lib.sh"
 TMP=$(mktemp -d /tmp/pvnet-bench-kill.XXXXXX)
 trap '[ -n "$pid" ] && kill -9 -- -$pid 2>/dev/null; rm -rf "$TMP"' EXIT
-fail=0
 pid=
-
-ok() { echo "ok: $*"; }
-not_ok() {
-	echo "FAIL: $*"
-	fail=1
-}
 
 # wait_for SECONDS COMMAND...: true once COMMAND is, false after SECONDS.
 wait_for() {
@@ -75,4 +69,4 @@ one() {
 
 one KILL
 one TERM
-exit $fail
+finish

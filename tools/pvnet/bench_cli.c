@@ -440,7 +440,7 @@ static void needed_modes(struct bench *b)
 
 static void janitor(struct bench *b, int rfd)
 {
-	char c;
+	char c, dir[sizeof(b->tmpdir)];
 	ssize_t n;
 
 	do
@@ -448,15 +448,13 @@ static void janitor(struct bench *b, int rfd)
 	while (n < 0 && errno == EINTR);
 	if (n != 0)
 		_exit(0); /* the conductor said it is done, or the pipe failed: leave it */
+	memcpy(dir, b->tmpdir, sizeof(dir));
 	usleep(JANITOR_GRACE_MS * 1000);
 	for (int i = 0; i < JANITOR_TRIES; i++) {
-		char keep[sizeof(b->tmpdir)];
-
-		memcpy(keep, b->tmpdir, sizeof(keep));
+		memcpy(b->tmpdir, dir, sizeof(dir)); /* bench_cleanup_tmp() clears it */
 		bench_cleanup_tmp(b);
-		if (access(keep, F_OK) < 0)
+		if (access(dir, F_OK) < 0)
 			_exit(0);
-		memcpy(b->tmpdir, keep, sizeof(keep));
 		usleep(100000);
 	}
 	_exit(1);
