@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "../common/test_skip.h"
 #include "hostrtt.h"
 
 /* The first two CPUs this process may use; false when it has fewer. */
@@ -49,12 +50,12 @@ static void test_not_ours(void **state)
 
 	(void)state;
 	if (!two_cpus(&a, &b) || sched_getaffinity(0, sizeof(s), &s) < 0)
-		skip();
+		test_skip("a CPU not ours: fewer than two CPUs to run on");
 	for (int c = CPU_SETSIZE - 1; c >= 0 && off < 0; c--)
 		if (!CPU_ISSET(c, &s))
 			off = c;
 	if (off < 0)
-		skip();
+		test_skip("a CPU not ours: every CPU is ours");
 	/*
 	 * Pinning to a CPU we may not use fails; both threads stop at once, the
 	 * side that could pin too: nothing waits out the timeout (a minute here,
@@ -72,7 +73,7 @@ static void test_sample(void **state)
 
 	(void)state;
 	if (!two_cpus(&a, &b))
-		skip();
+		test_skip("a sample: fewer than two CPUs to run on");
 	assert_int_equal(hostrtt_sample(a, b, 10000, &ns), 0);
 	/* More than nothing; less than 1 ms even on a host that preempted every block. */
 	assert_true(ns >= 1 && ns < 1000000);

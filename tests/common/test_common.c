@@ -24,6 +24,7 @@
 
 #include "fd_count.h"
 #include "log_capture.h"
+#include "test_skip.h"
 #include "common/bulkcopy.h"
 #include "common/ctlmsg.h"
 #include "common/log.h"
@@ -788,7 +789,7 @@ static void test_bulk_copy_probe(void **state)
 
 	(void)state;
 	if (!f)
-		skip();
+		test_skip("the AVX2 probe: no /proc/cpuinfo to check it against");
 	while (!seen && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "flags", 5) != 0)
 			continue;
@@ -797,7 +798,7 @@ static void test_bulk_copy_probe(void **state)
 	}
 	fclose(f);
 	if (!seen)
-		skip();
+		test_skip("the AVX2 probe: no flags line in /proc/cpuinfo to check it against");
 	assert_int_equal(bulk_copy_avx2, avx2);
 }
 
@@ -808,7 +809,7 @@ static void test_bulk_copy_avx2_loop(void **state)
 
 	(void)state;
 	if (!bulk_copy_avx2)
-		skip();
+		test_skip("the AVX2 copy loop: this CPU has no AVX2");
 	for (size_t n = 32; n <= 1024; n++) {
 		fill_pattern(src, sizeof(src), (unsigned int)n);
 		memset(got, 0x5a, sizeof(got));

@@ -12,7 +12,7 @@ PVNET=$2
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
-command -v tcpdump >/dev/null || { echo "SKIP: tcpdump not installed"; exit 77; }
+need_tool tcpdump
 # A 64 KiB tmpfs of our own for a pcap file that fills it; unmounted before tap_cleanup
 # removes $TAP_TMP (lazily: a capture still writing to it must not keep it mounted).
 FULL=$TAP_TMP/full

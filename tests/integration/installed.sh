@@ -12,9 +12,7 @@ PINGPONG=$4
 ZEROCOPY=$5
 . "$(dirname "$0")/lib.sh"
 
-for t in meson pkg-config; do
-	command -v "$t" >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
-done
+need_tool meson pkg-config
 
 tmp=$(mktemp -d)
 root=$tmp/root

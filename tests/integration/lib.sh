@@ -28,6 +28,40 @@ check_fails() {
 	if "$@" >/dev/null 2>&1; then not_ok "$what"; else ok "$what"; fi
 }
 
+# skip_check WHAT: checks this host cannot run, said on a line of their own that
+# scripts/test.sh lists after the run ("SKIP: WHAT"); the test goes on.
+skip_check() {
+	echo "SKIP: $*"
+}
+
+# have_tool TOOL: 0 when TOOL is installed.  Without it, 1, and either a skip_check or,
+# under scripts/test.sh (PVNET_TEST_DEPS=1, set once scripts/install-deps.sh ran), a
+# failure: there a missing tool is a package that script does not install.
+have_tool() {
+	command -v "$1" >/dev/null && return 0
+	if [ "${PVNET_TEST_DEPS:-}" = 1 ]; then
+		not_ok "$1 is not installed, though scripts/install-deps.sh ran"
+	else
+		skip_check "$1 is not installed"
+	fi
+	return 1
+}
+
+# need_tool TOOL...: go on only with every TOOL installed.  Without one, the whole test
+# is skipped (exit 77), or fails under scripts/test.sh (exit 1), as have_tool says.
+need_tool() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null && continue
+		if [ "${PVNET_TEST_DEPS:-}" = 1 ]; then
+			echo "FAIL: $t is not installed, though scripts/install-deps.sh ran"
+			exit 1
+		fi
+		echo "SKIP: $t is not installed"
+		exit 77
+	done
+}
+
 # wait_for_file PATH SECONDS
 wait_for_file() {
 	local i

@@ -8,10 +8,8 @@ PVNETD=$(realpath -- "$1")
 PVNET=$(realpath -- "$2")
 . "$(dirname "$0")/lib.sh"
 
-for t in xenstore-read xenstore-write xenstore-ls xenstore-rm xenstore-watch xenstore-list \
-	xenstore-exists xenstore-chmod; do
-	command -v "$t" >/dev/null || { echo "SKIP: $t not installed (xenstore-utils)"; exit 77; }
-done
+need_tool xenstore-read xenstore-write xenstore-ls xenstore-rm xenstore-watch xenstore-list \
+	xenstore-exists xenstore-chmod
 
 tmp=$(mktemp -d)
 run="$tmp/run"
@@ -367,7 +365,7 @@ if [ ${#rtmp} -le 60 ]; then
 	check "... and leaving no directory behind" test ! -e "$dir/rel12"
 	rm -rf "$dir"
 else
-	echo "# $rtmp is too long for the run directory length tests: skipped"
+	skip_check "the run directory length tests: $rtmp is too long"
 fi
 
 # A relative run directory: every path pvnetd logs and hands out is absolute, so a
@@ -495,7 +493,7 @@ print(socket.recv_fds(c, 65536, 8)[0].decode())' "$chanrun/run")
 	check "pvnetd exits 0 on SIGTERM" stop_pvnetd
 	check "... and pvnetd stops cleanly" [ $? -eq 0 ]
 else
-	echo "# the hard open-file limit is below 4000: the channel budget checks are skipped"
+	skip_check "the channel budget checks: the hard open-file limit is below 4000"
 fi
 
 # pvnetd raises its soft open-file limit to the hard one, and counts from that.

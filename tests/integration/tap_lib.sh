@@ -8,12 +8,10 @@ TAP_PIDS=()    # processes we started (adapters, iperf3 servers)
 TAP_TMP=$(mktemp -d)
 RUN="$TAP_TMP/run"
 
-# tap_require: exit 77 (skip) unless root with ip, iperf3 and ping.
+# tap_require: exit 77 (skip) unless root with ip, iperf3 and ping (or 1: need_tool).
 tap_require() {
 	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
-	for t in ip iperf3 ping timeout; do
-		command -v "$t" >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
-	done
+	need_tool ip iperf3 ping timeout
 	[ -c /dev/net/tun ] || { echo "SKIP: no /dev/net/tun"; exit 77; }
 	tap_host_icmp
 }

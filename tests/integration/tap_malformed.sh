@@ -14,7 +14,7 @@ PVNET=$2
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
-command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+need_tool python3
 trap tap_cleanup EXIT
 
 A=pvma$$

@@ -14,7 +14,7 @@ PVNET=$2
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
-command -v ethtool >/dev/null || { echo "SKIP: ethtool not installed"; exit 77; }
+need_tool ethtool
 trap tap_cleanup EXIT
 
 A=pvoa$$

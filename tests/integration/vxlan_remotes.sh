@@ -12,7 +12,7 @@ PVNET=$2
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
-command -v ethtool >/dev/null || { echo "SKIP: ethtool not installed"; exit 77; }
+need_tool ethtool
 trap tap_cleanup EXIT
 
 P=pvrp$$  # pvnetd's tunnel socket
@@ -75,7 +75,7 @@ check "reach the first remote ($a1 -> $b1 frames)" test $((b1 - a1)) -ge 100
 check "and not the second ($a2 -> $b2 frames)" test $((b2 - a2)) -le 4
 # Eight TCP flows: their datagrams leave pvnetd from several source ports (one per flow),
 # which the kernel's VTEP takes as any other (its RSS would spread them).
-if command -v tcpdump >/dev/null; then
+if have_tool tcpdump; then
 	timeout 15 ip netns exec "$K2" tcpdump -i vr2 -n -l -c 2000 \
 		"udp and dst port 4789 and src host 192.168.84.2" >"$TAP_TMP/dump" 2>/dev/null &
 	TD=$!

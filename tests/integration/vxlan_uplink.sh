@@ -13,8 +13,8 @@ PVNET=$2
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tap_lib.sh"
 tap_require
-command -v ethtool >/dev/null || { echo "SKIP: ethtool not installed"; exit 77; }
-command -v tcpdump >/dev/null || { echo "SKIP: tcpdump not installed"; exit 77; }
+need_tool ethtool
+need_tool tcpdump
 trap tap_cleanup EXIT
 
 K=pvxk$$ # the kernel's VTEP: vx0 (VNI 42), and the second pvnetd's tunnel socket

@@ -31,6 +31,7 @@
 
 #include "../common/fd_count.h"
 #include "../common/log_capture.h"
+#include "../common/test_skip.h"
 #include "cap_port.h"
 #include "switch/switch.h"
 #include "uplink/port.h"
@@ -210,8 +211,7 @@ static void test_down_tap_counts_errors(void **state)
 	struct tpkt t[3];
 	struct sw_pkt *pp[3];
 
-	if (ip("-V") != 0)
-		skip();
+	test_need_tool("ip");
 	for (unsigned int i = 0; i < 3; i++) {
 		frame_fill(f[i], sizeof(f[i]), (uint8_t)(10 + i));
 		pp[i] = tpkt_init(&t[i], f[i], 80, 14, false, 0);
@@ -277,11 +277,11 @@ static void test_full_tap_counts_eagain(void **state)
 	int sndbuf = 4096;
 	unsigned int ok, done = 0;
 
-	if (ip("-V") != 0 || system("tc -V >/dev/null 2>&1") != 0)
-		skip();
+	test_need_tool("ip");
+	test_need_tool("tc");
 	if (ip("link add pvbr0 type bridge") != 0 ||
 	    ip("link add pvq0 type veth peer name pvq1") != 0)
-		skip(); /* no bridge or veth in this kernel */
+		test_skip("a TAP that blocks: no bridge or veth in this kernel");
 	assert_int_equal(ip("link set " TAP " mtu 9000 master pvbr0"), 0);
 	assert_int_equal(ip("link set pvq0 mtu 9000 master pvbr0 up"), 0);
 	assert_int_equal(ip("link set pvq1 mtu 9000 up"), 0);
@@ -358,8 +358,7 @@ static void test_deleted_tap_stops_quietly(void **state)
 	struct log_capture lc;
 	char *log;
 
-	if (ip("-V") != 0)
-		skip();
+	test_need_tool("ip");
 	log_capture_start(&lc);
 	assert_int_equal(ip("link del " TAP), 0);
 	for (int tries = 0; tries < 200 && uplink_tap_port_running(w->tap); tries++)
@@ -568,8 +567,7 @@ static void test_netns_delete_failure(void **state)
 	char ns[64];
 
 	(void)state;
-	if (ip("-V") != 0)
-		skip();
+	test_need_tool("ip");
 	snprintf(ns, sizeof(ns), "pvnet-no-such-ns-%d", (int)getpid());
 	assert_int_equal(uplink_netns_delete(ns), -EIO);
 }

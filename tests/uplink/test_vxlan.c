@@ -21,6 +21,7 @@
 
 #include "../common/frame_builder.h"
 #include "../common/log_capture.h"
+#include "../common/test_skip.h"
 #include "cap_port.h"
 #include "switch/frame.h"
 #include "switch/switch.h"
@@ -1855,7 +1856,7 @@ static void test_port_families(void **state)
 
 	(void)state;
 	if (probe < 0)
-		skip(); /* no IPv6 here */
+		test_skip("IPv4 and IPv6 uplinks on one port: no IPv6 here");
 	close(probe);
 	snprintf(text, sizeof(text), "vxlan:id=10,remote=127.0.0.2,local=127.0.0.1,dstport=%u",
 		 port);
@@ -1989,7 +1990,7 @@ static void test_port_ecn_ipv6(void **state)
 
 	(void)state;
 	if (geteuid() != 0)
-		skip();
+		test_skip("ECN over IPv6: needs root (a network namespace)");
 	snprintf(ecn6_ns, sizeof(ecn6_ns), "pvnet-vx6-%d", (int)getpid());
 	assert_int_equal(uplink_netns_enter(ecn6_ns, &created, &saved), 0);
 	assert_true(created);
@@ -1997,7 +1998,7 @@ static void test_port_ecn_ipv6(void **state)
 	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		assert_int_equal(uplink_netns_leave(saved), 0);
-		skip(); /* no IPv6 here */
+		test_skip("ECN over IPv6: no IPv6 here");
 	}
 	inet_pton(AF_INET6, "fd00::2", &ifr6.addr);
 	ifr6.ifindex = (int)if_nametoindex("lo");
@@ -2089,7 +2090,8 @@ static void test_port_tx_eagain(void **state)
 
 	(void)state;
 	if (geteuid() != 0)
-		skip();
+		test_skip("a full send buffer: needs root (a network namespace)");
+	test_need_tool("tc");
 	snprintf(eagain_ns, sizeof(eagain_ns), "pvnet-vxq-%d", (int)getpid());
 	assert_int_equal(uplink_netns_enter(eagain_ns, &created, &saved), 0);
 	assert_true(created);
@@ -2100,7 +2102,7 @@ static void test_port_tx_eagain(void **state)
 		    "2>/dev/null");
 	assert_int_equal(uplink_netns_leave(saved), 0);
 	if (rc != 0)
-		skip(); /* no tc, or no tbf */
+		test_skip("a full send buffer: no tbf queueing discipline in this kernel");
 
 	snprintf(text, sizeof(text),
 		 "vxlan:id=9,remote=127.0.0.2,local=127.0.0.1,srcport=4789-4789,mtu=65000,netns=%s",
@@ -2159,7 +2161,7 @@ static void test_port_tx_unreachable(void **state)
 
 	(void)state;
 	if (geteuid() != 0)
-		skip();
+		test_skip("a remote with no route: needs root (a network namespace)");
 	snprintf(unreach_ns, sizeof(unreach_ns), "pvnet-vxu-%d", (int)getpid());
 	assert_int_equal(uplink_netns_enter(unreach_ns, &created, &saved), 0);
 	assert_true(created);
