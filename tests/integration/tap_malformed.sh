@@ -108,7 +108,8 @@ logB="$TAP_TMP/attach-$B.log"
 count() { sed -n "s/^ *$1: //p" "$2"; }
 for c in oversize bad_gso bad_csum; do
 	want=$(grep -c "^$c sent" <<<"$sent")
-	[ "$want" -gt 0 ] || { echo "# $c: none reached the TAP, not exercised here"; continue; }
+	[ "$want" -gt 0 ] ||
+		{ skip_check "$c: the kernel let none reach the TAP, not exercised here"; continue; }
 	n=$(count "tap_rx_$c" "$logA")
 	if [ "${n:-0}" -ge "$want" ]; then ok "$c: dropped and counted (tap_rx_$c $n)"; else
 		not_ok "$c: tap_rx_$c is ${n:-missing}, $want sent"; fi
