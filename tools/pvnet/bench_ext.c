@@ -208,6 +208,12 @@ void bench_tcp_run(struct bench *b, struct bench_section *s)
 	FILE *f;
 	int rc;
 
+	/* First what the command line rules out, which no host could change. */
+	if (b->ext_run_dir) {
+		snprintf(s->skipped, sizeof(s->skipped),
+			 "with -d: the tcp section starts a pvnetd of its own; run without -d");
+		return;
+	}
 	if (geteuid() != 0) {
 		snprintf(s->skipped, sizeof(s->skipped),
 			 "not root: network namespaces and pvnet attach need root");
@@ -221,11 +227,6 @@ void bench_tcp_run(struct bench *b, struct bench_section *s)
 		}
 	if (!script_path("tcp-vs-veth.sh", script, sizeof(script))) {
 		say(s->skipped, sizeof(s->skipped), "%s not found", script);
-		return;
-	}
-	if (b->ext_run_dir) {
-		snprintf(s->skipped, sizeof(s->skipped),
-			 "with -d: the tcp section starts a pvnetd of its own; run without -d");
 		return;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
