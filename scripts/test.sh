@@ -45,7 +45,7 @@ run_build() {
 	# The counts on the first line; then each skip said in a test's output, whose
 	# test meson may count as passed (one skipped check of many, or a cmocka skip()).
 	counts=$(python3 - "$dir"/meson-logs/testlog*.json <<'PY'
-import json, sys
+import json, re, sys
 p = f = s = 0
 said = []
 try:
@@ -56,9 +56,17 @@ try:
             if r in ("OK", "EXPECTEDFAIL"): p += 1
             elif r == "SKIP": s += 1
             else: f += 1
+            test = t.get("name", "?").split(" / ")[-1]
+            why, bare = [], set()
             for out in (t.get("stdout") or "").splitlines():
                 if out.startswith("SKIP: "):
-                    said.append("%s: %s" % (t.get("name", "?").split(" / ")[-1], out[6:]))
+                    why.append(out[6:])
+                elif re.fullmatch(r"\[  SKIPPED \] \w+", out):
+                    bare.add(out[13:])  # cmocka's own line, with or without a reason said
+            said += ["%s: %s" % (test, w) for w in why]
+            if len(bare) > len(why):
+                said.append("%s: %s skipped, %d of them without saying why" %
+                            (test, ", ".join(sorted(bare)), len(bare) - len(why)))
 except (OSError, ValueError):
     f += 1
 if p + f + s == 0:
