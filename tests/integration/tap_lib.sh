@@ -8,7 +8,8 @@ TAP_PIDS=()    # processes we started (adapters, iperf3 servers)
 TAP_TMP=$(mktemp -d)
 RUN="$TAP_TMP/run"
 
-# tap_require: exit 77 (skip) unless root with ip, iperf3 and ping (or 1: need_tool).
+# tap_require: exit 77 (skip) unless root with /dev/net/tun; ip, iperf3, ping and timeout
+# as need_tool says (a skip, or under scripts/test.sh a failure).
 tap_require() {
 	[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (network namespaces)"; exit 77; }
 	need_tool ip iperf3 ping timeout
