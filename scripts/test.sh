@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test.sh - build pvnet and run every test suite: a plain -Werror build, the same
-# under AddressSanitizer+UndefinedBehaviorSanitizer and under ThreadSanitizer (pvnetd
-# runs threads in every integration test), and a clang -Werror build with the fuzz
-# harnesses (the plain build
-# runs every suite, the clang-format check "format" too).  Lists every check skipped,
-# whole tests and single checks ("SKIP: why" in a test's output), then ends with
-# "N passed, N failed, N skipped" and exits non-zero on any failure.
+# test.sh - build pvnet and run every test suite: a plain -Werror build (every suite,
+# the clang-format check "format" too), the unit and integration suites under
+# AddressSanitizer+UndefinedBehaviorSanitizer and under ThreadSanitizer (pvnetd runs
+# threads in every integration test), and a clang -Werror build with the fuzz
+# harnesses.  Lists every check skipped, whole tests and single checks ("SKIP: why" in
+# a test's output), then ends with "N passed, N failed, N skipped" and exits non-zero
+# on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
