@@ -10,7 +10,8 @@
 # under a run, the bench itself SIGKILLed.
 #
 # Usage: smoke.sh PVNET PVNETD
-# Skips (77) only when pvnet bench says the vifs never connected (exit 3).
+# Never skips whole: vifs that never connect (the bench's exit 3) fail it, and the tcp
+# section, skipped without root, says so on a "SKIP:" line.
 set -u
 PVNET=$1
 PVNETD=$2
