@@ -172,10 +172,62 @@ for r in res:
     elif fault == "fail":
         assert "receiver: queue 0: PVNET_BENCH_FAULT: Input/output error" in r["error"], r
     else:
-        assert "is not corrupt:N, reorder:N or fail:N" in r["error"], r["error"]
+        assert "is not corrupt:N, reorder:N, fail:N (N >= 1) or slow:N" in r["error"], r["error"]
 print("ok: PVNET_BENCH_FAULT=%s: runs failed as they should" % fault)
 ' "$TMP/f.json" "$fault" "$rc" || { cat "$TMP/f.txt"; exit 1; }
 done
+
+# Drops accounted for, end to end: receiver threads that sleep 20 ms after each burst
+# (PVNET_BENCH_FAULT=slow:20000) make netback drop frames for B, and each run must still
+# stand: every frame sent was received or dropped under one of netback's reasons for B's
+# RX (none for A's TX), in the window and over the whole run.  Each frame queued for B then
+# waits past netback's 20 ms hold bound, so A's buffers are copied out and freed and A
+# outruns B, in every build (with 1 ms the queued frames keep A's buffers and A slows to
+# B's pace without a drop).  A pvnetd of the test's own, with the smallest RX queue
+# (--rx-queue-kib 128), keeps the drain short.
+for mode in copy map; do
+	rm -rf "$TMP/slow"
+	mkdir "$TMP/slow"
+	"$PVNETD" --run-dir "$TMP/slow" --tx-mode $mode --rx-queue-kib 128 --log-level warn \
+		2>"$TMP/slow.log" &
+	slow_pid=$!
+	for _ in $(seq 100); do [ -S "$TMP/slow/pvnetd.sock" ] && break; sleep 0.05; done
+	PVNET_BENCH_FAULT=slow:20000 TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench \
+		-d "$TMP/slow" --section stream --duration 0.3 --frame-size 1514 --queues 1 \
+		--tx-mode $mode --json "$TMP/s.json" >"$TMP/s.txt" 2>&1
+	rc=$?
+	kill "$slow_pid"
+	wait "$slow_pid"
+	python3 -c '
+import json, sys
+rc = int(sys.argv[2])
+res = json.load(open(sys.argv[1]))["results"]
+assert rc == 0, "exit status %d" % rc
+assert len(res) == 1, res
+r = res[0]
+assert not r.get("error"), r["error"]
+t, d = r["run_totals"], r["drops"]
+assert t["unaccounted"] == 0 and t["tx_frames"] > t["rx_frames"] > 0, t
+assert r["dropped"] > 0 and r["rx_frames"] > 0, (r["dropped"], r["rx_frames"])
+rx = sum(v for k, v in d.items() if k.startswith("netback_rx_"))
+tx = sum(v for k, v in d.items() if k.startswith("netback_tx_"))
+assert rx == r["dropped"] and tx == 0, d
+print("ok: PVNET_BENCH_FAULT=slow: %s dropped %d of %d, each counted" % (
+    r["tx_mode"], t["tx_frames"] - t["rx_frames"], t["tx_frames"]))
+' "$TMP/s.json" "$rc" || { cat "$TMP/s.txt" "$TMP/slow.log"; exit 1; }
+done
+
+# The bound of slow:N: a second at most.
+PVNET_BENCH_FAULT=slow:1000001 TMPDIR=$TMP/tmp timeout -s KILL 60 "$PVNET" bench --section stream \
+	--duration 0.1 --frame-size 64 --queues 1 --tx-mode copy --json "$TMP/s.json" \
+	--pvnetd "$PVNETD" >"$TMP/s.txt" 2>&1
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "'slow:1000001' is not" "$TMP/s.txt"; then
+	echo "FAIL: PVNET_BENCH_FAULT=slow:1000001: exit $rc"
+	cat "$TMP/s.txt"
+	exit 1
+fi
+echo "ok: PVNET_BENCH_FAULT=slow:1000001 refused"
 
 # A placement the bench does not know is refused before anything starts; on one CPU,
 # split has nothing to split and says so.

@@ -364,14 +364,16 @@ static int guest_up(struct guest *g, struct bench_reply *r)
 }
 
 /*
- * PVNET_BENCH_FAULT=corrupt:N, reorder:N or fail:N, for tests of the
- * receiver's checks and of a failing data thread (docs/benchmarks.md): the
- * sender damages every Nth frame (bench_guest_data.c, fill()), or each
- * receiver thread fails after N frames.  Anything else in it is refused.
+ * PVNET_BENCH_FAULT=corrupt:N, reorder:N, fail:N or slow:N, for tests of the
+ * receiver's checks, of a failing data thread and of the accounting of
+ * drops (docs/benchmarks.md): the sender damages every Nth frame
+ * (bench_guest_data.c, fill()), each receiver thread fails after N frames,
+ * or each sleeps N microseconds (at most a second) after every burst it
+ * took, so that netback must drop.  Anything else in it is refused.
  */
 static int fault_setup(struct guest *g, struct bench_reply *r)
 {
-	static const char *const kinds[] = {"corrupt:", "reorder:", "fail:"};
+	static const char *const kinds[] = {"corrupt:", "reorder:", "fail:", "slow:"};
 	const char *v = getenv("PVNET_BENCH_FAULT");
 	size_t k, len = 0;
 	unsigned long n;
@@ -394,12 +396,20 @@ static int fault_setup(struct guest *g, struct bench_reply *r)
 		g->fail_after = (unsigned int)n;
 		return 0;
 	}
+	if (k == 3) {
+		if (n > 1000000)
+			goto bad;
+		g->slow_us = (unsigned int)n;
+		return 0;
+	}
 	g->fault_reorder = k == 1;
 	g->fault_every = (unsigned int)n;
 	return 0;
 bad:
 	snprintf(r->error, sizeof(r->error),
-		 "PVNET_BENCH_FAULT: '%s' is not corrupt:N, reorder:N or fail:N (N >= 1)", v);
+		 "PVNET_BENCH_FAULT: '%s' is not corrupt:N, reorder:N, fail:N (N >= 1) or slow:N "
+		 "(1 <= N <= 1000000)",
+		 v);
 	return -EINVAL;
 }
 

@@ -88,12 +88,14 @@ struct guest {
 	struct bench_tmpl tmpl[BENCH_MAX_FLOWS];
 	/*
 	 * PVNET_BENCH_FAULT (tests): every fault_every-th frame sent damaged, or
-	 * reordered; or each receiver thread failing once it has received
-	 * fail_after frames.  0: not asked for.
+	 * reordered; each receiver thread failing once it has received
+	 * fail_after frames; or sleeping slow_us microseconds after each burst
+	 * it took.  0: not asked for.
 	 */
 	unsigned int fault_every;
 	bool fault_reorder;
 	unsigned int fail_after;
+	unsigned int slow_us;
 	int wake_fd;
 	_Atomic bool stop;
 	_Atomic unsigned int snap_gen;

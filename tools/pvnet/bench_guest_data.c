@@ -469,6 +469,13 @@ void *bench_guest_receiver(void *arg)
 			worker_fail(w, "PVNET_BENCH_FAULT", -EIO);
 			break;
 		}
+		if (g->slow_us && n > 0) {
+			/* PVNET_BENCH_FAULT=slow:N (tests): a receiver slower than its sender. */
+			struct timespec ts = {.tv_sec = g->slow_us / 1000000,
+					      .tv_nsec = (long)(g->slow_us % 1000000) * 1000};
+
+			nanosleep(&ts, NULL);
+		}
 		if (n == 0)
 			worker_wait(w);
 	}
