@@ -459,7 +459,8 @@ struct back_guest {
  * @broken: 0, or a worker found the guest misbehaving: 1 while it writes
  *	@broken_reason, 2 once the reason is ready (any thread)
  * @broken_reason: its reason, written by the worker that set @broken
- * @error: last fatal reason (loop thread)
+ * @error: why this connection was disabled (back_vif_fatal()), until a new
+ *	one begins (InitWait) (loop thread)
  * @ctrl: the control ring, if the frontend set one up
  * @hash: RX steering configuration (hash.c; written by queue 0's worker)
  * @stats: per-queue counters

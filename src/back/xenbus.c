@@ -171,8 +171,24 @@ void back_xenbus_carrier(struct back_vif *vif)
 
 void back_xenbus_switch_state(struct back_vif *vif, enum xenbus_state s)
 {
+	char path[160];
 	int rc;
 
+	/*
+	 * InitWait: a new connection begins, and the reason the last one was
+	 * disabled (back_vif_fatal()) is no longer this vif's: `pvnet show`
+	 * must not call a connected vif disabled, nor a frontend read the old
+	 * reason when this connection closes.  The fatal count keeps the history.
+	 */
+	if (s == XenbusStateInitWait && vif->error) {
+		free(vif->error);
+		vif->error = NULL;
+		snprintf(path, sizeof(path), "%s/error", vif->be_path);
+		rc = store_rm(vif->b->store, path);
+		if (rc < 0 && rc != -ENOENT)
+			warn("vif%u.%u: removing %s: %s", vif->domid, vif->devid, path,
+			     strerror(-rc));
+	}
 	vif->state = s;
 	/* The carrier first: a frontend that sees Connected finds it up to date. */
 	back_xenbus_carrier(vif);
