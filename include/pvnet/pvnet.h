@@ -100,6 +100,19 @@ uint16_t pvnet_domain_id(const struct pvnet_domain *dom);
 int pvnet_domain_set_name(struct pvnet_domain *dom, const char *name);
 
 /**
+ * pvnet_domain_vif_error() - why the backend refused the last vif created on @dom
+ * @dom: the domain
+ *
+ * When pvnet_vif_create() fails because the backend closed the vif while it
+ * connected (-ENOTCONN), the reason the backend gave, as
+ * pvnet_vif_backend_error() gives it for a vif that exists (e.g.
+ * "starting worker 4: Resource temporarily unavailable").
+ *
+ * Return: NULL unless the last pvnet_vif_create() on @dom failed so, else the reason
+ */
+const char *pvnet_domain_vif_error(const struct pvnet_domain *dom);
+
+/**
  * pvnet_domain_pages() - the number of pages of guest memory
  * @dom: the domain
  *
@@ -432,6 +445,21 @@ bool pvnet_vif_carrier(const struct pvnet_vif *vif);
  * Return: NULL while the vif is healthy, else a sentence for people
  */
 const char *pvnet_vif_error(const struct pvnet_vif *vif);
+
+/**
+ * pvnet_vif_backend_error() - why the backend closed the vif, in its words
+ * @vif: the vif
+ *
+ * A backend that disables a vif writes why in its directory's "error" key
+ * before it closes (pvnetd does, as Linux's netback writes its error node),
+ * e.g. "tx: slot crosses its page (slot 6)".  The vif reads it when it
+ * sees the backend close (pvnet_vif_process()); every byte that is not
+ * printable ASCII reads as '?', and it is cut at 255 bytes.  It stays until
+ * pvnet_vif_reconnect().
+ *
+ * Return: NULL unless the backend closed the vif and gave a reason, else the reason
+ */
+const char *pvnet_vif_backend_error(const struct pvnet_vif *vif);
 
 /**
  * pvnet_vif_queues() - the number of queues negotiated

@@ -64,6 +64,7 @@ struct pvnet_domain {
 	uint32_t nr_free_frames;
 	uint32_t abandoned;
 	char store_path[PATH_MAX];
+	char vif_error[256]; /* the backend's reason for the last failed pvnet_vif_create() */
 };
 
 /* Largest guest memory: enough for many queues of 64 KiB frames, small enough to map at once. */
@@ -379,6 +380,21 @@ int pvnet_evtchn_close(struct pvnet_domain *d, struct pvnet_evtchn *ch)
 uint32_t pvnet_domain_abandoned_pages(const struct pvnet_domain *d)
 {
 	return d->abandoned;
+}
+
+/**
+ * front_domain_set_vif_error() - record why a pvnet_vif_create() failed, as its backend said
+ * @d: the domain
+ * @why: the backend's reason (already made printable), "" for none
+ */
+void front_domain_set_vif_error(struct pvnet_domain *d, const char *why)
+{
+	snprintf(d->vif_error, sizeof(d->vif_error), "%s", why);
+}
+
+const char *pvnet_domain_vif_error(const struct pvnet_domain *d)
+{
+	return d->vif_error[0] ? d->vif_error : NULL;
 }
 
 /**

@@ -24,6 +24,7 @@ int front_domain_grant_page(struct pvnet_domain *d, uint16_t remote, bool readon
 			    grant_ref_t *ref);
 void front_domain_ungrant_page(struct pvnet_domain *d, uint32_t frame, grant_ref_t ref);
 int front_domain_call(struct pvnet_domain *d, const json_t *req, json_t **reply, int timeout_ms);
+void front_domain_set_vif_error(struct pvnet_domain *d, const char *why);
 /* Make @ch's fd readable, as an event would (the self kick of queue.c); 0 or -errno. */
 int front_evtchn_self_kick(const struct pvnet_evtchn *ch);
 struct hv_gntshr *front_domain_gntshr(struct pvnet_domain *d);
@@ -317,6 +318,7 @@ struct pvnet_vif {
 	atomic_int status;
 	atomic_flag reason_set;
 	char reason[160];	/* one line: "queue N: RX slot I: what was wrong" */
+	char be_error[256];	/* the closing backend's "error" key, printable; "" none */
 	bool ctrl_offered;	/* the backend wrote feature-ctrl-ring = 1 */
 	bool mcast_offered;	/* the backend wrote feature-multicast-control = 1 */
 	struct front_ctrl ctrl; /* set up when cfg.ctrl_ring && ctrl_offered */

@@ -2,10 +2,13 @@
 /* xenbus.c - netfront's XenbusState machine: vif create, connect, reconnect, destroy */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <xen/io/xs_wire.h>
 
 #include "common/mac.h"
 #include "front/front.h"
@@ -164,6 +167,30 @@ static void be_read_carrier(struct pvnet_vif *vif)
 	snprintf(path, sizeof(path), "%s/carrier", vif->be_path);
 	vif->carrier =
 	    front_xs_read_uint(vif->xs, FRONT_XS_NO_TXN, path, 1, UINT32_MAX, &v) < 0 || v != 0;
+}
+
+/*
+ * The reason a backend that closed the vif left in its "error" key (pvnetd
+ * writes why it disabled the vif there: docs/netback.md, Fatal errors),
+ * into vif->be_error: read once into our memory, cut to fit, and every
+ * byte that is not printable ASCII made '?', since it is shown to people.
+ * Left empty when there is none or it cannot be read.
+ */
+static void be_read_error(struct pvnet_vif *vif)
+{
+	char path[FRONT_PATH_MAX + 8], val[XENSTORE_PAYLOAD_MAX + 1];
+	int n;
+
+	vif->be_error[0] = '\0';
+	snprintf(path, sizeof(path), "%s/error", vif->be_path);
+	n = front_xs_read(vif->xs, FRONT_XS_NO_TXN, path, val, sizeof(val));
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(vif->be_error))
+		n = (int)sizeof(vif->be_error) - 1;
+	for (int i = 0; i < n; i++)
+		vif->be_error[i] = val[i] >= 0x20 && val[i] < 0x7f ? val[i] : '?';
+	vif->be_error[n] = '\0';
 }
 
 /*
@@ -449,13 +476,16 @@ static int vif_connect(struct pvnet_vif *vif)
 	bool num_queues_key = false;
 	int rc;
 
+	vif->be_error[0] = '\0';
 	rc = fe_write_state(vif, XenbusStateInitialising);
 	if (rc < 0)
 		return rc;
 	rc = be_wait(vif, BIT(XenbusStateInitWait), 0);
 	if (rc == -ETIMEDOUT &&
-	    (BIT(vif->be_state) & (BIT(XenbusStateClosing) | BIT(XenbusStateClosed))))
+	    (BIT(vif->be_state) & (BIT(XenbusStateClosing) | BIT(XenbusStateClosed)))) {
 		rc = -ENOTCONN;
+		be_read_error(vif);
+	}
 	if (rc < 0)
 		return rc;
 	rc = negotiate(vif, &num_queues_key);
@@ -490,6 +520,8 @@ static int vif_connect(struct pvnet_vif *vif)
 		front_queue_rx_refill(&vif->queues[i]);
 	rc = be_wait(vif, BIT(XenbusStateConnected),
 		     BIT(XenbusStateClosing) | BIT(XenbusStateClosed));
+	if (rc == -ENOTCONN)
+		be_read_error(vif); /* the backend refused the connection: why */
 	if (rc < 0)
 		goto close;
 	be_read_carrier(vif);
@@ -627,6 +659,7 @@ int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cf
 	int rc;
 
 	*out = NULL;
+	front_domain_set_vif_error(dom, "");
 	rc = check_config(cfg);
 	if (rc < 0)
 		return rc;
@@ -663,8 +696,10 @@ int pvnet_vif_create(struct pvnet_domain *dom, const struct pvnet_vif_config *cf
 	if (rc < 0)
 		goto close_xs;
 	rc = vif_connect(vif);
-	if (rc < 0)
+	if (rc < 0) {
+		front_domain_set_vif_error(dom, vif->be_error);
 		goto close_xs;
+	}
 	*out = vif;
 	return 0;
 
@@ -729,6 +764,7 @@ int pvnet_vif_process(struct pvnet_vif *vif)
 		/* Keep a broken vif's -EIO: it says more than -ENOTCONN. */
 		int expected = 0;
 
+		be_read_error(vif);
 		if (atomic_compare_exchange_strong(&vif->status, &expected, -ENOTCONN))
 			front_vif_wake(vif);
 		rc = fe_write_state(vif, XenbusStateClosed);
@@ -758,6 +794,11 @@ enum xenbus_state pvnet_vif_backend_state(const struct pvnet_vif *vif)
 bool pvnet_vif_carrier(const struct pvnet_vif *vif)
 {
 	return vif->state == XenbusStateConnected && vif->carrier;
+}
+
+const char *pvnet_vif_backend_error(const struct pvnet_vif *vif)
+{
+	return vif->be_error[0] ? vif->be_error : NULL;
 }
 
 const char *pvnet_vif_error(const struct pvnet_vif *vif)

@@ -20,6 +20,15 @@
 #include "harness.h"
 #include "vif_ctx.h"
 
+/* The backend's "error" key, written as dom0 writes it. */
+static void set_be_error(struct ctx *c, const char *why)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/error", c->fb.be);
+	assert_true(xs_write(H.dom0, XBT_NULL, path, why, strlen(why)));
+}
+
 /* The bounds of struct pvnet_vif_config are inclusive: the largest and smallest values pass. */
 static void test_config_bounds(void **state)
 {
@@ -112,6 +121,12 @@ static void test_backend_closed_before_connect(void **state)
 	c.cfg.timeout_ms = 200;
 	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -ENOTCONN);
 	assert_null(vif);
+	assert_null(pvnet_domain_vif_error(c.dom));
+	/* A reason in its "error" key is the domain's to read. */
+	set_be_error(&c, "guest requested 99 queues, exceeding the maximum of 8");
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -ENOTCONN);
+	assert_string_equal(pvnet_domain_vif_error(c.dom),
+			    "guest requested 99 queues, exceeding the maximum of 8");
 	ctx_fini(&c);
 }
 
@@ -306,6 +321,81 @@ static void test_backend_gone(void **state)
 }
 
 /*
+ * A backend that closes a connected vif says why in its "error" key: the
+ * vif reads it once it sees the close, with its control characters (a
+ * terminal's escape among them) made '?', and forgets it when it connects
+ * again.  A close without the key has no reason.
+ */
+static void test_backend_error_after_connect(void **state)
+{
+	struct fake_be_opts opts = {0};
+	struct pvnet_vif *vif;
+	char path[160], long_why[400];
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 50, &opts);
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), 0);
+	assert_null(pvnet_vif_backend_error(vif));
+	set_be_error(&c, "tx: slot crosses its page (slot 6)\x1b[2J\n");
+	fb_set_state(&c.fb, XenbusStateClosing);
+	assert_int_equal(process_until(vif, XenbusStateClosed), XenbusStateClosed);
+	assert_non_null(pvnet_vif_backend_error(vif));
+	assert_string_equal(pvnet_vif_backend_error(vif),
+			    "tx: slot crosses its page (slot 6)?[2J?");
+	assert_null(pvnet_vif_error(vif)); /* the backend's word, not a protocol break */
+
+	/* Connected again: no reason.  Then closed without one: none either. */
+	snprintf(path, sizeof(path), "%s/error", c.fb.be);
+	assert_true(xs_rm(H.dom0, XBT_NULL, path));
+	assert_int_equal(pvnet_vif_reconnect(vif), 0);
+	assert_null(pvnet_vif_backend_error(vif));
+	fb_set_state(&c.fb, XenbusStateClosing);
+	assert_int_equal(process_until(vif, XenbusStateClosed), XenbusStateClosed);
+	assert_null(pvnet_vif_backend_error(vif));
+
+	/* A reason longer than the vif keeps: its first 255 bytes. */
+	memset(long_why, 'x', sizeof(long_why) - 1);
+	long_why[sizeof(long_why) - 1] = '\0';
+	set_be_error(&c, long_why);
+	assert_int_equal(pvnet_vif_reconnect(vif), 0);
+	fb_set_state(&c.fb, XenbusStateClosing);
+	assert_int_equal(process_until(vif, XenbusStateClosed), XenbusStateClosed);
+	assert_non_null(pvnet_vif_backend_error(vif));
+	assert_int_equal(strlen(pvnet_vif_backend_error(vif)), 255);
+	assert_int_equal(strspn(pvnet_vif_backend_error(vif), "x"), 255);
+	pvnet_vif_destroy(vif);
+	ctx_fini(&c);
+}
+
+/*
+ * A backend that refuses the connection (Closing where Connected was
+ * awaited) fails pvnet_vif_create() with -ENOTCONN, and its reason is the
+ * domain's until the next create; a create that fails before the backend
+ * speaks has none.
+ */
+static void test_backend_error_at_create(void **state)
+{
+	struct fake_be_opts opts = {.close_on_connect = true};
+	struct pvnet_vif *vif;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c, 51, &opts);
+	c.cfg.timeout_ms = 1000;
+	set_be_error(&c, "starting worker 4: Resource temporarily unavailable");
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -ENOTCONN);
+	assert_null(vif);
+	assert_non_null(pvnet_domain_vif_error(c.dom));
+	assert_string_equal(pvnet_domain_vif_error(c.dom),
+			    "starting worker 4: Resource temporarily unavailable");
+	c.cfg.queues = PVNET_MAX_QUEUES + 1;
+	assert_int_equal(pvnet_vif_create(c.dom, &c.cfg, &vif), -EINVAL);
+	assert_null(pvnet_domain_vif_error(c.dom));
+	ctx_fini(&c);
+}
+
+/*
  * The toolstack takes the device away (the backend's state gone, the
  * frontend's directory no longer the guest's to write): the vif is Closed
  * even though it cannot write its own state key any more.
@@ -351,6 +441,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_carrier_down_at_first_connect),
 	    cmocka_unit_test(test_backend_gone),
 	    cmocka_unit_test(test_device_removed),
+	    cmocka_unit_test(test_backend_error_after_connect),
+	    cmocka_unit_test(test_backend_error_at_create),
 	};
 
 	return h_run_group(&H, argc, argv, tests, sizeof(tests) / sizeof(tests[0]));

@@ -344,8 +344,11 @@ static int attach_run(struct attach *a, int sig_fd)
 			}
 		}
 		if (rc < 0 || rc != XenbusStateConnected) {
-			fprintf(stderr, "pvnet attach: the backend disconnected (%s)\n",
-				rc < 0 ? strerror(-rc) : "state closed");
+			fprintf(stderr, "pvnet attach: the backend disconnected (%s)%s%s\n",
+				rc < 0 ? strerror(-rc) : "state closed",
+				pvnet_vif_backend_error(a->vif) ? ": " : "",
+				pvnet_vif_backend_error(a->vif) ? pvnet_vif_backend_error(a->vif)
+								: "");
 			return rc < 0 ? rc : -ENOTCONN;
 		}
 		follow_carrier(a);
@@ -643,7 +646,9 @@ int attach_main(int argc, char **argv, const char *run_dir)
 			strerror(-rc));
 	rc = vif_create(a, dom, &o);
 	if (rc < 0) {
-		fprintf(stderr, "pvnet attach: vif: %s\n", strerror(-rc));
+		fprintf(stderr, "pvnet attach: vif: %s%s%s\n", strerror(-rc),
+			pvnet_domain_vif_error(dom) ? ": the backend says " : "",
+			pvnet_domain_vif_error(dom) ? pvnet_domain_vif_error(dom) : "");
 		goto out_dom;
 	}
 	a->nq = pvnet_vif_queues(a->vif);

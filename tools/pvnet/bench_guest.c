@@ -320,8 +320,10 @@ static int guest_up(struct guest *g, struct bench_reply *r)
 	rc = pvnet_vif_create(g->dom, &vc, &g->vif);
 	if (rc < 0) {
 		r->never_connected = rc == -ETIMEDOUT || rc == -ENOTCONN || rc == -EOPNOTSUPP;
-		snprintf(r->error, sizeof(r->error), "vif of domain %u did not connect: %s",
-			 r->domid, strerror(-rc));
+		snprintf(r->error, sizeof(r->error), "vif of domain %u did not connect: %s%s%s",
+			 r->domid, strerror(-rc),
+			 pvnet_domain_vif_error(g->dom) ? ": the backend says " : "",
+			 pvnet_domain_vif_error(g->dom) ? pvnet_domain_vif_error(g->dom) : "");
 		return rc;
 	}
 	g->nq = pvnet_vif_queues(g->vif);
