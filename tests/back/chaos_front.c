@@ -72,6 +72,18 @@ static void pub_adv(RING_IDX *pub, RING_IDX v)
 }
 
 /*
+ * Is a response producer @prod past @pub, the furthest request producer A
+ * published, seen from @cons, the responses A has read?  Measured from
+ * @cons, where both are ahead: A's jumps may take @pub more than 2^31
+ * past the responses (the backend answers none of them), where a signed
+ * difference of @pub and @prod alone would call an idle ring's 0 beyond.
+ */
+static bool rsp_beyond(RING_IDX pub, RING_IDX cons, RING_IDX prod)
+{
+	return prod - cons > pub - cons;
+}
+
+/*
  * A wrote into slots that may hold responses it has not read (a rewrite, a
  * write past its ring): every such response has an index below A's
  * producer @pvt, so the responses below it go unchecked.
@@ -536,7 +548,7 @@ void chaos_a_reap(struct chaos *ch, unsigned int qi)
 			ff_tx_reap(&ch->x->a, qi);
 		return;
 	}
-	CHK(ch, (int32_t)(ch->tx_pub[qi] - prod) >= 0,
+	CHK(ch, !rsp_beyond(ch->tx_pub[qi], q->tx.rsp_cons, prod),
 	    "A's tx q%u: rsp_prod %u is beyond every req_prod it published (%u)", qi, prod,
 	    ch->tx_pub[qi]);
 	if (!clean(false, &ch->tx_dirty[qi], ch->tx_until[qi], q->tx.rsp_cons) &&
@@ -567,7 +579,7 @@ static void a_rx_check(struct chaos *ch, unsigned int qi)
 
 	if (!clean(ch->rx_taint[qi], &ch->rx_dirty[qi], ch->rx_until[qi], q->rx.rsp_cons))
 		return;
-	CHK(ch, (int32_t)(ch->rx_pub[qi] - prod) >= 0,
+	CHK(ch, !rsp_beyond(ch->rx_pub[qi], q->rx.rsp_cons, prod),
 	    "A's rx q%u: rsp_prod %u is beyond every req_prod it published (%u)", qi, prod,
 	    ch->rx_pub[qi]);
 	/* A reads its RX ring only now and then: look at the oldest CHAOS_RSP_MAX. */
