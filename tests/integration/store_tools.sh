@@ -535,6 +535,19 @@ for bad in "fdb -x" "fdb --bogus vif1.0" "show -x"; do
 	check "pvnet $bad: exit status 2" [ $rc -eq 2 ]
 	check "... naming the argument" grep -qx "pvnet $c: unknown argument '$a'" "$tmp/bad.err"
 done
+# The commands that parse options with getopt name themselves whole in its messages, as in
+# their own, and print their usage after it.
+for bad in "bench --bogus" "attach --bogus" "capture --bogus" "bench -s"; do
+	# shellcheck disable=SC2086 # the words of the command line
+	"$PVNET" -d "$tmp/none" $bad >/dev/null 2>"$tmp/bad.err"
+	rc=$?
+	read -r c a _ <<<"$bad"
+	[ "$a" = -s ] && want="pvnet $c: option requires an argument -- 's'" ||
+		want="pvnet $c: unrecognized option '$a'"
+	check "pvnet $bad: exit status 2" [ $rc -eq 2 ]
+	check "... its first line: $want" [ "$(head -n 1 "$tmp/bad.err")" = "$want" ]
+	check "... then the usage" grep -q "^Usage: pvnet" "$tmp/bad.err"
+done
 # --json is the whole word, once; -d after the command, spelt either way, is said where it goes.
 for bad in "status --jsonx" "status --js" "status --json --json"; do
 	# shellcheck disable=SC2086 # the words of the command line

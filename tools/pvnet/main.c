@@ -552,6 +552,10 @@ static int cmd_status(int argc, char **argv)
 	return 0;
 }
 
+/* The commands that parse their options with getopt_long(), as it names them. */
+static char bench_cmd[] = "pvnet bench", attach_cmd[] = "pvnet attach",
+	    capture_cmd[] = "pvnet capture";
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -597,12 +601,23 @@ int main(int argc, char **argv)
 		return stdout_done(cmd_show(argc, argv));
 	if (!strcmp(argv[0], "fdb"))
 		return stdout_done(cmd_fdb(argc, argv));
-	if (!strcmp(argv[0], "bench"))
+	/*
+	 * getopt_long() names the program by argv[0] in its messages ("bench:
+	 * unrecognized option"): the whole command instead, as the commands'
+	 * own messages name it.
+	 */
+	if (!strcmp(argv[0], "bench")) {
+		argv[0] = bench_cmd;
 		return bench_main(argc, argv, run_dir_given ? run_dir : NULL);
-	if (!strcmp(argv[0], "attach"))
+	}
+	if (!strcmp(argv[0], "attach")) {
+		argv[0] = attach_cmd;
 		return attach_main(argc, argv, run_dir_given ? run_dir : NULL);
-	if (!strcmp(argv[0], "capture"))
+	}
+	if (!strcmp(argv[0], "capture")) {
+		argv[0] = capture_cmd;
 		return capture_main(argc, argv, run_dir);
+	}
 	/* `pvnet help COMMAND`: that command's --help (status and show have this one's). */
 	if (!strcmp(argv[0], "help") && argc == 2) {
 		char *sub[] = {argv[1], "--help", NULL};
