@@ -63,7 +63,10 @@ static int guest_up(struct guest *g, const char *run_dir)
 	cfg.rx_buffers = 128;
 	rc = pvnet_vif_create(g->dom, &cfg, &g->vif);
 	if (rc < 0) {
-		fprintf(stderr, "pingpong: %s: vif: %s\n", g->name, strerror(-rc));
+		/* A backend that refused the vif may have said why. */
+		fprintf(stderr, "pingpong: %s: vif: %s%s%s\n", g->name, strerror(-rc),
+			pvnet_domain_vif_error(g->dom) ? ": the backend says " : "",
+			pvnet_domain_vif_error(g->dom) ? pvnet_domain_vif_error(g->dom) : "");
 		return rc;
 	}
 	pvnet_vif_mac(g->vif, g->mac);
