@@ -1223,18 +1223,20 @@ static void test_show_unconnected(void **state)
 }
 
 /*
- * A vif netback disabled says why, in status ("error") and in `pvnet show`
- * (", disabled: ..." on its first line): the guest here, written by hand
- * through its own store socket, says Connected without request-rx-copy,
- * which netback refuses as Linux's does.  An uplink's in and out counters
- * aside, the one thing status says that no other test made pvnetd say.
+ * A vif netback disabled says why, in status ("error"), in `pvnet show`
+ * (", disabled: ..." on its first line) and in the backend's "error" key,
+ * which the guest may read: the guest here, written by hand through its
+ * own store socket, says Connected without request-rx-copy, which netback
+ * refuses as Linux's does.  An uplink's in and out counters aside, the one
+ * thing status says that no other test made pvnetd say.  When the guest
+ * begins a new connection, the reason goes from all three.
  */
 static void test_disabled_vif_said(void **state)
 {
 	static const char why[] = "frontend does not support request-rx-copy";
 	static char buf[1 << 16];
 	int fd = itest_ctl_open(&T), mfd, rfds[CTLMSG_MAX_FDS], rc;
-	char name[32], want[192], path[160], fe[128], *line[8];
+	char name[32], want[192], path[160], fe[128], be[128], *line[8], *val;
 	json_t *req, *reply = NULL, *v, *doc;
 	const char *error = NULL;
 	struct xs_handle *guest;
@@ -1261,6 +1263,7 @@ static void test_disabled_vif_said(void **state)
 	json_decref(req);
 	snprintf(name, sizeof(name), "%s", json_string_value(json_object_get(reply, "name")));
 	snprintf(fe, sizeof(fe), "%s", json_string_value(json_object_get(reply, "frontend")));
+	snprintf(be, sizeof(be), "%s", json_string_value(json_object_get(reply, "backend")));
 	json_decref(reply);
 
 	snprintf(path, sizeof(path), "%s/request-rx-copy", fe);
@@ -1293,6 +1296,39 @@ static void test_disabled_vif_said(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(doc, 0), "error")),
 			    why);
 	json_decref(doc);
+	/* The guest may read the reason in the backend's directory (pvnet_vif_backend_error()). */
+	snprintf(path, sizeof(path), "%s/error", be);
+	val = xs_read(guest, XBT_NULL, path, &n);
+	assert_non_null(val);
+	assert_string_equal(val, why);
+	free(val);
+
+	/*
+	 * The guest closes and begins again: the reason was the last
+	 * connection's, and goes, from status, `pvnet show` and the store.
+	 */
+	snprintf(path, sizeof(path), "%s/state", fe);
+	assert_true(xs_write(guest, XBT_NULL, path, "6", 1));
+	assert_true(xs_write(guest, XBT_NULL, path, "1", 1));
+	for (int i = 0; i < 500 && error; i++) {
+		reply = ask(json_pack("{s:s, s:s}", "op", "status", "vif", name), &rc);
+		assert_int_equal(rc, 0);
+		v = json_array_get(json_object_get(reply, "vifs"), 0);
+		error = json_object_get(v, "error") ? why : NULL;
+		if (!error)
+			assert_string_equal(json_string_value(json_object_get(v, "state")),
+					    "InitWait");
+		json_decref(reply);
+		if (error)
+			usleep(10000);
+	}
+	assert_null(error);
+	assert_int_equal(run_pvnet(out_path, "show", name, NULL), 0);
+	n = read_lines(out_path, buf, sizeof(buf), line, 8);
+	assert_true(n >= 1);
+	assert_null(strstr(line[0], "disabled"));
+	snprintf(path, sizeof(path), "%s/error", be);
+	assert_null(xs_read(guest, XBT_NULL, path, &n));
 	xs_close(guest);
 	close(fd);
 }
