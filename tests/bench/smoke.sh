@@ -198,6 +198,8 @@ for mode in copy map; do
 	rc=$?
 	kill "$slow_pid"
 	wait "$slow_pid"
+	st=$?
+	[ $st -eq 0 ] || { cat "$TMP/slow.log"; echo "FAIL: its pvnetd exited $st"; exit 1; }
 	python3 -c '
 import json, sys
 rc = int(sys.argv[2])
@@ -333,6 +335,8 @@ TMPDIR=$TMP/tmp timeout -s KILL 30 "$PVNET" bench -d "$TMP/ext" --section tx_mod
 rc_s=$?
 kill "$ext_pid"
 wait "$ext_pid"
+st=$?
+[ $st -eq 0 ] || { cat "$TMP/ext.log"; echo "FAIL: the -d runs' pvnetd exited $st"; exit 1; }
 [ $rc -eq 0 ] || { cat "$TMP/ext.err" "$TMP/ext.log"; echo "FAIL: pvnet bench -d: exit $rc"; exit 1; }
 [ $rc_q -eq 1 ] || { echo "FAIL: pvnet bench -d --queues 9 on a pvnetd of 8: exit $rc_q"; exit 1; }
 [ $rc_s -eq 0 ] || { echo "FAIL: pvnet bench -d --section tx_mode,tcp: exit $rc_s"; exit 1; }
