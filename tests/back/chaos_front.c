@@ -654,7 +654,14 @@ void chaos_step_state(struct chaos *ch)
 		snprintf(path, sizeof(path), "%s/state", x->a.fe_path);
 		store_write(x->w.store, path, v, strlen(v));
 	}
-	if (ch->a_conn && back_vif_state(x->va) != XenbusStateConnected)
+	/*
+	 * A's write took the backend out of Connected, or moved it at all
+	 * while A was down: what follows is A's doing.  Initialising after a
+	 * disable begins a new connection, which takes the last one's reason
+	 * away (back_xenbus_switch_state()).
+	 */
+	if ((ch->a_conn || back_vif_state(x->va) != before) &&
+	    back_vif_state(x->va) != XenbusStateConnected)
 		ch->a_self = true;
 	/* Connected again on the rings as A left them: refused only with a reason. */
 	if (k < sizeof(legal) / sizeof(legal[0]) && legal[k] == XenbusStateConnected &&

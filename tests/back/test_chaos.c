@@ -23,7 +23,8 @@
  *    forwards whatever A sends) is well formed (14..65535 bytes, no error
  *    status) and never has B's or C's MAC as its source;
  *  - A is Connected with no fatal error pending, or the backend disabled it
- *    with a reason and a fatal count, or A closed itself; a connect with
+ *    with a reason and a fatal count, or A closed itself or began a new
+ *    connection (which takes the last one's reason away); a connect with
  *    bad keys is refused in the same way;
  *  - what A reads is bounded: no TX or RX response beyond the furthest
  *    req_prod A published, TX statuses from netif.h, RX slots within their
