@@ -71,6 +71,7 @@ struct chaos_tally {
  * @mode: the backend's TX mode
  * @seed: the seed (0: a reduced test, not the campaign)
  * @step: the step running
+ * @steps: the steps of this seed (for the replay command)
  * @what: its name
  * @oa: A's frontend options (every reconnect uses them again)
  * @foreign: a ref A granted to C, never to the backend
@@ -93,7 +94,7 @@ struct chaos {
 	struct chaos_tally *t;
 	uint64_t rng;
 	enum back_tx_mode mode;
-	unsigned int seed, step;
+	unsigned int seed, step, steps;
 	const char *what;
 	struct ff_opts oa;
 	grant_ref_t foreign, ro;
