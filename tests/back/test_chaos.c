@@ -74,7 +74,7 @@
 
 #include "chaos.h"
 
-/* Seeds per mode and steps per seed by default: well under 20 s on 2 CPUs (plain build). */
+/* Seeds per mode and steps per seed by default: with the long seed, 30 s on 2 CPUs (plain). */
 #define CHAOS_SEEDS 4
 #define CHAOS_STEPS 300
 /*
