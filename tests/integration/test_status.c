@@ -1314,10 +1314,12 @@ static void test_disabled_vif_said(void **state)
 		reply = ask(json_pack("{s:s, s:s}", "op", "status", "vif", name), &rc);
 		assert_int_equal(rc, 0);
 		v = json_array_get(json_object_get(reply, "vifs"), 0);
-		error = json_object_get(v, "error") ? why : NULL;
-		if (!error)
+		assert_non_null(v);
+		if (!json_object_get(v, "error")) {
 			assert_string_equal(json_string_value(json_object_get(v, "state")),
 					    "InitWait");
+			error = NULL;
+		}
 		json_decref(reply);
 		if (error)
 			usleep(10000);
